@@ -1,0 +1,82 @@
+// What an agent sees while it runs: the workflow input, earlier agents'
+// outputs, the coordinator's additional instructions, the clarification
+// answers given so far, a logger, and the models configured for the run.
+//
+// The hub builds one context per agent call and keeps everything it points
+// to alive until run() completes. An agent reads it and must not keep
+// references past its run(). Not thread-safe: an agent uses its context from
+// its own coroutine only.
+//
+// Cancellation is Asio's: the hub binds a cancellation slot to the agent's
+// coroutine; awaited operations (timers, model calls) end with
+// operation_aborted when the workflow is cancelled or the node times out.
+#pragma once
+
+#include <switchboard/agents/model/chat_model.hpp>
+#include <switchboard/protocol/envelope.hpp>
+
+#include <boost/json/value.hpp>
+
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace spdlog { class logger; }
+
+namespace switchboard::agents {
+
+// Read access to the outputs agents produced earlier in this workflow.
+// The orchestrator's state implements it; output_map is a plain one for
+// tests and for running an agent on its own.
+class agent_outputs {
+ public:
+  // The latest envelope of `agent`, or nullptr if it has not run.
+  virtual const protocol::envelope* latest(std::string_view agent) const = 0;
+  // Names of the agents that have produced output, in first-run order.
+  virtual std::vector<std::string> agent_names() const = 0;
+
+ protected:
+  ~agent_outputs() = default;
+};
+
+class output_map final : public agent_outputs {
+ public:
+  void set(std::string agent, protocol::envelope value);
+  const protocol::envelope* latest(std::string_view agent) const override;
+  std::vector<std::string> agent_names() const override;
+
+ private:
+  std::vector<std::pair<std::string, protocol::envelope>> outputs_;
+};
+
+// The models a run may use, by role ("default", "coordinator", ...).
+class model_set {
+ public:
+  void add(std::string role, std::shared_ptr<chat_model> model);
+  // The model for `role`, else the "default" one, else nullptr.
+  chat_model* find(std::string_view role = "default") const;
+  bool empty() const noexcept { return models_.empty(); }
+
+ private:
+  std::map<std::string, std::shared_ptr<chat_model>, std::less<>> models_;
+};
+
+struct agent_context {
+  const boost::json::value& input;             // the workflow input
+  const agent_outputs& outputs;                // earlier agents' envelopes
+  std::string additional_instructions;         // from the coordinator, may be empty
+  std::span<const std::string> clarification_answers;  // oldest first
+  const model_set& models;
+  std::shared_ptr<spdlog::logger> logger;      // never null
+  std::string prompt_version;                  // requested version, "" = newest
+
+  // Filled by the agent for the audit log.
+  token_usage usage{};
+  std::string used_prompt_version;
+  std::vector<std::string> applied_policies;
+};
+
+}  // namespace switchboard::agents

@@ -1,0 +1,104 @@
+// The one asynchronous interface every chat model implements: the
+// OpenAI-compatible and Anthropic HTTP clients, the caching decorator, and
+// the scripted and replay doubles for tests and offline runs.
+//
+// complete() suspends the calling coroutine until the model answered.
+// Completion: returns the chat_result, or throws model_error (see
+// model_error.hpp) naming the provider, the HTTP status and the provider's
+// own message. Cancellation: honours the cancellation slot of the awaiting
+// coroutine (asio::this_coro::cancellation_state); a cancelled request throws
+// model_error(model_errc::cancelled) promptly and frees its connection.
+// Lifetime: the model must outlive every pending complete().
+//
+// Thread-safety: implementations are safe to call concurrently from many
+// coroutines, on one or several threads.
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/json/value.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace switchboard::agents {
+
+enum class chat_role { system, user, assistant };
+std::string_view to_string(chat_role role) noexcept;
+
+struct chat_message {
+  chat_role role = chat_role::user;
+  std::string content;
+};
+
+// What the provider is asked to return.
+struct response_format {
+  enum class kind { none, json_object, json_schema };
+  kind type = kind::none;
+  std::string name;            // json_schema: the schema's name
+  bool strict = false;         // json_schema: provider enforces the schema
+  boost::json::value schema;   // json_schema: the schema itself
+};
+
+// The rungs of the structured-output ladder, best first.
+enum class output_mode {
+  json_schema,    // native JSON Schema (strict where the provider supports it)
+  json_object,    // JSON-object mode, schema in the prompt
+  prompt_schema,  // plain text mode, schema and instructions in the prompt
+};
+std::string_view to_string(output_mode mode) noexcept;
+
+struct chat_request {
+  std::vector<chat_message> messages;
+  std::string model;                     // empty: the client's default model
+  std::optional<double> temperature;
+  std::optional<int> max_tokens;
+  std::optional<std::int64_t> seed;
+  std::vector<std::string> stop;
+  response_format format;
+  // Version of the prompt template that produced the messages; part of
+  // every cache key and trace. Not sent to the provider.
+  std::string prompt_version;
+};
+
+struct token_usage {
+  std::int64_t prompt_tokens = 0;
+  std::int64_t completion_tokens = 0;
+  std::int64_t total() const noexcept { return prompt_tokens + completion_tokens; }
+  token_usage& operator+=(const token_usage& other) noexcept {
+    prompt_tokens += other.prompt_tokens;
+    completion_tokens += other.completion_tokens;
+    return *this;
+  }
+};
+
+struct chat_result {
+  std::string text;
+  std::string finish_reason;  // "stop", "length", "tool_use", ...
+  token_usage usage;
+  std::string model;          // as reported by the provider
+  std::chrono::microseconds latency{0};
+  std::string raw_body;       // the provider's response body, unmodified
+};
+
+// What a model supports, so complete_structured can pick the ladder's rung.
+struct model_capabilities {
+  output_mode best_mode = output_mode::prompt_schema;
+  bool strict_schema = false;  // honours strict: true
+};
+
+class chat_model {
+ public:
+  virtual ~chat_model() = default;
+
+  virtual boost::asio::awaitable<chat_result> complete(chat_request request) = 0;
+
+  // Provider name for logs and errors: "openai", "anthropic", "scripted", ...
+  virtual std::string_view provider() const noexcept = 0;
+  virtual model_capabilities capabilities() const noexcept { return {}; }
+};
+
+}  // namespace switchboard::agents

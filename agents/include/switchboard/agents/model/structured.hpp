@@ -1,0 +1,82 @@
+// complete_structured: ask a chat model for a value valid against a JSON
+// Schema, climbing the output-mode ladder and re-asking with the validator's
+// errors until a value validates, the attempts run out or the token budget
+// is spent.
+//
+// Completion: returns a structured_result whose value has been validated —
+// never something unvalidated — or throws structured_output_error (a
+// model_error with code structured_output_failed or token_budget_exhausted)
+// naming the schema, the last reason code and the attempt count, and
+// carrying every attempt. Transport errors of the model propagate as
+// model_error. Cancellation: as chat_model::complete.
+#pragma once
+
+#include <switchboard/agents/model/chat_model.hpp>
+#include <switchboard/agents/model/model_error.hpp>
+#include <switchboard/protocol/output_parser.hpp>
+#include <switchboard/protocol/validation.hpp>
+
+#include <boost/asio/awaitable.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace switchboard::protocol { class parser_metrics; }
+
+namespace switchboard::agents {
+
+struct structured_options {
+  protocol::compiled_schema schema;      // what the value must satisfy
+  std::string schema_name;               // sent to the provider; defaults to schema.id()
+  int max_attempts = 3;                  // first answer + re-asks
+  std::int64_t token_budget = 0;         // total tokens over all attempts; 0 = unlimited
+  std::optional<output_mode> force_mode; // use this rung whatever the model supports
+  protocol::parser_metrics* metrics = nullptr;
+};
+
+struct attempt_record {
+  int number = 0;                        // 1-based
+  output_mode mode = output_mode::prompt_schema;
+  protocol::parse_stage stage = protocol::parse_stage::failed;
+  std::string reason;                    // reason code, "" when this attempt validated
+  std::vector<protocol::validation_error> errors;
+  token_usage usage;
+};
+
+struct structured_result {
+  boost::json::value value;              // validated against options.schema
+  std::vector<attempt_record> attempts;
+  token_usage usage;                     // summed over attempts
+  output_mode mode = output_mode::prompt_schema;
+  chat_result last;                      // the answer that validated
+};
+
+class structured_output_error : public model_error {
+ public:
+  structured_output_error(model_errc code, const std::string& message,
+                          std::string schema, std::string last_reason,
+                          std::vector<attempt_record> attempts, token_usage usage)
+      : model_error(code, message),
+        schema_(std::move(schema)),
+        last_reason_(std::move(last_reason)),
+        attempts_(std::move(attempts)),
+        usage_(usage) {}
+
+  const std::string& schema() const noexcept { return schema_; }
+  const std::string& last_reason() const noexcept { return last_reason_; }
+  const std::vector<attempt_record>& attempts() const noexcept { return attempts_; }
+  const token_usage& usage() const noexcept { return usage_; }
+
+ private:
+  std::string schema_;
+  std::string last_reason_;
+  std::vector<attempt_record> attempts_;
+  token_usage usage_;
+};
+
+boost::asio::awaitable<structured_result> complete_structured(chat_model& model,
+                                                              chat_request request,
+                                                              structured_options options);
+
+}  // namespace switchboard::agents

@@ -1,0 +1,33 @@
+// Strict-mode schemas for providers that enforce schemas during generation
+// (OpenAI `strict: true`): every object has additionalProperties: false and
+// lists every property in `required`; properties that were optional become
+// nullable so the model can still leave them out by answering null.
+//
+// Pure functions; thread-safe.
+#pragma once
+
+#include <boost/json/value.hpp>
+
+#include <string>
+#include <vector>
+
+namespace switchboard::protocol {
+
+// The strict form of an ordinary draft-07 schema (recursively: properties,
+// items, anyOf/oneOf/allOf branches, definitions/$defs).
+boost::json::value make_strict(const boost::json::value& schema);
+
+enum class strict_provider { openai, anthropic };
+
+struct unsupported_keyword {
+  std::string path;     // JSON Pointer inside the schema
+  std::string keyword;  // "patternProperties", "if", ...
+  std::string to_string() const;  // "/properties/x: 'if' is not supported ..."
+};
+
+// The keywords `provider`'s strict mode does not support; empty when the
+// schema can be sent as is.
+std::vector<unsupported_keyword> strict_mode_unsupported(const boost::json::value& schema,
+                                                         strict_provider provider);
+
+}  // namespace switchboard::protocol

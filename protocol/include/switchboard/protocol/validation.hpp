@@ -1,0 +1,67 @@
+// JSON Schema (draft-07) validation with readable, path-addressed errors.
+//
+// compiled_schema is an immutable, cheaply copyable handle to a parsed
+// schema plus the C++ invariants attached to it. Copies share the parsed
+// schema. validate() is const and safe to call from many threads at once.
+#pragma once
+
+#include <switchboard/protocol/error.hpp>
+
+#include <boost/json/value.hpp>
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace switchboard::protocol {
+
+// One thing wrong with a value.
+struct validation_error {
+  std::string path;     // JSON Pointer of the offending value, "" for the root
+  std::string message;  // e.g. "expected number, got string"
+  errc kind = errc::schema_violation;  // schema_missing_field, schema_type_error,
+                                       // schema_violation or invariant_violation
+
+  // "/data/candidate_times/0/score: expected number, got string"
+  std::string to_string() const;
+};
+
+// Joins errors one per line, for logs, CLI output and re-ask messages.
+std::string to_string(const std::vector<validation_error>& errors);
+
+// A C++ predicate on a value that already satisfies its schema, for rules a
+// schema cannot express (items_total >= items_shown). Returns nullopt when
+// the value is fine, otherwise a validation_error (kind invariant_violation).
+using invariant_check =
+    std::function<std::optional<validation_error>(const boost::json::value&)>;
+
+class compiled_schema {
+ public:
+  // Parses a draft-07 schema. `id` names it in every error ("scheduling.output@1").
+  // Throws protocol_error(unparsable_schema) naming `id` when the schema is
+  // not a valid JSON Schema.
+  static compiled_schema compile(const boost::json::value& schema, std::string id);
+
+  const std::string& id() const noexcept;
+  const boost::json::value& json() const noexcept;
+
+  // Empty when `value` is valid: every schema error, then (only when the
+  // schema passed) every invariant error.
+  std::vector<validation_error> validate(const boost::json::value& value) const;
+
+  // A copy with one more invariant; `name` appears in its errors.
+  compiled_schema with_invariant(std::string name, invariant_check check) const;
+
+ private:
+  struct impl;
+  struct named_invariant {
+    std::string name;
+    invariant_check check;
+  };
+  std::shared_ptr<const impl> impl_;
+  std::vector<named_invariant> invariants_;
+};
+
+}  // namespace switchboard::protocol

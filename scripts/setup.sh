@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Installs everything Switchboard needs to build and test on Debian 12.
+# Idempotent: safe to run again. Runs as root (or through sudo when present).
+#
+# Debian packages are installed system-wide. Two packages are only unpacked
+# into a build-local prefix (.deps/ by default) because their Debian packages
+# drag in unrelated libraries (Qt5, Poco, Flask …) we never use:
+#   - libvalijson-dev        header-only JSON Schema validator
+#   - json-schema-test-suite the official JSON-Schema-Test-Suite data files
+set -euo pipefail
+
+repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+deps_dir="${SWITCHBOARD_DEPS_DIR:-$repo_root/.deps}"
+
+packages=(
+  build-essential cmake ninja-build pkg-config git ca-certificates openssl
+  libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
+  libssl-dev libspdlog-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libsqlite3-dev
+  clang libclang-rt-14-dev
+)
+
+as_root() {
+  if [[ $(id -u) -eq 0 ]]; then "$@"; else sudo "$@"; fi
+}
+
+missing_packages() {
+  local pkg
+  for pkg in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || echo "$pkg"
+  done
+}
+
+install_debian_packages() {
+  local missing
+  missing=$(missing_packages)
+  if [[ -z "$missing" ]]; then
+    echo "setup: Debian packages already installed"
+    return
+  fi
+  echo "setup: installing" $missing
+  as_root apt-get update -qq
+  # shellcheck disable=SC2086
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends $missing
+}
+
+# Unpacks a Debian package's files (no dependencies, no maintainer scripts)
+# into $deps_dir/<name>. A stamp file holding the version makes it idempotent.
+unpack_package() {
+  local name=$1 target="$deps_dir/$1" version
+  version=$(apt-cache policy "$name" | awk '/Candidate:/ {print $2}')
+  if [[ -z "$version" || "$version" == "(none)" ]]; then
+    apt-get update -qq 2>/dev/null || as_root apt-get update -qq
+    version=$(apt-cache policy "$name" | awk '/Candidate:/ {print $2}')
+  fi
+  if [[ -f "$target/.version" && "$(cat "$target/.version")" == "$version" ]]; then
+    echo "setup: $name $version already unpacked"
+    return
+  fi
+  local tmp
+  tmp=$(mktemp -d)
+  (cd "$tmp" && apt-get download -qq "$name")
+  rm -rf "$target"
+  mkdir -p "$target"
+  dpkg-deb -x "$tmp"/"$name"_*.deb "$target"
+  echo "$version" > "$target/.version"
+  rm -rf "$tmp"
+  echo "setup: unpacked $name $version into $target"
+}
+
+install_debian_packages
+mkdir -p "$deps_dir"
+unpack_package libvalijson-dev
+unpack_package json-schema-test-suite
+echo "setup: done"

@@ -1,0 +1,35 @@
+// Subcommands of the `switchboard` tool register themselves here:
+//
+//   static const switchboard::cli::command_registration reg{
+//       "validate", "check a model's raw output against a schema", &run_validate};
+//
+// Exit codes shared by every subcommand.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace switchboard::cli {
+
+inline constexpr int exit_ok = 0;       // success / valid output
+inline constexpr int exit_failure = 1;  // the thing checked was invalid, the run failed
+inline constexpr int exit_usage = 2;    // bad command line, missing file
+
+// args excludes the program and subcommand names.
+using command_fn = int (*)(std::span<const std::string> args);
+
+struct command {
+  std::string_view name;
+  std::string_view summary;
+  command_fn run;
+};
+
+struct command_registration {
+  command_registration(std::string_view name, std::string_view summary, command_fn run);
+};
+
+const std::vector<command>& commands();
+
+}  // namespace switchboard::cli

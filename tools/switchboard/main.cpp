@@ -1,0 +1,67 @@
+// switchboard — command line entry point; dispatches to the registered
+// subcommands (cmd_*.cpp).
+#include "command.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+namespace switchboard::cli {
+
+static std::vector<command>& command_table() {
+  static std::vector<command> table;
+  return table;
+}
+
+command_registration::command_registration(std::string_view name, std::string_view summary,
+                                           command_fn run) {
+  command_table().push_back({name, summary, run});
+}
+
+const std::vector<command>& commands() { return command_table(); }
+
+}  // namespace switchboard::cli
+
+namespace {
+
+void print_usage(std::ostream& out) {
+  out << "usage: switchboard <command> [options]\n\ncommands:\n";
+  auto sorted = switchboard::cli::commands();
+  std::ranges::sort(sorted, {}, &switchboard::cli::command::name);
+  for (const auto& c : sorted) {
+    out << "  " << c.name << std::string(12 - std::min<std::size_t>(c.name.size(), 11), ' ')
+        << c.summary << "\n";
+  }
+  out << "\nRun 'switchboard <command> --help' for the options of a command.\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace switchboard::cli;
+  if (argc < 2) {
+    print_usage(std::cerr);
+    return exit_usage;
+  }
+  const std::string name = argv[1];
+  if (name == "--help" || name == "-h" || name == "help") {
+    print_usage(std::cout);
+    return exit_ok;
+  }
+  const auto& table = commands();
+  const auto it = std::ranges::find(table, name, &command::name);
+  if (it == table.end()) {
+    std::cerr << "switchboard: unknown command '" << name << "'\n\n";
+    print_usage(std::cerr);
+    return exit_usage;
+  }
+  const std::vector<std::string> args(argv + 2, argv + argc);
+  try {
+    return it->run(args);
+  } catch (const std::exception& e) {
+    std::cerr << "switchboard " << name << ": " << e.what() << "\n";
+    return exit_failure;
+  }
+}
