@@ -1,0 +1,130 @@
+// The hub: runs compiled workflows, owns their state, calls agents, reads
+// their envelopes and routes. Agents never call each other.
+//
+//   orchestrator::hub hub{io.get_executor(), registry, {.store = store}};
+//   workflow_state s = co_await hub.run(workflow, input);
+//   if (s.status == workflow_status::awaiting_clarification)
+//     s = co_await hub.resume(workflow, s.id, "Tuesday afternoon");
+//
+// Many workflows run at once on one io_context (one thread or a pool); each
+// workflow runs on its own strand and its state is touched only there.
+//
+// run()/resume() complete when the workflow stops: completed, failed,
+// cancelled, or awaiting_clarification. A failure inside the workflow
+// (agent error, timeout, no route, step limit) is not thrown: the returned
+// state has status `failed` and error records. They throw orchestrator_error
+// for misuse only: resume() of an unknown id (unknown_workflow), of a
+// workflow that is not awaiting clarification (not_awaiting_clarification),
+// with another definition (workflow_mismatch). Cancellation: cancelling the
+// awaiting coroutine (its cancellation slot, terminal) cancels the workflow;
+// it then completes with status `cancelled`.
+//
+// start()/start_resume() are the same for callers who do not await: they
+// return a workflow_handle at once.
+//
+// Checkpoints: with hub_options::store set, the state is saved after every
+// step and a paused workflow can be resumed by another hub, in another
+// process, given the same definition. Without a store, paused workflows are
+// kept in this hub's memory only.
+//
+// Lifetimes: the registry and the store must outlive the hub; a pending run
+// keeps the hub's internals and its compiled workflow alive, so destroying
+// the hub object while runs are pending is safe (they finish normally).
+//
+// Thread-safety: all member functions may be called concurrently from any
+// thread; add_observer() is for set-up time, before the first run.
+#pragma once
+
+#include <switchboard/agents/agent_context.hpp>
+#include <switchboard/orchestrator/checkpoint_store.hpp>
+#include <switchboard/orchestrator/events.hpp>
+#include <switchboard/orchestrator/hub_metrics.hpp>
+#include <switchboard/orchestrator/workflow.hpp>
+#include <switchboard/orchestrator/workflow_state.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/json/value.hpp>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace spdlog { class logger; }
+
+namespace switchboard::agents { class agent_registry; }
+
+namespace switchboard::orchestrator {
+
+struct hub_options {
+  std::shared_ptr<checkpoint_store> store;   // null: no checkpoints, paused runs kept in memory
+  agents::model_set models;                  // what agents and coordinators may use
+  std::shared_ptr<spdlog::logger> logger;    // null: spdlog's default logger
+  bool validate_envelopes = true;            // check every envelope with agent_registry::validate
+  bool collect_metrics = true;               // feed hub::metrics()
+};
+
+struct run_options {
+  std::string workflow_id;                   // "" = a fresh unique id
+};
+
+namespace detail { struct run_control; }
+
+// A run started without awaiting it. Copies share the run. Thread-safe.
+class workflow_handle {
+ public:
+  explicit workflow_handle(std::shared_ptr<detail::run_control> control);
+
+  const std::string& id() const noexcept;
+  // Cancels the whole workflow (the running agents see operation_aborted);
+  // it completes with status `cancelled`. Idempotent; no-op once done.
+  void cancel() const;
+  bool done() const;
+  // Blocks until the run stops. Never call it on a thread that runs the
+  // hub's io_context (it would wait for itself).
+  workflow_state wait() const;
+  // Suspends until the run stops; completes on the awaiting coroutine's
+  // executor. Cancelling the waiter does not cancel the workflow.
+  boost::asio::awaitable<workflow_state> async_wait() const;
+
+ private:
+  std::shared_ptr<detail::run_control> control_;
+};
+
+class hub {
+ public:
+  hub(boost::asio::any_io_executor executor, const agents::agent_registry& registry,
+      hub_options options = {});
+  ~hub();
+  hub(const hub&) = delete;
+  hub& operator=(const hub&) = delete;
+
+  boost::asio::awaitable<workflow_state> run(std::shared_ptr<const compiled_workflow> workflow,
+                                             boost::json::value input, run_options options = {});
+  workflow_handle start(std::shared_ptr<const compiled_workflow> workflow,
+                        boost::json::value input, run_options options = {});
+
+  // Continues a workflow awaiting clarification: the unsure node runs again
+  // with `answer` appended to agent_context::clarification_answers.
+  boost::asio::awaitable<workflow_state> resume(std::shared_ptr<const compiled_workflow> workflow,
+                                                std::string workflow_id, std::string answer);
+  // As resume(); the misuse errors are thrown here, synchronously.
+  workflow_handle start_resume(std::shared_ptr<const compiled_workflow> workflow,
+                               std::string workflow_id, std::string answer);
+
+  // The last saved state of a workflow (from the store, or this hub's
+  // memory of paused runs), or nullopt. Throws orchestrator_error
+  // (corrupt_checkpoint) when a stored state cannot be read.
+  std::optional<workflow_state> find(std::string_view workflow_id) const;
+
+  void add_observer(std::shared_ptr<observer> o);
+  const hub_metrics& metrics() const noexcept;
+
+  struct impl;
+
+ private:
+  std::shared_ptr<impl> impl_;
+};
+
+}  // namespace switchboard::orchestrator

@@ -1,0 +1,90 @@
+// The state of one workflow run, owned by the hub: the input, every agent's
+// envelopes (latest plus the history of earlier runs of the same agent), the
+// audit log, error records, the status and, while paused, the clarification
+// question. It is what hub::run() returns and what a checkpoint stores
+// (to_json / from_json).
+//
+// Thread-safety: none; while a workflow runs its state is touched only on
+// that workflow's strand. A returned state is a plain value.
+#pragma once
+
+#include <switchboard/agents/agent_context.hpp>
+#include <switchboard/protocol/envelope.hpp>
+
+#include <boost/json/value.hpp>
+#include <boost/system/result.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace switchboard::orchestrator {
+
+enum class workflow_status { running, awaiting_clarification, completed, failed, cancelled };
+// "running", "awaiting_clarification", "completed", "failed", "cancelled"
+std::string_view to_string(workflow_status status) noexcept;
+std::optional<workflow_status> parse_workflow_status(std::string_view text) noexcept;
+
+// One step of the audit log.
+struct audit_entry {
+  std::int64_t step = 0;           // 1-based
+  std::string node;
+  std::string agent;               // "" for terminal nodes
+  std::string prompt_version;
+  double confidence = 0;
+  std::string explanation;
+  std::string route;               // the node chosen next ("" when none)
+  std::string condition;           // the condition that chose it, or why ("clarification: confidence 0.4 < 0.7")
+  std::chrono::microseconds duration{0};
+  agents::token_usage tokens;
+  int attempts = 1;                // calls made, retries included
+  std::string note;                // e.g. the coordinator's choice or why it fell back
+};
+
+struct clarification_request {
+  std::string question;
+  std::string node;                // the node that runs again on resume
+  std::string agent;               // the unsure agent ("" for a group)
+  int round = 1;                   // 1-based
+};
+
+struct agent_history {
+  std::string agent;
+  std::vector<protocol::envelope> runs;  // oldest first; back() is the latest
+};
+
+class workflow_state final : public agents::agent_outputs {
+ public:
+  std::string id;
+  std::string workflow_name;
+  boost::json::value input;
+  workflow_status status = workflow_status::running;
+  std::int64_t step = 0;                      // steps taken, resumes included
+  std::string next_node;                      // where the run continues
+  std::vector<agent_history> outputs;         // first-run order
+  std::vector<audit_entry> audit;
+  std::vector<protocol::error_record> errors;
+  std::optional<clarification_request> clarification;  // while awaiting_clarification
+  std::vector<std::string> clarification_answers;      // oldest first
+  std::optional<protocol::envelope> result;   // the last envelope before `end`
+
+  // agents::agent_outputs
+  const protocol::envelope* latest(std::string_view agent) const override;
+  std::vector<std::string> agent_names() const override;
+  // Every run of `agent`, oldest first (empty if it never ran).
+  const std::vector<protocol::envelope>& history(std::string_view agent) const;
+
+  void add_output(std::string_view agent, protocol::envelope value);
+  // The first error record, or nullptr.
+  const protocol::error_record* first_error() const noexcept;
+
+  // Serialized form (checkpoints, `switchboard run --json`); versioned.
+  boost::json::value to_json() const;
+  // Throws orchestrator_error(corrupt_checkpoint) naming the field.
+  static workflow_state from_json(const boost::json::value& json);
+};
+
+}  // namespace switchboard::orchestrator
