@@ -22,6 +22,7 @@ enum class strict_provider { openai, anthropic };
 struct unsupported_keyword {
   std::string path;     // JSON Pointer inside the schema
   std::string keyword;  // "patternProperties", "if", ...
+  std::string reason;   // "OpenAI strict mode does not support 'if'"
   std::string to_string() const;  // "/properties/x: 'if' is not supported ..."
 };
 

@@ -1,0 +1,371 @@
+// compiled_schema over valijson (draft-07, Boost.JSON adapter) and the
+// translation of valijson's errors into path-addressed validation_errors.
+#include <switchboard/protocol/validation.hpp>
+
+#include "detail/json_pointer.hpp"
+
+#include <boost/json/serialize.hpp>
+
+#include <valijson/adapters/boost_json_adapter.hpp>
+#include <valijson/schema.hpp>
+#include <valijson/schema_parser.hpp>
+#include <valijson/validation_results.hpp>
+#include <valijson/validator.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <exception>
+#include <regex>
+#include <set>
+#include <sstream>
+
+namespace switchboard::protocol {
+
+namespace json = boost::json;
+
+std::string validation_error::to_string() const {
+  return (path.empty() ? std::string("(root)") : path) + ": " + message;
+}
+
+std::string to_string(const std::vector<validation_error>& errors) {
+  std::string out;
+  for (const auto& e : errors) {
+    if (!out.empty()) out += '\n';
+    out += e.to_string();
+  }
+  return out;
+}
+
+struct compiled_schema::impl {
+  std::string id;
+  json::value json;
+  valijson::Schema schema;
+};
+
+namespace {
+
+// ---------------------------------------------------------------------------
+// Paths: valijson reports "<root>", "[data]", "[0]"; we report "/data/0".
+
+std::vector<std::string> context_tokens(const std::vector<std::string>& context) {
+  std::vector<std::string> tokens;
+  for (const auto& part : context) {
+    if (part == "<root>") continue;
+    if (part.size() >= 2 && part.front() == '[' && part.back() == ']') {
+      tokens.push_back(part.substr(1, part.size() - 2));
+    } else {
+      tokens.push_back(part);
+    }
+  }
+  return tokens;
+}
+
+std::string to_pointer(const std::vector<std::string>& tokens) {
+  std::string out;
+  for (const auto& t : tokens) out = detail::append_pointer(out, t);
+  return out;
+}
+
+const json::value* instance_at(const json::value& root, const std::vector<std::string>& tokens) {
+  const json::value* current = &root;
+  for (const auto& token : tokens) {
+    if (const auto* obj = current->if_object()) {
+      const auto it = obj->find(token);
+      if (it == obj->end()) return nullptr;
+      current = &it->value();
+    } else if (const auto* arr = current->if_array()) {
+      std::size_t index = 0;
+      for (const char c : token) {
+        if (c < '0' || c > '9') return nullptr;
+        index = index * 10 + static_cast<std::size_t>(c - '0');
+        if (index > arr->size()) return nullptr;
+      }
+      if (token.empty() || index >= arr->size()) return nullptr;
+      current = &(*arr)[index];
+    } else {
+      return nullptr;
+    }
+  }
+  return current;
+}
+
+// ---------------------------------------------------------------------------
+// Best-effort lookup of the subschema that governs a path, so messages can say
+// what was expected ("expected number", "one of [...]"). Follows properties,
+// items, additionalProperties and local $refs; gives up (nullptr) on anything
+// else, and the message then falls back to valijson's wording.
+
+const json::value* resolve_local_ref(const json::value& root, const json::value* node) {
+  for (int hops = 0; node && hops < 16; ++hops) {
+    const auto* obj = node->if_object();
+    if (!obj) return node;
+    const auto it = obj->find("$ref");
+    if (it == obj->end() || !it->value().is_string()) return node;
+    const std::string_view ref = it->value().get_string();
+    if (ref.empty() || ref.front() != '#') return nullptr;
+    std::string pointer(ref.substr(1));
+    boost::system::error_code ec;
+    node = root.find_pointer(pointer, ec);
+  }
+  return node;
+}
+
+const json::value* member(const json::value* schema, std::string_view key) {
+  if (!schema || !schema->is_object()) return nullptr;
+  const auto& obj = schema->get_object();
+  const auto it = obj.find(key);
+  return it == obj.end() ? nullptr : &it->value();
+}
+
+const json::value* schema_at(const json::value& root, const json::value& instance,
+                             const std::vector<std::string>& tokens) {
+  const json::value* schema = resolve_local_ref(root, &root);
+  const json::value* value = &instance;
+  for (const auto& token : tokens) {
+    if (!schema || !value) return nullptr;
+    if (value->is_object()) {
+      const json::value* next = member(member(schema, "properties"), token);
+      if (!next) next = member(schema, "additionalProperties");
+      schema = next;
+      value = instance_at(*value, {token});
+    } else if (value->is_array()) {
+      const json::value* items = member(schema, "items");
+      if (items && items->is_array()) {
+        const auto index = static_cast<std::size_t>(std::strtoull(token.c_str(), nullptr, 10));
+        schema = index < items->get_array().size() ? &items->get_array()[index]
+                                                   : member(schema, "additionalItems");
+      } else {
+        schema = items;
+      }
+      value = instance_at(*value, {token});
+    } else {
+      return nullptr;
+    }
+    schema = resolve_local_ref(root, schema);
+  }
+  return schema && schema->is_object() ? schema : nullptr;
+}
+
+std::string expected_types(const json::value* schema) {
+  const json::value* type = member(schema, "type");
+  if (!type) return {};
+  if (type->is_string()) return std::string(type->get_string());
+  std::string out;
+  if (const auto* list = type->if_array()) {
+    for (std::size_t i = 0; i < list->size(); ++i) {
+      if (!(*list)[i].is_string()) continue;
+      if (!out.empty()) out += (i + 1 == list->size()) ? " or " : ", ";
+      out += std::string((*list)[i].get_string());
+    }
+  }
+  return out;
+}
+
+std::string short_json(const json::value& v) {
+  std::string text = json::serialize(v);
+  if (text.size() > 60) text = text.substr(0, 57) + "...";
+  return text;
+}
+
+std::string number_text(const json::value& v) { return json::serialize(v); }
+
+// ---------------------------------------------------------------------------
+// Translation of one valijson error.
+
+bool starts_with(std::string_view s, std::string_view prefix) { return s.starts_with(prefix); }
+
+// The text between the first quote and the last quote of a valijson message
+// ("Missing required property 'start'." → "start").
+std::string quoted_name(std::string_view description) {
+  const auto first = description.find('\'');
+  const auto last = description.rfind('\'');
+  if (first == std::string_view::npos || last <= first) return {};
+  return std::string(description.substr(first + 1, last - first - 1));
+}
+
+// Errors valijson adds on a parent after a child failed; they only repeat
+// what the child error already says.
+bool is_wrapper(std::string_view d) {
+  return starts_with(d, "Failed to validate against schema associated with property name") ||
+         starts_with(d, "Failed to validate item #") ||
+         starts_with(d, "Failed to validate against additional properties schema") ||
+         starts_with(d, "Failed to validate against schema associated with pattern") ||
+         starts_with(d, "Failed to validate against child schema #") ||
+         starts_with(d, "Failed to validate against dependent schema") ||
+         starts_with(d, "Failed to validate against additional items schema");
+}
+
+std::string lower_first(std::string text) {
+  if (!text.empty() && text.front() >= 'A' && text.front() <= 'Z') text.front() += 'a' - 'A';
+  if (!text.empty() && text.back() == '.') text.pop_back();
+  return text;
+}
+
+struct translator {
+  const json::value& schema_root;
+  const json::value& instance;
+
+  validation_error operator()(const valijson::ValidationResults::Error& error) const {
+    const auto tokens = context_tokens(error.context);
+    const std::string& d = error.description;
+    const json::value* value = instance_at(instance, tokens);
+    const json::value* schema = schema_at(schema_root, instance, tokens);
+
+    if (starts_with(d, "Missing required property '")) {
+      return {detail::append_pointer(to_pointer(tokens), quoted_name(d)),
+              "required property missing", errc::schema_missing_field};
+    }
+    if (starts_with(d, "Value type not permitted by 'type' constraint")) {
+      std::string expected = expected_types(schema);
+      std::string got = value ? std::string(detail::json_type_name(*value)) : "another type";
+      return {to_pointer(tokens),
+              expected.empty() ? "value has a type the schema does not allow (got " + got + ")"
+                               : "expected " + expected + ", got " + got,
+              errc::schema_type_error};
+    }
+    if (starts_with(d, "Object contains a property that could not be validated")) {
+      return {detail::append_pointer(to_pointer(tokens), quoted_name(d)),
+              "property not allowed by the schema (additionalProperties is false)",
+              errc::schema_violation};
+    }
+    return {to_pointer(tokens), constraint_message(d, value, schema), errc::schema_violation};
+  }
+
+  std::string constraint_message(const std::string& d, const json::value* value,
+                                 const json::value* schema) const {
+    const std::string got = value ? ", got " + short_json(*value) : "";
+    auto keyword = [&](std::string_view name) { return member(schema, name); };
+    if (starts_with(d, "Failed to match against any enum values") && keyword("enum")) {
+      return "expected one of " + short_json(*keyword("enum")) + got;
+    }
+    if (starts_with(d, "Failed to match expected value set by 'const'") && keyword("const")) {
+      return "expected " + short_json(*keyword("const")) + got;
+    }
+    if (starts_with(d, "Expected number less than or equal to") && keyword("maximum")) {
+      return "must be <= " + number_text(*keyword("maximum")) + got;
+    }
+    if (starts_with(d, "Expected number less than") && keyword("exclusiveMaximum")) {
+      return "must be < " + number_text(*keyword("exclusiveMaximum")) + got;
+    }
+    if (starts_with(d, "Expected number greater than or equal to") && keyword("minimum")) {
+      return "must be >= " + number_text(*keyword("minimum")) + got;
+    }
+    if (starts_with(d, "Expected number greater than") && keyword("exclusiveMinimum")) {
+      return "must be > " + number_text(*keyword("exclusiveMinimum")) + got;
+    }
+    if (starts_with(d, "Failed to match regex specified by 'pattern'") && keyword("pattern")) {
+      return "does not match pattern " + short_json(*keyword("pattern")) + got;
+    }
+    if (starts_with(d, "String should be no fewer than") && keyword("minLength")) {
+      return "string shorter than minLength " + number_text(*keyword("minLength"));
+    }
+    if (starts_with(d, "String should be no more than") && keyword("maxLength")) {
+      return "string longer than maxLength " + number_text(*keyword("maxLength"));
+    }
+    if (starts_with(d, "Array should contain no fewer than") && keyword("minItems")) {
+      return "array has fewer than minItems " + number_text(*keyword("minItems")) + " items";
+    }
+    if (starts_with(d, "Array should contain no more than") && keyword("maxItems")) {
+      return "array has more than maxItems " + number_text(*keyword("maxItems")) + " items";
+    }
+    return lower_first(d) + got;
+  }
+};
+
+std::vector<validation_error> translate(valijson::ValidationResults& results,
+                                        const json::value& schema_root,
+                                        const json::value& instance) {
+  std::vector<valijson::ValidationResults::Error> raw;
+  valijson::ValidationResults::Error error;
+  while (results.popError(error)) raw.push_back(error);
+
+  const bool has_specific = std::ranges::any_of(
+      raw, [](const auto& e) { return !is_wrapper(e.description); });
+  const translator translate_one{schema_root, instance};
+  std::vector<validation_error> out;
+  std::set<std::pair<std::string, std::string>> seen;
+  for (const auto& e : raw) {
+    if (has_specific && is_wrapper(e.description)) continue;
+    auto translated = translate_one(e);
+    if (seen.emplace(translated.path, translated.message).second) {
+      out.push_back(std::move(translated));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+compiled_schema compiled_schema::compile(const json::value& schema, std::string id) {
+  if (!schema.is_object() && !schema.is_bool()) {
+    throw protocol_error(errc::unparsable_schema,
+                         "schema '" + id + "': a JSON Schema must be an object or a boolean, got " +
+                             std::string(detail::json_type_name(schema)));
+  }
+  auto compiled = std::make_shared<impl>();
+  compiled->id = std::move(id);
+  compiled->json = schema;
+  try {
+    valijson::SchemaParser parser(valijson::SchemaParser::kDraft7);
+    valijson::adapters::BoostJsonAdapter adapter(compiled->json);
+    parser.populateSchema(adapter, compiled->schema);
+  } catch (const std::exception& e) {
+    throw protocol_error(errc::unparsable_schema,
+                         "schema '" + compiled->id + "' is not a valid draft-07 JSON Schema: " +
+                             e.what());
+  }
+  compiled_schema result;
+  result.impl_ = std::move(compiled);
+  return result;
+}
+
+const std::string& compiled_schema::id() const noexcept { return impl_->id; }
+
+const json::value& compiled_schema::json() const noexcept { return impl_->json; }
+
+std::vector<validation_error> compiled_schema::validate(const json::value& value) const {
+  // A validator per call: valijson's Validator caches compiled regexes in a
+  // non-synchronised member, and validate() must be callable concurrently.
+  valijson::Validator validator;
+  valijson::ValidationResults results;
+  valijson::adapters::BoostJsonAdapter target(value);
+  std::vector<validation_error> errors;
+  bool valid = true;
+  try {
+    valid = validator.validate(impl_->schema, target, &results);
+  } catch (const std::exception& e) {
+    errors.push_back({"", "schema '" + impl_->id + "' could not be applied: " + e.what(),
+                      errc::schema_violation});
+    return errors;
+  }
+  if (!valid) {
+    errors = translate(results, impl_->json, value);
+    if (errors.empty()) {
+      // A `false` schema rejects without a message of its own.
+      errors.push_back({"", "value rejected by schema '" + impl_->id + "'", errc::schema_violation});
+    }
+    return errors;
+  }
+  for (const auto& invariant : invariants_) {
+    std::optional<validation_error> failed;
+    try {
+      failed = invariant.check(value);
+    } catch (const std::exception& e) {
+      failed = validation_error{"", std::string("threw: ") + e.what(), errc::invariant_violation};
+    }
+    if (failed) {
+      failed->kind = errc::invariant_violation;
+      failed->message = "invariant '" + invariant.name + "' failed: " + failed->message;
+      errors.push_back(std::move(*failed));
+    }
+  }
+  return errors;
+}
+
+compiled_schema compiled_schema::with_invariant(std::string name, invariant_check check) const {
+  compiled_schema copy = *this;
+  copy.invariants_.push_back({std::move(name), std::move(check)});
+  return copy;
+}
+
+}  // namespace switchboard::protocol
