@@ -80,7 +80,7 @@ class agent_registry {
 
  private:
   struct entry {
-    std::shared_ptr<agent> agent;
+    std::shared_ptr<agents::agent> instance;
     std::string origin;
   };
   std::shared_ptr<protocol::schema_registry> schemas_;
