@@ -205,30 +205,52 @@ struct translator {
   const json::value& schema_root;
   const json::value& instance;
 
-  validation_error operator()(const valijson::ValidationResults::Error& error) const {
+  // valijson names only the first unexpected property; name them all when
+  // the schema says which ones are allowed.
+  std::vector<validation_error> extra_properties(const std::vector<std::string>& tokens,
+                                                 const std::string& first,
+                                                 const json::value* value,
+                                                 const json::value* schema) const {
+    const std::string base = to_pointer(tokens);
+    const std::string message = "property not allowed by the schema (additionalProperties is false)";
+    std::vector<validation_error> out;
+    const json::value* properties = member(schema, "properties");
+    if (value && value->is_object() && !member(schema, "patternProperties")) {
+      for (const auto& [key, v] : value->get_object()) {
+        if (!properties || !properties->is_object() || !properties->get_object().contains(key)) {
+          out.push_back({detail::append_pointer(base, key), message, errc::schema_violation});
+        }
+      }
+    }
+    if (out.empty()) out.push_back({detail::append_pointer(base, first), message, errc::schema_violation});
+    return out;
+  }
+
+  std::vector<validation_error> operator()(const valijson::ValidationResults::Error& error) const {
     const auto tokens = context_tokens(error.context);
     const std::string& d = error.description;
     const json::value* value = instance_at(instance, tokens);
     const json::value* schema = schema_at(schema_root, instance, tokens);
 
     if (starts_with(d, "Missing required property '")) {
-      return {detail::append_pointer(to_pointer(tokens), quoted_name(d)),
-              "required property missing", errc::schema_missing_field};
+      return {{detail::append_pointer(to_pointer(tokens), quoted_name(d)),
+               "required property missing", errc::schema_missing_field}};
     }
     if (starts_with(d, "Value type not permitted by 'type' constraint")) {
       std::string expected = expected_types(schema);
       std::string got = value ? std::string(detail::json_type_name(*value)) : "another type";
-      return {to_pointer(tokens),
-              expected.empty() ? "value has a type the schema does not allow (got " + got + ")"
-                               : "expected " + expected + ", got " + got,
-              errc::schema_type_error};
+      return {{to_pointer(tokens),
+               expected.empty() ? "value has a type the schema does not allow (got " + got + ")"
+                                : "expected " + expected + ", got " + got,
+               errc::schema_type_error}};
     }
     if (starts_with(d, "Object contains a property that could not be validated")) {
-      return {detail::append_pointer(to_pointer(tokens), quoted_name(d)),
-              "property not allowed by the schema (additionalProperties is false)",
-              errc::schema_violation};
+      const auto name_start = d.find("constraints: '");
+      const std::string name =
+          name_start == std::string::npos ? quoted_name(d) : d.substr(name_start + 14, d.size() - name_start - 16);
+      return extra_properties(tokens, name, value, schema);
     }
-    return {to_pointer(tokens), constraint_message(d, value, schema), errc::schema_violation};
+    return {{to_pointer(tokens), constraint_message(d, value, schema), errc::schema_violation}};
   }
 
   std::string constraint_message(const std::string& d, const json::value* value,
@@ -286,9 +308,10 @@ std::vector<validation_error> translate(valijson::ValidationResults& results,
   std::set<std::pair<std::string, std::string>> seen;
   for (const auto& e : raw) {
     if (has_specific && is_wrapper(e.description)) continue;
-    auto translated = translate_one(e);
-    if (seen.emplace(translated.path, translated.message).second) {
-      out.push_back(std::move(translated));
+    for (auto& translated : translate_one(e)) {
+      if (seen.emplace(translated.path, translated.message).second) {
+        out.push_back(std::move(translated));
+      }
     }
   }
   return out;
