@@ -15,6 +15,7 @@ std::string_view to_string(agent_errc code) noexcept {
     case agent_errc::plugin_init_failed: return "plugin_init_failed";
     case agent_errc::prompt_file_invalid: return "prompt_file_invalid";
     case agent_errc::template_variable_unknown: return "template_variable_unknown";
+    case agent_errc::unknown_prompt_version: return "unknown_prompt_version";
   }
   return "unknown_error";
 }

@@ -4,6 +4,8 @@
 
 #include <switchboard/protocol/envelope.hpp>
 
+#include <boost/json/object.hpp>
+
 #include <algorithm>
 #include <mutex>
 #include <stdexcept>
@@ -86,6 +88,12 @@ std::vector<protocol::validation_error> agent_registry::validate(
     throw agent_error(agent_errc::unknown_output_schema,
                       "agent '" + std::string(a.name()) + "' declares output schema '" + schema_id +
                           "', which is not in the schema registry");
+  }
+  if (value.failed()) {
+    // Only the envelope itself: a failed agent's data is not an answer.
+    static const auto any_data =
+        protocol::compiled_schema::compile(boost::json::object{}, "any data (failed envelope)");
+    return protocol::validate_envelope(value, any_data);
   }
   return protocol::validate_envelope(value, *schema);
 }

@@ -35,6 +35,7 @@ enum class agent_errc {
   plugin_init_failed,     // the entry point reported failure
   prompt_file_invalid,    // a prompt file is malformed
   template_variable_unknown,  // a {{variable}} cannot be resolved
+  unknown_prompt_version,     // a run asked for a prompt version that is not loaded
 };
 std::string_view to_string(agent_errc code) noexcept;
 const boost::system::error_category& agent_category() noexcept;
@@ -71,6 +72,9 @@ class agent_registry {
 
   // Errors of `value` against the output schema `a` declares; paths inside
   // the envelope ("/data/slots/0/start: expected string, got number").
+  // A failed envelope (error record set) is checked as an envelope only:
+  // its data is whatever the agent salvaged, usually {}, and need not
+  // satisfy the agent's schema.
   // Throws agent_error(unknown_output_schema) when the schema is missing.
   std::vector<protocol::validation_error> validate(const agent& a,
                                                    const protocol::envelope& value) const;

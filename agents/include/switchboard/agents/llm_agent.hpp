@@ -1,0 +1,107 @@
+// llm_agent: an agent built from a prompt file (all loaded versions of one
+// prompt name) and its output schema. Per run it
+//
+//   1. picks the prompt version the run asks for (context.prompt_version,
+//      newest by default),
+//   2. applies the prompt policies whose triggers the request mentions,
+//   3. renders the system and user templates,
+//   4. calls complete_structured on the model of the prompt's role with the
+//      FULL envelope schema (schema_registry::envelope_schema), so the model
+//      answers {data, explanation, confidence, reasoning} in one value,
+//   5. applies the declared confidence rules and explanation template and
+//      records in `reasoning` what was applied,
+//   6. records usage, the prompt version and the applied policies in the
+//      context.
+//
+// Failures:
+//   - no attempt validates (structured_output_error): an error envelope,
+//     confidence 0, the reason in `reasoning`, error record
+//     {type: "structured_output_failed" or "token_budget_exhausted",
+//      message naming the agent, schema and last reason, retryable: false}.
+//     The hub routes on it; it is never disguised as an answer.
+//   - transport errors (model_error: timeout, 429, 5xx, cancelled, ...) are
+//     rethrown unchanged. The hub turns them into an error record that keeps
+//     the error's retryable flag and retries retryable ones; catching them
+//     here would hide that from its retry policy.
+//   - a template variable that cannot be resolved: agent_error
+//     (template_variable_unknown) naming file and line; an unknown requested
+//     prompt version: agent_error(unknown_prompt_version); no model for the
+//     prompt's role: model_error(not_configured).
+//
+// Completion/cancellation: as complete_structured; cancelling the awaiting
+// coroutine ends the model call with model_error(cancelled), rethrown.
+// Lifetime: the agent and its schema registry must outlive pending runs.
+// Thread-safety: immutable after construction; run() may be called
+// concurrently for different contexts.
+#pragma once
+
+#include <switchboard/agents/agent.hpp>
+#include <switchboard/agents/prompt_file.hpp>
+#include <switchboard/agents/prompt_library.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace switchboard::protocol { class parser_metrics; }
+
+namespace switchboard::agents {
+
+class agent_registry;
+
+struct llm_agent_options {
+  // Policies that apply on top of the prompt file's own (e.g. shared by
+  // every agent of an application). A name clash with the file's policies
+  // is refused.
+  std::vector<prompt_policy> extra_policies;
+  protocol::parser_metrics* metrics = nullptr;  // must outlive the agent
+};
+
+class llm_agent final : public agent {
+ public:
+  // `versions`: every version of one prompt (same name). Throws
+  // agent_error(prompt_file_invalid) when they are empty or disagree on
+  // name or output schema, agent_error(unknown_output_schema) naming the
+  // file when the schema is not registered, and
+  // agent_error(template_variable_unknown) when the explanation template
+  // names a member the schema does not declare.
+  llm_agent(std::vector<prompt_file> versions, std::shared_ptr<protocol::schema_registry> schemas,
+            llm_agent_options options = {});
+
+  // Every version of `name` in the library.
+  static std::shared_ptr<llm_agent> from_library(const prompt_library& library,
+                                                 std::string_view name,
+                                                 std::shared_ptr<protocol::schema_registry> schemas,
+                                                 llm_agent_options options = {});
+
+  std::string_view name() const noexcept override;
+  std::string_view description() const noexcept override;
+  std::string output_schema() const override;
+  std::optional<std::string> input_schema() const override;
+  std::string prompt_version() const override;  // the newest: "nl_parser.v2"
+
+  boost::asio::awaitable<protocol::envelope> run(agent_context& context) override;
+
+  // The prompt a run with `requested` version uses (throws as above).
+  const prompt_file& select(std::string_view requested) const;
+  // The request a run would send, without sending it; fills `applied` with
+  // the names of the policies that matched. Used by run() and by tests.
+  chat_request build_request(const agent_context& context, const prompt_file& prompt,
+                             std::vector<std::string>& applied) const;
+
+  // The newest version's file, for origins ("prompt:<file>").
+  const prompt_file& newest() const noexcept { return versions_.back(); }
+
+ private:
+  std::vector<prompt_file> versions_;  // oldest first
+  std::shared_ptr<protocol::schema_registry> schemas_;
+  llm_agent_options options_;
+  protocol::compiled_schema envelope_schema_;
+};
+
+// Registers one llm_agent per prompt name of `library` with origin
+// "prompt:<newest file>"; returns how many. Throws as add() and llm_agent.
+std::size_t register_prompt_agents(agent_registry& registry, const prompt_library& library,
+                                   llm_agent_options options = {});
+
+}  // namespace switchboard::agents
