@@ -34,6 +34,7 @@ struct checkpoint {
   std::string status;         // "running", "awaiting_clarification", "completed", "failed", "cancelled"
   std::int64_t step = 0;      // steps taken so far; increases with every save
   std::string state_json;     // the serialized workflow state
+  // Set by the store when it saves (the value passed to save() is ignored).
   std::chrono::system_clock::time_point updated_at{};
 };
 
@@ -43,13 +44,16 @@ class checkpoint_store {
 
   // Inserts or replaces the checkpoint of cp.workflow_id. Refuses (throws
   // checkpoint_error) a checkpoint whose step is lower than the stored one:
-  // a stale writer must not overwrite newer state.
+  // a stale writer must not overwrite newer state. An equal step replaces
+  // (a status change without a new step). Also refuses an empty workflow_id
+  // or workflow_name, a negative step and a status outside the five above.
   virtual void save(const checkpoint& cp) = 0;
 
   // The latest checkpoint of `workflow_id`, or nullopt.
   virtual std::optional<checkpoint> load(std::string_view workflow_id) const = 0;
 
-  // Ids of the workflows in `status` ("" = every status), oldest first.
+  // Ids of the workflows in `status` ("" = every status), oldest first:
+  // ordered by their last save, least recently saved first.
   virtual std::vector<std::string> list(std::string_view status = {}) const = 0;
 
   // Removes a workflow's checkpoint; returns whether one existed.
@@ -65,7 +69,11 @@ std::shared_ptr<checkpoint_store> make_in_memory_checkpoint_store();
 
 // Opens (creating if needed) an SQLite database at `path`, WAL mode, busy
 // timeout so two processes can share it. Throws checkpoint_error naming the
-// file and SQLite's message on failure.
+// file and SQLite's message on failure: a missing directory, an unwritable
+// path, a file that is not an SQLite database. The directory is not created.
+// One connection per store, serialized by a mutex; open one store per file
+// and process and share it. synchronous=NORMAL: a killed process loses
+// nothing it committed.
 std::shared_ptr<checkpoint_store> make_sqlite_checkpoint_store(const std::filesystem::path& path);
 
 // "memory" or "sqlite:PATH" (the form `switchboard run --store` takes).
