@@ -1,0 +1,129 @@
+// Internals shared by the sample's native agents: the decoded request, slot
+// and resource checks, envelope helpers.
+#pragma once
+
+#include <switchboard/agents/agent.hpp>
+#include <switchboard/scheduling/household.hpp>
+
+#include <boost/json/object.hpp>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace switchboard::scheduling::detail {
+
+namespace json = boost::json;
+
+// nl_parser's data (nl_parser.output@1), decoded.
+struct request {
+  std::string intent = "create";
+  std::string title;
+  std::optional<day_t> date;
+  std::optional<std::pair<day_t, day_t>> date_range;  // inclusive
+  std::optional<int> start_time;  // minutes after midnight
+  std::optional<int> end_time;
+  std::optional<std::pair<int, int>> time_window;
+  std::optional<int> duration_minutes;
+  std::vector<std::string> participants;
+  std::vector<std::string> resources;
+  std::string flexibility = "flexible";
+};
+request decode_request(const json::object& data);
+
+// The participants as household members. Empty request participants mean
+// the household members (in_household). Unknown names go to `unknown`.
+struct people {
+  std::vector<const member*> members;
+  std::vector<std::string> unknown;
+  bool defaulted = false;
+};
+people resolve_people(const household& h, const std::vector<std::string>& names);
+std::vector<std::string> names_of(const std::vector<const member*>& members);
+
+struct busy_person {
+  std::string name;
+  occurrence entry;
+};
+
+struct slot_check {
+  interval slot;
+  std::vector<std::string> available;
+  std::vector<busy_person> busy;
+  std::vector<const hard_rule*> hard_violated;
+  std::vector<const soft_rule*> soft_violated;
+  bool in_past = false;
+  double score = 0;  // 1 minus the weights of unmet preferences; scaled down when infeasible
+  bool feasible() const noexcept { return busy.empty() && hard_violated.empty() && !in_past; }
+};
+slot_check check_slot(const household& h, const std::vector<const member*>& who, interval slot,
+                      minute_t now);
+
+struct resource_check {
+  const resource* res = nullptr;
+  int needed = 1;
+  bool capacity_ok = true;
+  std::vector<occurrence> overlapping;
+  bool available() const noexcept { return capacity_ok && overlapping.empty(); }
+};
+// How much of `res` the event needs: vehicles a seat per participant plus a
+// driver when no adult comes; rooms a place per participant; devices one.
+resource_check check_resource(const resource& res, const std::vector<const member*>& who,
+                              interval slot);
+bool is_child(const member& m);
+
+// Feasible slots of `duration` minutes on days [first, first + days), start
+// times on a 30-minute grid within `window` (minutes after midnight), where
+// every participant is free, every hard rule holds and every resource is
+// available; best first: score, then closeness to `preferred_start`, then
+// time. Overlapping slots are dropped after the first; at most `limit`.
+std::vector<slot_check> find_slots(const household& h, const std::vector<const member*>& who,
+                                   const std::vector<const resource*>& resources, day_t first,
+                                   int days, int duration, std::pair<int, int> window,
+                                   minute_t now, std::optional<minute_t> preferred_start,
+                                   std::size_t limit);
+bool resources_available(const std::vector<const resource*>& resources,
+                         const std::vector<const member*>& who, interval slot);
+
+// The reference "now": the input's "now" when set, else the household's.
+minute_t reference_now(const household& h, const json::value& input);
+// The request text: the input itself when a string, else input["request"].
+std::string request_text(const json::value& input);
+
+// data of the latest envelope of `agent`, or nullptr.
+const json::object* output_of(const agents::agent_context& context, std::string_view agent);
+
+protocol::envelope make_envelope(json::object data, std::string explanation, double confidence,
+                                 std::string reasoning);
+protocol::envelope make_failure(std::string type, std::string message);
+
+json::object slot_json(const interval& slot);
+std::optional<interval> slot_from_json(const json::value* value);
+std::string join(const std::vector<std::string>& items, std::string_view last = " and ");
+std::string format_score(double value);
+
+// A native agent: name, description and output schema "<name>.output@1";
+// run() computes synchronously.
+class native_agent : public agents::agent {
+ public:
+  native_agent(std::string name, std::string description, std::shared_ptr<const household> data)
+      : name_(std::move(name)), description_(std::move(description)), data_(std::move(data)) {}
+
+  std::string_view name() const noexcept override { return name_; }
+  std::string_view description() const noexcept override { return description_; }
+  std::string output_schema() const override { return name_ + ".output@1"; }
+  boost::asio::awaitable<protocol::envelope> run(agents::agent_context& context) override;
+
+ protected:
+  virtual protocol::envelope compute(const agents::agent_context& context) const = 0;
+  const household& data() const noexcept { return *data_; }
+
+ private:
+  std::string name_;
+  std::string description_;
+  std::shared_ptr<const household> data_;
+};
+
+}  // namespace switchboard::scheduling::detail
