@@ -1,0 +1,43 @@
+// The shared block behind a workflow_handle: the run's strand, its
+// cancellation signal and, once it stopped, its final state.
+#pragma once
+
+#include <switchboard/orchestrator/workflow_state.hpp>
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/strand.hpp>
+
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace switchboard::orchestrator::detail {
+
+struct run_control {
+  run_control(std::string workflow_id, boost::asio::strand<boost::asio::any_io_executor> s)
+      : id(std::move(workflow_id)), strand(std::move(s)) {}
+
+  const std::string id;
+  boost::asio::strand<boost::asio::any_io_executor> strand;
+  boost::asio::cancellation_signal signal;  // emitted on `strand` only
+
+  // Called once, on the strand, when the run stopped.
+  void finish(std::exception_ptr error, std::optional<workflow_state> state);
+  // Calls `waiter` (through its own executor) once the run stopped.
+  void add_waiter(boost::asio::any_completion_handler<void()> waiter);
+  workflow_state result() const;  // rethrows the run's exception
+
+  mutable std::mutex mutex;
+  std::condition_variable finished_cv;
+  bool finished = false;
+  std::exception_ptr exception;
+  std::optional<workflow_state> state;
+  std::vector<boost::asio::any_completion_handler<void()>> waiters;
+};
+
+}  // namespace switchboard::orchestrator::detail

@@ -1,0 +1,57 @@
+// The hub's internals shared by hub.cpp and runner.cpp: the hub's
+// configuration and the coroutine that runs one workflow.
+#pragma once
+
+#include <switchboard/orchestrator/hub.hpp>
+
+#include "run_control.hpp"
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+
+namespace switchboard::orchestrator {
+
+struct hub::impl {
+  impl(boost::asio::any_io_executor executor, const agents::agent_registry& registry, hub_options options);
+
+  std::string new_id();
+  workflow_state initial_state(const compiled_workflow& workflow, boost::json::value input, run_options& run);
+  // Loads a paused workflow for resume(); throws the misuse errors.
+  workflow_state take_paused(const compiled_workflow& workflow, const std::string& id);
+  // Without a store, keeps a paused state so resume() finds it.
+  void remember_paused(const workflow_state& state);
+  std::optional<workflow_state> find(std::string_view id) const;
+
+  boost::asio::any_io_executor executor;
+  const agents::agent_registry& registry;
+  hub_options options;
+  std::shared_ptr<spdlog::logger> logger;
+  std::vector<std::shared_ptr<observer>> observers;
+  hub_metrics metrics;
+  const std::string id_prefix;
+  std::atomic<std::uint64_t> id_counter{0};
+  mutable std::mutex paused_mutex;
+  std::map<std::string, workflow_state, std::less<>> paused;
+};
+
+namespace detail {
+
+workflow_state state_from_checkpoint(const checkpoint& cp);
+
+// Runs (or, with an answer, resumes) a workflow until it stops. Never
+// throws for workflow failures; they end in the returned state.
+boost::asio::awaitable<workflow_state> execute(std::shared_ptr<hub::impl> hub,
+                                               std::shared_ptr<const compiled_workflow> workflow,
+                                               workflow_state state, std::optional<std::string> answer);
+
+// co_spawns execute() on control->strand, cancellable through control->signal.
+void spawn(std::shared_ptr<hub::impl> hub, std::shared_ptr<run_control> control,
+           std::shared_ptr<const compiled_workflow> workflow, workflow_state state,
+           std::optional<std::string> answer);
+
+}  // namespace detail
+
+}  // namespace switchboard::orchestrator

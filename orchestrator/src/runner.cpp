@@ -1,0 +1,848 @@
+// The coroutine that runs one workflow on its strand: calls agents, checks
+// their envelopes, routes, pauses for clarification, checkpoints.
+
+// g++ 12 reports Asio's own awaitable frame allocator/deallocator pair as
+// mismatched (a known false positive, GCC bug 109224); nothing here allocates
+// frames by hand.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
+#include "detail/runner.hpp"
+
+#include <switchboard/agents/agent_registry.hpp>
+#include <switchboard/agents/model/model_error.hpp>
+#include <switchboard/agents/model/structured.hpp>
+#include <switchboard/orchestrator/error.hpp>
+#include <switchboard/protocol/coordination.hpp>
+
+#include "detail/compiled.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/experimental/parallel_group.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+namespace switchboard::orchestrator::detail {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+using clock = std::chrono::steady_clock;
+
+workflow_state state_from_checkpoint(const checkpoint& cp) {
+  boost::system::error_code ec;
+  auto value = json::parse(cp.state_json, ec);
+  if (ec) {
+    throw orchestrator_error(orchestrator_errc::corrupt_checkpoint,
+                             "checkpoint of workflow '" + cp.workflow_id + "': state is not JSON (" +
+                                 ec.message() + ")");
+  }
+  try {
+    return workflow_state::from_json(value);
+  } catch (const orchestrator_error& e) {
+    throw orchestrator_error(orchestrator_errc::corrupt_checkpoint,
+                             "checkpoint of workflow '" + cp.workflow_id + "': " + e.what());
+  }
+}
+
+namespace {
+
+struct timeout_expired {};
+struct group_member_failed {};
+
+struct step_outcome {
+  std::string agent;                     // who answered
+  protocol::envelope envelope;           // valid unless error or cancelled
+  std::optional<protocol::error_record> error;
+  bool cancelled = false;
+  int attempts = 0;
+  agents::token_usage tokens;
+  std::string prompt_version;
+  std::string note;
+  std::chrono::microseconds duration{0};
+};
+
+struct choice {
+  agents::agent* agent = nullptr;
+  std::string instructions;
+  std::string note;
+  agents::token_usage tokens;
+  std::optional<protocol::error_record> failure;
+};
+
+protocol::error_record make_record(std::string_view type, std::string message, bool retryable,
+                                   std::string_view agent = {}) {
+  return {std::string(type), std::move(message), retryable, std::string(agent)};
+}
+
+std::string format_confidence(double value) { return fmt::format("{:.2f}", value); }
+
+std::string question_for(const protocol::envelope& e, std::string_view agent) {
+  if (const auto* q = e.data.if_contains("clarification_question"); q && q->is_string() && !q->get_string().empty()) {
+    return std::string(q->get_string());
+  }
+  std::string question = std::string(agent) + " is not sure: " + e.explanation;
+  if (!e.reasoning.empty()) question += " (" + e.reasoning + ")";
+  question += " Could you clarify?";
+  return question;
+}
+
+asio::awaitable<bool> cancelled_now() {
+  auto state = co_await asio::this_coro::cancellation_state;
+  co_return state.cancelled() != asio::cancellation_type::none;
+}
+
+asio::awaitable<protocol::envelope> run_with_timeout(agents::agent& a, agents::agent_context& context,
+                                                     std::chrono::milliseconds limit) {
+  using namespace asio::experimental::awaitable_operators;
+  asio::steady_timer timer(co_await asio::this_coro::executor, limit);
+  auto result = co_await (a.run(context) || timer.async_wait(asio::use_awaitable));
+  if (result.index() == 1) throw timeout_expired{};
+  co_return std::move(std::get<0>(result));
+}
+
+class workflow_run {
+ public:
+  workflow_run(std::shared_ptr<hub::impl> hub, std::shared_ptr<const compiled_workflow> workflow,
+               workflow_state state)
+      : hub_(std::move(hub)),
+        workflow_(std::move(workflow)),
+        w_(workflow_->internals()),
+        state_(std::move(state)) {}
+
+  asio::awaitable<workflow_state> go(std::optional<std::string> answer);
+
+ private:
+  asio::awaitable<int> step(int index);
+  asio::awaitable<step_outcome> run_node(const compiled_node& n);
+  asio::awaitable<step_outcome> call_agent(const compiled_node& n, agents::agent& a, const std::string& instructions);
+  asio::awaitable<step_outcome> run_group(const compiled_node& n);
+  asio::awaitable<void> group_member(const compiled_node& n, std::size_t i, std::vector<step_outcome>& results);
+  asio::awaitable<step_outcome> run_coordinator(const compiled_node& n);
+  asio::awaitable<choice> choose(const compiled_node& n);
+  asio::awaitable<step_outcome> run_synthesis(const compiled_node& n);
+  asio::awaitable<step_outcome> synthesize_by_model(const compiled_node& n);
+  step_outcome synthesize_deterministically(const compiled_node& n);
+
+  std::optional<protocol::error_record> check_envelope(const agents::agent& a, const protocol::envelope& e) const;
+  void finish_call(const compiled_node& n, step_outcome& out);
+  void store(const compiled_node& n, step_outcome& out);
+  int route(const compiled_node& n, const protocol::envelope& e);
+  void pause(const compiled_node& rerun, std::string question, std::string_view agent);
+  void complete();
+  void fail(protocol::error_record record);
+  void cancel(std::string_view node);
+  void save();
+  void emit(const event& e);
+  void log(const event& e) const;
+  event make_event(event_kind kind) const;
+  const protocol::envelope* last_envelope() const;
+  std::span<const std::string> answers() const { return state_.clarification_answers; }
+
+  std::shared_ptr<hub::impl> hub_;
+  std::shared_ptr<const compiled_workflow> workflow_;
+  const compiled_workflow::impl& w_;
+  workflow_state state_;
+  int last_node_ = no_node;                  // the node of the last agent step
+  std::string last_agent_;                   // whose envelope that step produced
+  std::optional<protocol::envelope> last_group_;  // a group's merged envelope
+};
+
+// ---------------------------------------------------------------- main loop
+
+asio::awaitable<workflow_state> workflow_run::go(std::optional<std::string> answer) {
+  if (answer) {
+    state_.clarification_answers.push_back(std::move(*answer));
+    state_.clarification.reset();
+    state_.status = workflow_status::running;
+    emit(make_event(event_kind::resumed));
+  } else {
+    emit(make_event(event_kind::workflow_started));
+  }
+  int node = w_.index_of(state_.next_node);
+  if (node == no_node) {
+    fail(make_record("workflow_mismatch",
+                     "workflow '" + w_.definition.name + "' has no node '" + state_.next_node + "' to continue from",
+                     false));
+  }
+  save();
+  while (state_.status == workflow_status::running) {
+    std::exception_ptr failure;
+    try {
+      node = co_await step(node);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    if (failure) {
+      if (co_await cancelled_now()) {
+        cancel(state_.next_node);
+      } else {
+        std::string what = "unknown exception";
+        try {
+          std::rethrow_exception(failure);
+        } catch (const std::exception& e) {
+          what = e.what();
+        } catch (...) {
+        }
+        fail(make_record("internal_error", "workflow '" + state_.id + "' at node '" + state_.next_node +
+                                               "': " + what, false));
+      }
+    }
+    save();
+  }
+  hub_->remember_paused(state_);
+  co_return std::move(state_);
+}
+
+asio::awaitable<int> workflow_run::step(int index) {
+  const auto& n = w_.nodes[index];
+  state_.next_node = n.name();
+  switch (n.kind()) {
+    case node_kind::end:
+      complete();
+      co_return no_node;
+    case node_kind::fail:
+      fail(make_record("failed_by_definition",
+                       "workflow '" + w_.definition.name + "' reached fail node '" + n.name() + "'" +
+                           (n.definition->message.empty() ? "" : ": " + n.definition->message),
+                       false));
+      co_return no_node;
+    case node_kind::clarify: {
+      const auto* e = last_envelope();
+      const auto& rerun = w_.nodes[last_node_ == no_node ? w_.entry : last_node_];
+      pause(rerun, e ? question_for(*e, last_agent_) : "Could you give more details?", last_agent_);
+      co_return no_node;
+    }
+    default:
+      break;
+  }
+  if (state_.step >= w_.definition.max_steps) {
+    fail(make_record("step_limit", "workflow '" + w_.definition.name + "' stopped at node '" + n.name() +
+                                       "' after " + std::to_string(state_.step) + " steps (max_steps " +
+                                       std::to_string(w_.definition.max_steps) + ")",
+                     false));
+    co_return no_node;
+  }
+  ++state_.step;
+  auto started = make_event(event_kind::step_started);
+  started.agent = n.agent ? n.agent->name() : std::string_view{};
+  emit(started);
+
+  auto out = co_await run_node(n);
+  if (out.cancelled) {
+    cancel(n.name());
+    co_return no_node;
+  }
+  if (out.error) {
+    if (n.on_error != no_node) {
+      state_.audit.back().route = w_.nodes[n.on_error].name();
+      state_.audit.back().condition = "on_error";
+      auto e = make_event(event_kind::routed);
+      e.target = w_.nodes[n.on_error].name();
+      e.condition = "on_error";
+      emit(e);
+      co_return n.on_error;
+    }
+    fail(*out.error);
+    co_return no_node;
+  }
+  const auto* e = last_envelope();
+  if (n.clarify && e->confidence < n.threshold) {
+    state_.audit.back().condition =
+        "clarification: confidence " + format_confidence(e->confidence) + " < " + format_confidence(n.threshold);
+    pause(n, question_for(*e, last_agent_), n.kind() == node_kind::parallel ? std::string_view{} : last_agent_);
+    co_return no_node;
+  }
+  co_return route(n, *e);
+}
+
+asio::awaitable<step_outcome> workflow_run::run_node(const compiled_node& n) {
+  step_outcome out;
+  switch (n.kind()) {
+    case node_kind::agent: out = co_await call_agent(n, *n.agent, {}); break;
+    case node_kind::parallel: out = co_await run_group(n); break;
+    case node_kind::coordinator: out = co_await run_coordinator(n); break;
+    case node_kind::synthesis: out = co_await run_synthesis(n); break;
+    default: break;
+  }
+  if (!out.error && !out.cancelled && n.kind() != node_kind::parallel) store(n, out);
+  co_return out;
+}
+
+void workflow_run::store(const compiled_node& n, step_outcome& out) {
+  last_node_ = static_cast<int>(&n - w_.nodes.data());
+  last_agent_ = out.agent;
+  last_group_.reset();
+  state_.add_output(out.agent, std::move(out.envelope));
+}
+
+const protocol::envelope* workflow_run::last_envelope() const {
+  if (last_group_) return &*last_group_;
+  return last_agent_.empty() ? nullptr : state_.latest(last_agent_);
+}
+
+// ---------------------------------------------------------------- agent calls
+
+std::optional<protocol::error_record> workflow_run::check_envelope(const agents::agent& a,
+                                                                  const protocol::envelope& e) const {
+  if (e.failed()) {
+    auto record = *e.error;
+    if (record.type.empty()) record.type = "agent_error";
+    if (record.message.empty()) record.message = e.explanation;
+    return record;
+  }
+  if (!hub_->options.validate_envelopes) return std::nullopt;
+  try {
+    auto errors = hub_->registry.validate(a, e);
+    if (errors.empty()) return std::nullopt;
+    return make_record("invalid_envelope", "agent '" + std::string(a.name()) +
+                                               "' returned an envelope its output schema '" + a.output_schema() +
+                                               "' refuses: " + protocol::to_string(errors),
+                       false);
+  } catch (const std::exception& err) {
+    return make_record("invalid_envelope", err.what(), false);
+  }
+}
+
+asio::awaitable<step_outcome> workflow_run::call_agent(const compiled_node& n, agents::agent& a,
+                                                       const std::string& instructions) {
+  step_outcome out;
+  out.agent = a.name();
+  const auto started = clock::now();
+  const auto& policy = n.definition->retry;
+  auto backoff = policy.backoff;
+  for (int attempt = 1;; ++attempt) {
+    out.attempts = attempt;
+    agents::agent_context context{state_.input, state_, instructions, answers(), hub_->options.models,
+                                  hub_->logger, {}, {}, {}, {}};
+    std::optional<protocol::error_record> error;
+    try {
+      auto e = n.definition->timeout ? co_await run_with_timeout(a, context, *n.definition->timeout)
+                                     : co_await a.run(context);
+      error = check_envelope(a, e);
+      if (!error) out.envelope = std::move(e);
+    } catch (const timeout_expired&) {
+      error = make_record("timeout", "agent '" + out.agent + "' did not answer within " +
+                                         std::to_string(n.definition->timeout->count()) + " ms at node '" +
+                                         n.name() + "'",
+                          true);
+    } catch (const agents::model_error& e) {
+      error = make_record(agents::to_string(e.errc()), "agent '" + out.agent + "': " + e.what(), e.retryable());
+    } catch (const std::exception& e) {
+      error = make_record("agent_exception", "agent '" + out.agent + "' threw: " + e.what(), false);
+    }
+    out.tokens += context.usage;
+    if (!error) {
+      out.prompt_version = context.used_prompt_version.empty() ? a.prompt_version() : context.used_prompt_version;
+      break;
+    }
+    if (co_await cancelled_now()) {
+      out.cancelled = true;
+      break;
+    }
+    error->agent = out.agent;
+    if (!error->retryable || attempt >= policy.max_attempts) {
+      out.error = std::move(error);
+      break;
+    }
+    hub_->logger->warn("[{}] agent '{}' attempt {}/{} failed ({}), retrying: {}", state_.id, out.agent, attempt,
+                       policy.max_attempts, error->type, error->message);
+    if (backoff.count() > 0) {
+      asio::steady_timer timer(co_await asio::this_coro::executor, backoff);
+      auto [ec] = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+      if (ec) {
+        out.cancelled = true;
+        break;
+      }
+      backoff = std::chrono::milliseconds(
+          static_cast<std::int64_t>(static_cast<double>(backoff.count()) * policy.backoff_multiplier));
+    }
+  }
+  out.duration = std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - started);
+  if (!out.cancelled) finish_call(n, out);
+  co_return out;
+}
+
+// Audit entry and event for one agent call (or synthesis).
+void workflow_run::finish_call(const compiled_node& n, step_outcome& out) {
+  audit_entry entry;
+  entry.step = state_.step;
+  entry.node = n.name();
+  entry.agent = out.agent;
+  entry.prompt_version = out.prompt_version;
+  entry.duration = out.duration;
+  entry.tokens = out.tokens;
+  entry.attempts = out.attempts;
+  entry.note = out.note;
+  if (out.error) {
+    entry.explanation = out.error->message;
+    entry.condition = "failed: " + out.error->type;
+  } else {
+    entry.confidence = out.envelope.confidence;
+    entry.explanation = out.envelope.explanation;
+  }
+  state_.audit.push_back(std::move(entry));
+
+  auto e = make_event(out.error ? event_kind::step_failed : event_kind::step_completed);
+  e.node = n.name();
+  e.agent = out.agent;
+  e.envelope = out.error ? nullptr : &out.envelope;
+  e.error = out.error ? &*out.error : nullptr;
+  e.prompt_version = out.prompt_version;
+  e.duration = out.duration;
+  e.tokens = out.tokens;
+  e.attempts = out.attempts;
+  emit(e);
+}
+
+// ---------------------------------------------------------------- parallel groups
+
+asio::awaitable<void> workflow_run::group_member(const compiled_node& n, std::size_t i,
+                                                 std::vector<step_outcome>& results) {
+  results[i] = co_await call_agent(n, *n.group[i], {});
+  if (n.definition->cancel_rest_on_failure && results[i].error) throw group_member_failed{};
+}
+
+asio::awaitable<step_outcome> workflow_run::run_group(const compiled_node& n) {
+  std::vector<step_outcome> results(n.group.size());
+  auto executor = co_await asio::this_coro::executor;
+  using member_op = decltype(asio::co_spawn(executor, std::declval<asio::awaitable<void>>(), asio::deferred));
+  std::vector<member_op> ops;
+  ops.reserve(n.group.size());
+  for (std::size_t i = 0; i < n.group.size(); ++i) {
+    ops.push_back(asio::co_spawn(executor, group_member(n, i, results), asio::deferred));
+  }
+  const auto started = clock::now();
+  auto [order, exceptions] = co_await asio::experimental::make_parallel_group(std::move(ops))
+                                 .async_wait(asio::experimental::wait_for_one_error(), asio::use_awaitable);
+  (void)order;
+  for (const auto& ex : exceptions) {
+    if (!ex) continue;
+    try {
+      std::rethrow_exception(ex);
+    } catch (const group_member_failed&) {
+    }  // anything else is a bug in the hub: let it propagate
+  }
+
+  step_outcome group;
+  group.agent = n.name();
+  group.duration = std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - started);
+  if (co_await cancelled_now()) {
+    group.cancelled = true;
+    co_return group;
+  }
+  const step_outcome* first_failure = nullptr;
+  for (auto& r : results) {
+    group.tokens += r.tokens;
+    group.attempts = std::max(group.attempts, r.attempts);
+    if (r.error && !first_failure) first_failure = &r;
+  }
+  // Store what succeeded, each under its own name; record what was cut short.
+  protocol::envelope merged;
+  merged.confidence = 1.0;
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    auto& r = results[i];
+    std::string name(n.group[i]->name());
+    if (r.cancelled) {
+      state_.errors.push_back(make_record("cancelled", "agent '" + name + "' in parallel group '" + n.name() +
+                                                          "' was cancelled because agent '" +
+                                                          (first_failure ? first_failure->agent : "?") + "' failed",
+                                          false, name));
+      continue;
+    }
+    if (r.error) continue;
+    merged.data[name] = r.envelope.data;
+    merged.confidence = std::min(merged.confidence, r.envelope.confidence);
+    merged.explanation += (merged.explanation.empty() ? "" : " ") + r.envelope.explanation;
+    merged.reasoning += (merged.reasoning.empty() ? "" : " ") + name + ": " + r.envelope.reasoning;
+    state_.add_output(name, std::move(r.envelope));
+  }
+  last_node_ = static_cast<int>(&n - w_.nodes.data());
+  last_agent_ = n.name();
+
+  audit_entry entry;
+  entry.step = state_.step;
+  entry.node = n.name();
+  entry.duration = group.duration;
+  entry.tokens = group.tokens;
+  entry.attempts = group.attempts;
+  if (first_failure) {
+    group.error = *first_failure->error;
+    group.error->message = "parallel group '" + n.name() + "': " + group.error->message;
+    entry.explanation = group.error->message;
+    entry.condition = "failed: " + group.error->type;
+    last_group_.reset();
+  } else {
+    entry.confidence = merged.confidence;
+    entry.explanation = merged.explanation;
+    last_group_ = std::move(merged);
+  }
+  state_.audit.push_back(std::move(entry));
+  co_return group;
+}
+
+// ---------------------------------------------------------------- coordinator
+
+std::string coordination_prompt_system(const compiled_node& n) {
+  std::string text =
+      "You coordinate a multi-agent workflow. Choose the one agent best suited to handle the next step and "
+      "give it any additional instructions it needs. Answer with a JSON object "
+      "{\"agent_name\": \"...\", \"additional_instructions\": \"...\"}.\n\nAgents:\n";
+  for (const auto* a : n.group) {
+    text += "- ";
+    text += a->name();
+    text += ": ";
+    text += a->description();
+    text += '\n';
+  }
+  if (!n.definition->coordinator.instructions.empty()) text += "\n" + n.definition->coordinator.instructions + "\n";
+  return text;
+}
+
+std::string outputs_summary(const workflow_state& state, bool with_data) {
+  std::string text = "Input:\n" + json::serialize(state.input) + "\n";
+  if (!state.outputs.empty()) text += "\nOutputs so far:\n";
+  for (const auto& h : state.outputs) {
+    const auto& e = h.runs.back();
+    text += "- " + h.agent + " (confidence " + format_confidence(e.confidence) + "): " + e.explanation + "\n";
+    if (with_data) text += "  data: " + json::serialize(e.data) + "\n";
+  }
+  if (!state.clarification_answers.empty()) text += "\nClarifications from the user:\n";
+  for (const auto& answer : state.clarification_answers) text += "- " + answer + "\n";
+  return text;
+}
+
+asio::awaitable<choice> workflow_run::choose(const compiled_node& n) {
+  const auto& options = n.definition->coordinator;
+  auto candidate = [&](std::string_view name) -> agents::agent* {
+    auto it = std::find(n.candidate_names.begin(), n.candidate_names.end(), name);
+    return it == n.candidate_names.end() ? nullptr : n.group[it - n.candidate_names.begin()];
+  };
+  choice result;
+  std::string failure;
+  if (options.router) {
+    try {
+      auto request = options.router(state_.input, state_);
+      if (auto* a = candidate(request.agent_name)) {
+        result.agent = a;
+        result.instructions = std::move(request.additional_instructions);
+        result.note = "router chose '" + request.agent_name + "'";
+        co_return result;
+      }
+      failure = "router chose '" + request.agent_name + "', which is not a candidate";
+    } catch (const std::exception& e) {
+      failure = std::string("router threw: ") + e.what();
+    }
+  } else if (auto* model = hub_->options.models.find(options.model_role)) {
+    std::exception_ptr thrown;
+    try {
+      agents::chat_request request;
+      request.messages.push_back({agents::chat_role::system, coordination_prompt_system(n)});
+      request.messages.push_back({agents::chat_role::user, outputs_summary(state_, false)});
+      request.prompt_version = "coordinator@1";
+      agents::structured_options so;
+      so.schema = *n.model_schema;
+      so.schema_name = "coordination_request";
+      auto answer = co_await agents::complete_structured(*model, std::move(request), std::move(so));
+      result.tokens = answer.usage;
+      auto parsed = protocol::read_coordination_request(answer.value, n.candidate_names);
+      if (parsed.request) {
+        result.agent = candidate(parsed.request->agent_name);
+        result.instructions = std::move(parsed.request->additional_instructions);
+        result.note = "coordinator chose '" + parsed.request->agent_name + "'";
+        co_return result;
+      }
+      failure = "the model's choice was refused: " + protocol::to_string(parsed.errors);
+    } catch (const agents::structured_output_error& e) {
+      result.tokens = e.usage();
+      failure = e.what();
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
+    if (co_await cancelled_now()) throw boost::system::system_error(asio::error::operation_aborted);
+  } else {
+    failure = "no model for role '" + options.model_role + "' (nor 'default') is configured";
+  }
+  result.agent = n.default_agent;
+  result.note = "default agent '" + options.default_agent + "' used: " + failure;
+  result.failure = make_record("coordinator_failed",
+                               "coordinator node '" + n.name() + "': " + failure + "; using default agent '" +
+                                   options.default_agent + "'",
+                               false, n.name());
+  co_return result;
+}
+
+asio::awaitable<step_outcome> workflow_run::run_coordinator(const compiled_node& n) {
+  auto chosen = co_await choose(n);
+  if (chosen.failure) {
+    hub_->logger->warn("[{}] {}", state_.id, chosen.failure->message);
+    state_.errors.push_back(*chosen.failure);
+    auto failed = make_event(event_kind::step_failed);
+    failed.node = n.name();
+    failed.agent = n.name();
+    failed.error = &state_.errors.back();
+    emit(failed);
+  }
+  auto out = co_await call_agent(n, *chosen.agent, chosen.instructions);
+  out.tokens += chosen.tokens;
+  if (!state_.audit.empty()) {
+    state_.audit.back().note = chosen.note;
+    state_.audit.back().tokens += chosen.tokens;
+  }
+  out.note = std::move(chosen.note);
+  co_return out;
+}
+
+// ---------------------------------------------------------------- synthesis
+
+step_outcome workflow_run::synthesize_deterministically(const compiled_node& n) {
+  step_outcome out;
+  out.agent = n.name();
+  out.attempts = 1;
+  json::object outputs;
+  std::string answer;
+  double confidence = state_.outputs.empty() ? 0.0 : 1.0;
+  for (const auto& h : state_.outputs) {
+    const auto& e = h.runs.back();
+    outputs[h.agent] = e.data;
+    confidence = std::min(confidence, e.confidence);
+    answer += (answer.empty() ? "" : " ") + e.explanation;
+  }
+  out.envelope.data["answer"] = answer;
+  out.envelope.data["outputs"] = std::move(outputs);
+  out.envelope.confidence = confidence;
+  out.envelope.explanation = answer.empty() ? "No agent produced output." : answer;
+  out.envelope.reasoning = "Combined the latest output of " + std::to_string(state_.outputs.size()) +
+                           " agent(s); confidence is the lowest of theirs.";
+  out.note = "deterministic synthesis";
+  return out;
+}
+
+asio::awaitable<step_outcome> workflow_run::synthesize_by_model(const compiled_node& n) {
+  step_outcome out;
+  out.agent = n.name();
+  out.attempts = 1;
+  out.prompt_version = "synthesis@1";
+  auto* model = hub_->options.models.find(n.definition->synthesis.model_role);
+  if (!model) {
+    out.error = make_record("not_configured",
+                            "synthesis node '" + n.name() + "': no model for role '" +
+                                n.definition->synthesis.model_role + "' (nor 'default') is configured",
+                            false, n.name());
+    co_return out;
+  }
+  try {
+    agents::chat_request request;
+    request.messages.push_back(
+        {agents::chat_role::system,
+         "Write the final answer for the user from the outputs of the agents below. Answer with a JSON object "
+         "{\"answer\": \"...\", \"explanation\": \"one or two sentences\", \"confidence\": 0.0-1.0}."});
+    request.messages.push_back({agents::chat_role::user, outputs_summary(state_, true)});
+    request.prompt_version = out.prompt_version;
+    agents::structured_options so;
+    so.schema = *n.model_schema;
+    so.schema_name = "synthesis_answer";
+    auto answer = co_await agents::complete_structured(*model, std::move(request), std::move(so));
+    out.tokens = answer.usage;
+    const auto& value = answer.value.as_object();
+    out.envelope.data["answer"] = value.at("answer");
+    out.envelope.explanation = std::string(value.at("explanation").as_string());
+    out.envelope.confidence = value.at("confidence").to_number<double>();
+    out.envelope.reasoning = "Synthesized by the model from " + std::to_string(state_.outputs.size()) + " output(s).";
+  } catch (const agents::model_error& e) {
+    out.error = make_record(agents::to_string(e.errc()), "synthesis node '" + n.name() + "': " + e.what(),
+                            e.retryable(), n.name());
+  } catch (const std::exception& e) {
+    out.error = make_record("agent_exception", "synthesis node '" + n.name() + "': " + e.what(), false, n.name());
+  }
+  if (out.error && co_await cancelled_now()) out.cancelled = true;
+  co_return out;
+}
+
+asio::awaitable<step_outcome> workflow_run::run_synthesis(const compiled_node& n) {
+  if (n.agent) co_return co_await call_agent(n, *n.agent, {});
+  const auto started = clock::now();
+  step_outcome out = n.model_schema ? co_await synthesize_by_model(n) : synthesize_deterministically(n);
+  out.duration = std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - started);
+  if (!out.cancelled) finish_call(n, out);
+  co_return out;
+}
+
+// ---------------------------------------------------------------- routing and endings
+
+int workflow_run::route(const compiled_node& n, const protocol::envelope& e) {
+  for (const auto& r : n.routes) {
+    if (!r.when->evaluate(e)) continue;
+    const auto& target = w_.nodes[r.target].name();
+    state_.audit.back().route = target;
+    state_.audit.back().condition = r.text;
+    auto routed = make_event(event_kind::routed);
+    routed.node = n.name();
+    routed.agent = last_agent_;
+    routed.target = target;
+    routed.condition = r.text;
+    emit(routed);
+    return r.target;
+  }
+  std::string tried;
+  for (const auto& r : n.routes) tried += (tried.empty() ? "" : "; ") + r.text;
+  fail(make_record("no_route",
+                   "workflow '" + w_.definition.name + "' node '" + n.name() + "': no route matched the envelope of '" +
+                       last_agent_ + "' (confidence " + format_confidence(e.confidence) + "); routes: " + tried,
+                   false, last_agent_));
+  return no_node;
+}
+
+void workflow_run::pause(const compiled_node& rerun, std::string question, std::string_view agent) {
+  const int rounds = static_cast<int>(state_.clarification_answers.size());
+  if (rounds >= w_.definition.max_clarification_rounds) {
+    fail(make_record("clarification_limit",
+                     "workflow '" + w_.definition.name + "' node '" + rerun.name() +
+                         "' still needs clarification after " + std::to_string(rounds) +
+                         " round(s) (max_clarification_rounds " +
+                         std::to_string(w_.definition.max_clarification_rounds) + "): " + question,
+                     false, agent));
+    return;
+  }
+  state_.status = workflow_status::awaiting_clarification;
+  state_.next_node = rerun.name();
+  state_.clarification = clarification_request{std::move(question), rerun.name(), std::string(agent), rounds + 1};
+  auto e = make_event(event_kind::paused);
+  e.node = rerun.name();
+  e.agent = agent;
+  e.question = state_.clarification->question;
+  emit(e);
+}
+
+void workflow_run::complete() {
+  if (const auto* e = last_envelope()) state_.result = *e;
+  state_.status = workflow_status::completed;
+  emit(make_event(event_kind::workflow_completed));
+}
+
+void workflow_run::fail(protocol::error_record record) {
+  state_.errors.push_back(std::move(record));
+  state_.status = workflow_status::failed;
+  auto e = make_event(event_kind::workflow_failed);
+  e.error = &state_.errors.back();
+  emit(e);
+}
+
+void workflow_run::cancel(std::string_view node) {
+  state_.errors.push_back(
+      make_record("cancelled", "workflow '" + state_.id + "' was cancelled at node '" + std::string(node) + "'",
+                  false));
+  state_.status = workflow_status::cancelled;
+  auto e = make_event(event_kind::workflow_cancelled);
+  e.node = node;
+  emit(e);
+}
+
+void workflow_run::save() {
+  const auto& store = hub_->options.store;
+  if (!store) return;
+  try {
+    store->save(checkpoint{state_.id, state_.workflow_name, std::string(to_string(state_.status)), state_.step,
+                           json::serialize(state_.to_json()), std::chrono::system_clock::now()});
+  } catch (const std::exception& err) {
+    hub_->logger->error("[{}] checkpoint failed: {}", state_.id, err.what());
+    if (state_.status == workflow_status::running || state_.status == workflow_status::awaiting_clarification) {
+      state_.clarification.reset();
+      fail(make_record("checkpoint_failed", "workflow '" + state_.id + "': " + err.what(), false));
+    }
+  }
+}
+
+// ---------------------------------------------------------------- events
+
+event workflow_run::make_event(event_kind kind) const {
+  event e{};
+  e.kind = kind;
+  e.workflow_id = state_.id;
+  e.workflow_name = state_.workflow_name;
+  e.step = state_.step;
+  e.node = state_.next_node;
+  return e;
+}
+
+void workflow_run::emit(const event& e) {
+  if (hub_->options.collect_metrics) hub_->metrics.on_event(e);
+  for (const auto& o : hub_->observers) o->on_event(e);
+  log(e);
+}
+
+void workflow_run::log(const event& e) const {
+  auto& logger = *hub_->logger;
+  switch (e.kind) {
+    case event_kind::step_completed:
+      logger.info("[{}] step {} {}/{}: {} (confidence {:.2f})", e.workflow_id, e.step, e.node, e.agent,
+                  e.envelope->explanation, e.envelope->confidence);
+      logger.debug("[{}] step {} {} reasoning: {}", e.workflow_id, e.step, e.agent, e.envelope->reasoning);
+      break;
+    case event_kind::step_failed:
+      logger.warn("[{}] step {} {}/{} failed ({}): {}", e.workflow_id, e.step, e.node, e.agent, e.error->type,
+                  e.error->message);
+      break;
+    case event_kind::routed:
+      logger.debug("[{}] {} -> {} ({})", e.workflow_id, e.node, e.target, e.condition);
+      break;
+    case event_kind::paused:
+      logger.info("[{}] awaiting clarification at {}: {}", e.workflow_id, e.node, e.question);
+      break;
+    case event_kind::resumed:
+      logger.info("[{}] resumed at {}", e.workflow_id, e.node);
+      break;
+    case event_kind::workflow_started:
+      logger.debug("[{}] workflow '{}' started at {}", e.workflow_id, e.workflow_name, e.node);
+      break;
+    case event_kind::workflow_completed:
+      logger.info("[{}] workflow '{}' completed after {} steps", e.workflow_id, e.workflow_name, e.step);
+      break;
+    case event_kind::workflow_failed:
+      logger.warn("[{}] workflow '{}' failed ({}): {}", e.workflow_id, e.workflow_name, e.error->type,
+                  e.error->message);
+      break;
+    case event_kind::workflow_cancelled:
+      logger.info("[{}] workflow '{}' cancelled at {}", e.workflow_id, e.workflow_name, e.node);
+      break;
+    case event_kind::step_started:
+      logger.trace("[{}] step {} {} started", e.workflow_id, e.step, e.node);
+      break;
+  }
+}
+
+}  // namespace
+
+asio::awaitable<workflow_state> execute(std::shared_ptr<hub::impl> hub,
+                                        std::shared_ptr<const compiled_workflow> workflow, workflow_state state,
+                                        std::optional<std::string> answer) {
+  workflow_run run(std::move(hub), std::move(workflow), std::move(state));
+  co_return co_await run.go(std::move(answer));
+}
+
+void spawn(std::shared_ptr<hub::impl> hub, std::shared_ptr<run_control> control,
+           std::shared_ptr<const compiled_workflow> workflow, workflow_state state,
+           std::optional<std::string> answer) {
+  auto slot = control->signal.slot();
+  asio::co_spawn(control->strand,
+                 execute(std::move(hub), std::move(workflow), std::move(state), std::move(answer)),
+                 asio::bind_cancellation_slot(slot, [control](std::exception_ptr error, workflow_state result) {
+                   if (error) {
+                     control->finish(error, std::nullopt);
+                   } else {
+                     control->finish(nullptr, std::move(result));
+                   }
+                 }));
+}
+
+}  // namespace switchboard::orchestrator::detail

@@ -1,0 +1,263 @@
+#include <switchboard/orchestrator/workflow_state.hpp>
+
+#include <switchboard/orchestrator/error.hpp>
+
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/value_from.hpp>
+#include <boost/json/value_to.hpp>
+
+namespace switchboard::orchestrator {
+
+namespace json = boost::json;
+
+std::string_view to_string(workflow_status status) noexcept {
+  switch (status) {
+    case workflow_status::running: return "running";
+    case workflow_status::awaiting_clarification: return "awaiting_clarification";
+    case workflow_status::completed: return "completed";
+    case workflow_status::failed: return "failed";
+    case workflow_status::cancelled: return "cancelled";
+  }
+  return "?";
+}
+
+std::optional<workflow_status> parse_workflow_status(std::string_view text) noexcept {
+  for (auto s : {workflow_status::running, workflow_status::awaiting_clarification, workflow_status::completed,
+                 workflow_status::failed, workflow_status::cancelled}) {
+    if (to_string(s) == text) return s;
+  }
+  return std::nullopt;
+}
+
+const protocol::envelope* workflow_state::latest(std::string_view agent) const {
+  for (const auto& h : outputs) {
+    if (h.agent == agent) return h.runs.empty() ? nullptr : &h.runs.back();
+  }
+  return nullptr;
+}
+
+std::vector<std::string> workflow_state::agent_names() const {
+  std::vector<std::string> names;
+  names.reserve(outputs.size());
+  for (const auto& h : outputs) names.push_back(h.agent);
+  return names;
+}
+
+const std::vector<protocol::envelope>& workflow_state::history(std::string_view agent) const {
+  static const std::vector<protocol::envelope> none;
+  for (const auto& h : outputs) {
+    if (h.agent == agent) return h.runs;
+  }
+  return none;
+}
+
+void workflow_state::add_output(std::string_view agent, protocol::envelope value) {
+  for (auto& h : outputs) {
+    if (h.agent == agent) {
+      h.runs.push_back(std::move(value));
+      return;
+    }
+  }
+  outputs.push_back({std::string(agent), {}});
+  outputs.back().runs.push_back(std::move(value));
+}
+
+const protocol::error_record* workflow_state::first_error() const noexcept {
+  return errors.empty() ? nullptr : &errors.front();
+}
+
+// ---------------------------------------------------------------- JSON
+
+namespace {
+
+constexpr std::int64_t state_format_version = 1;
+
+json::object audit_to_json(const audit_entry& a) {
+  return {{"step", a.step},
+          {"node", a.node},
+          {"agent", a.agent},
+          {"prompt_version", a.prompt_version},
+          {"confidence", a.confidence},
+          {"explanation", a.explanation},
+          {"route", a.route},
+          {"condition", a.condition},
+          {"duration_us", a.duration.count()},
+          {"prompt_tokens", a.tokens.prompt_tokens},
+          {"completion_tokens", a.tokens.completion_tokens},
+          {"attempts", a.attempts},
+          {"note", a.note}};
+}
+
+// Reads fields of one object, naming the path of anything missing or wrong.
+class reader {
+ public:
+  reader(const json::value& value, std::string path) : path_(std::move(path)) {
+    if (!value.is_object()) fail("expected an object");
+    object_ = &value.get_object();
+  }
+
+  [[noreturn]] void fail(const std::string& what) const {
+    throw orchestrator_error(orchestrator_errc::corrupt_checkpoint,
+                             "workflow state " + (path_.empty() ? "/" : path_) + ": " + what);
+  }
+
+  const json::value& at(std::string_view key) const {
+    const auto* v = object_->if_contains(key);
+    if (!v) fail("missing field '" + std::string(key) + "'");
+    return *v;
+  }
+  const json::value* optional(std::string_view key) const {
+    const auto* v = object_->if_contains(key);
+    return v && !v->is_null() ? v : nullptr;
+  }
+  std::string string(std::string_view key) const {
+    const auto& v = at(key);
+    if (!v.is_string()) fail("field '" + std::string(key) + "' must be a string");
+    return std::string(v.get_string());
+  }
+  std::int64_t integer(std::string_view key) const {
+    const auto& v = at(key);
+    if (v.is_int64()) return v.get_int64();
+    if (v.is_uint64()) return static_cast<std::int64_t>(v.get_uint64());
+    fail("field '" + std::string(key) + "' must be an integer");
+  }
+  double number(std::string_view key) const {
+    const auto& v = at(key);
+    if (!v.is_number()) fail("field '" + std::string(key) + "' must be a number");
+    return v.to_number<double>();
+  }
+  const json::array& array(std::string_view key) const {
+    const auto& v = at(key);
+    if (!v.is_array()) fail("field '" + std::string(key) + "' must be an array");
+    return v.get_array();
+  }
+  std::string child(std::string_view key) const { return path_ + "/" + std::string(key); }
+
+ private:
+  std::string path_;
+  const json::object* object_ = nullptr;
+};
+
+protocol::envelope read_envelope(const json::value& v, const std::string& path) {
+  auto result = json::try_value_to<protocol::envelope>(v);
+  if (!result) {
+    throw orchestrator_error(orchestrator_errc::corrupt_checkpoint,
+                             "workflow state " + path + ": not an envelope (" + result.error().message() + ")");
+  }
+  return std::move(*result);
+}
+
+audit_entry read_audit(const json::value& v, const std::string& path) {
+  reader r(v, path);
+  audit_entry a;
+  a.step = r.integer("step");
+  a.node = r.string("node");
+  a.agent = r.string("agent");
+  a.prompt_version = r.string("prompt_version");
+  a.confidence = r.number("confidence");
+  a.explanation = r.string("explanation");
+  a.route = r.string("route");
+  a.condition = r.string("condition");
+  a.duration = std::chrono::microseconds(r.integer("duration_us"));
+  a.tokens.prompt_tokens = r.integer("prompt_tokens");
+  a.tokens.completion_tokens = r.integer("completion_tokens");
+  a.attempts = static_cast<int>(r.integer("attempts"));
+  a.note = r.string("note");
+  return a;
+}
+
+std::vector<std::string> read_strings(const reader& r, std::string_view key) {
+  std::vector<std::string> out;
+  for (const auto& item : r.array(key)) {
+    if (!item.is_string()) r.fail("field '" + std::string(key) + "' must hold strings");
+    out.emplace_back(item.get_string());
+  }
+  return out;
+}
+
+}  // namespace
+
+json::value workflow_state::to_json() const {
+  json::object out;
+  out["format"] = state_format_version;
+  out["id"] = id;
+  out["workflow"] = workflow_name;
+  out["status"] = to_string(status);
+  out["step"] = step;
+  out["next_node"] = next_node;
+  out["input"] = input;
+  json::array outs;
+  for (const auto& h : outputs) {
+    json::array runs;
+    for (const auto& e : h.runs) runs.push_back(json::value_from(e));
+    outs.push_back(json::object{{"agent", h.agent}, {"runs", std::move(runs)}});
+  }
+  out["outputs"] = std::move(outs);
+  json::array audit_json;
+  for (const auto& a : audit) audit_json.push_back(audit_to_json(a));
+  out["audit"] = std::move(audit_json);
+  json::array errors_json;
+  for (const auto& e : errors) errors_json.push_back(json::value_from(e));
+  out["errors"] = std::move(errors_json);
+  if (clarification) {
+    out["clarification"] = json::object{{"question", clarification->question},
+                                        {"node", clarification->node},
+                                        {"agent", clarification->agent},
+                                        {"round", clarification->round}};
+  } else {
+    out["clarification"] = nullptr;
+  }
+  json::array answers;
+  for (const auto& a : clarification_answers) answers.push_back(json::string(a));
+  out["clarification_answers"] = std::move(answers);
+  out["result"] = result ? json::value_from(*result) : json::value(nullptr);
+  return out;
+}
+
+workflow_state workflow_state::from_json(const json::value& value) {
+  reader r(value, "");
+  if (r.integer("format") != state_format_version) {
+    r.fail("unsupported format " + std::to_string(r.integer("format")) + " (expected " +
+           std::to_string(state_format_version) + ")");
+  }
+  workflow_state s;
+  s.id = r.string("id");
+  s.workflow_name = r.string("workflow");
+  auto status = parse_workflow_status(r.string("status"));
+  if (!status) r.fail("unknown status '" + r.string("status") + "'");
+  s.status = *status;
+  s.step = r.integer("step");
+  s.next_node = r.string("next_node");
+  s.input = r.at("input");
+  const auto& outs = r.array("outputs");
+  for (std::size_t i = 0; i < outs.size(); ++i) {
+    reader o(outs[i], "/outputs/" + std::to_string(i));
+    agent_history h{o.string("agent"), {}};
+    const auto& runs = o.array("runs");
+    for (std::size_t k = 0; k < runs.size(); ++k) {
+      h.runs.push_back(read_envelope(runs[k], o.child("runs") + "/" + std::to_string(k)));
+    }
+    s.outputs.push_back(std::move(h));
+  }
+  const auto& audit_json = r.array("audit");
+  for (std::size_t i = 0; i < audit_json.size(); ++i) {
+    s.audit.push_back(read_audit(audit_json[i], "/audit/" + std::to_string(i)));
+  }
+  const auto& errors_json = r.array("errors");
+  for (std::size_t i = 0; i < errors_json.size(); ++i) {
+    auto e = json::try_value_to<protocol::error_record>(errors_json[i]);
+    if (!e) r.fail("/errors/" + std::to_string(i) + " is not an error record");
+    s.errors.push_back(std::move(*e));
+  }
+  if (const auto* c = r.optional("clarification")) {
+    reader cr(*c, "/clarification");
+    s.clarification = clarification_request{cr.string("question"), cr.string("node"), cr.string("agent"),
+                                            static_cast<int>(cr.integer("round"))};
+  }
+  s.clarification_answers = read_strings(r, "clarification_answers");
+  if (const auto* res = r.optional("result")) s.result = read_envelope(*res, "/result");
+  return s;
+}
+
+}  // namespace switchboard::orchestrator

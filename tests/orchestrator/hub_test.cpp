@@ -1,0 +1,768 @@
+#include <switchboard/orchestrator/hub.hpp>
+
+#include <switchboard/agents/model/model_error.hpp>
+#include <switchboard/agents/model/scripted_model.hpp>
+#include <switchboard/orchestrator/error.hpp>
+
+#include "orchestrator_test_support.hpp"
+
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <spdlog/logger.h>
+
+#include <mutex>
+
+namespace switchboard::orchestrator {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::constant_agent;
+using testing::fn_agent;
+using testing::make_envelope;
+namespace asio = boost::asio;
+namespace json = boost::json;
+using namespace std::chrono_literals;
+
+std::shared_ptr<spdlog::logger> silent_logger() { return std::make_shared<spdlog::logger>("hub-test"); }
+
+// Records every event kind (thread-safe).
+class recording_observer final : public observer {
+ public:
+  void on_event(const event& e) noexcept override {
+    std::lock_guard lock(mutex_);
+    kinds_.push_back(e.kind);
+    if (e.kind == event_kind::routed) routes_.push_back(std::string(e.node) + "->" + std::string(e.target));
+  }
+  std::vector<event_kind> kinds() const {
+    std::lock_guard lock(mutex_);
+    return kinds_;
+  }
+  std::vector<std::string> routes() const {
+    std::lock_guard lock(mutex_);
+    return routes_;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<event_kind> kinds_;
+  std::vector<std::string> routes_;
+};
+
+class hub_test : public ::testing::Test {
+ protected:
+  hub_test() : registry_(testing::test_schemas()) {}
+
+  std::shared_ptr<fn_agent> add(std::shared_ptr<fn_agent> a) {
+    registry_.add(a);
+    return a;
+  }
+
+  hub& make_hub(hub_options options = {}) {
+    if (!options.logger) options.logger = silent_logger();
+    hub_ = std::make_unique<hub>(io_.get_executor(), registry_, std::move(options));
+    hub_->add_observer(observer_);
+    return *hub_;
+  }
+
+  template <class T>
+  T sync(asio::awaitable<T> operation) {
+    auto result = asio::co_spawn(io_, std::move(operation), asio::use_future);
+    io_.restart();
+    io_.run();
+    return result.get();
+  }
+
+  workflow_state run(const workflow_builder& b, json::value input = json::object{}) {
+    if (!hub_) make_hub();
+    return sync(hub_->run(b.compile(registry_), std::move(input)));
+  }
+
+  workflow_state resume(const workflow_builder& b, const std::string& id, std::string answer) {
+    return sync(hub_->resume(b.compile(registry_), id, std::move(answer)));
+  }
+
+  asio::io_context io_;
+  agents::agent_registry registry_;
+  std::unique_ptr<hub> hub_;
+  std::shared_ptr<recording_observer> observer_ = std::make_shared<recording_observer>();
+};
+
+// Confidence 0.3 until the user answered; then 0.95, echoing the answers.
+std::shared_ptr<fn_agent> unsure_until_answered(std::string name, json::object data = {}) {
+  return std::make_shared<fn_agent>(std::move(name), [data](agents::agent_context& c, int) {
+    auto d = data;
+    if (c.clarification_answers.empty()) return make_envelope(d, 0.3, "I cannot tell which day you mean.");
+    d["status"] = c.clarification_answers.back();
+    return make_envelope(d, 0.95, "Got it.");
+  });
+}
+
+// ---------------------------------------------------------------- routing
+
+TEST_F(hub_test, routes_are_tried_in_order_and_the_first_match_wins) {
+  add(constant_agent("a", {{"status", "b"}, {"score", 5}}));
+  auto b_agent = add(constant_agent("b"));
+  auto x_agent = add(constant_agent("x"));
+  workflow_builder wf{"flow"};
+  wf.agent("a")
+      .route(condition::equals("/status", "x"), "x")
+      .route(condition::compare("/score", comparison::gt, 1), "b")
+      .route(condition::equals("/status", "b"), "x")
+      .otherwise("x");
+  wf.agent("b").otherwise("done");
+  wf.agent("x").otherwise("done");
+  wf.end("done");
+  auto s = run(wf);
+  EXPECT_EQ(s.status, workflow_status::completed);
+  EXPECT_EQ(b_agent->calls(), 1);
+  EXPECT_EQ(x_agent->calls(), 0);
+  ASSERT_EQ(s.audit.size(), 2u);
+  EXPECT_EQ(s.audit[0].agent, "a");
+  EXPECT_EQ(s.audit[0].route, "b");
+  EXPECT_EQ(s.audit[0].condition, "/score > 1");
+  EXPECT_EQ(s.audit[1].route, "done");
+  EXPECT_EQ(s.audit[1].condition, "otherwise");
+  EXPECT_EQ(observer_->routes(), (std::vector<std::string>{"a->b", "b->done"}));
+  ASSERT_TRUE(s.result);
+  EXPECT_EQ(s.result->explanation, "done");
+}
+
+TEST_F(hub_test, otherwise_catches_what_no_condition_matched) {
+  add(constant_agent("a", {{"status", "unknown"}}));
+  add(constant_agent("b"));
+  workflow_builder wf{"flow"};
+  wf.agent("a").route(condition::in("/status", {"x", "y"}), "done").otherwise("b");
+  wf.agent("b").otherwise("done");
+  wf.end("done");
+  auto s = run(wf);
+  EXPECT_EQ(s.status, workflow_status::completed);
+  EXPECT_EQ(s.audit[0].route, "b");
+}
+
+TEST_F(hub_test, no_matching_route_fails_with_a_record_listing_the_routes) {
+  add(constant_agent("a", {{"status", "z"}}));
+  workflow_builder wf{"flow"};
+  wf.agent("a").route(condition::equals("/status", "x"), "done");
+  wf.end("done");
+  auto s = run(wf);
+  EXPECT_EQ(s.status, workflow_status::failed);
+  ASSERT_NE(s.first_error(), nullptr);
+  EXPECT_EQ(s.first_error()->type, "no_route");
+  EXPECT_THAT(s.first_error()->message, HasSubstr("node 'a': no route matched"));
+  EXPECT_THAT(s.first_error()->message, HasSubstr(R"(/status == "x")"));
+}
+
+TEST_F(hub_test, cycles_are_stopped_by_the_step_bound) {
+  auto a = add(constant_agent("a", {{"status", "again"}}));
+  add(constant_agent("b"));
+  workflow_builder wf{"flow"};
+  wf.max_steps(5);
+  wf.agent("a").route(condition::equals("/status", "again"), "b").otherwise("done");
+  wf.agent("b").otherwise("a");
+  wf.end("done");
+  auto s = run(wf);
+  EXPECT_EQ(s.status, workflow_status::failed);
+  EXPECT_EQ(s.step, 5);
+  EXPECT_EQ(a->calls(), 3);
+  EXPECT_EQ(s.history("a").size(), 3u);
+  EXPECT_EQ(s.first_error()->type, "step_limit");
+  EXPECT_THAT(s.first_error()->message, HasSubstr("after 5 steps (max_steps 5)"));
+}
+
+TEST_F(hub_test, a_fail_node_fails_the_workflow_with_its_message) {
+  add(constant_agent("a", {{"status", "bad"}}));
+  workflow_builder wf{"flow"};
+  wf.agent("a").route(condition::equals("/status", "bad"), "oops").otherwise("done");
+  wf.fail("oops", "the request cannot be scheduled");
+  wf.end("done");
+  auto s = run(wf);
+  EXPECT_EQ(s.status, workflow_status::failed);
+  EXPECT_EQ(s.first_error()->type, "failed_by_definition");
+  EXPECT_THAT(s.first_error()->message, HasSubstr("the request cannot be scheduled"));
+}
+
+// ---------------------------------------------------------------- clarification
+
+TEST_F(hub_test, low_confidence_pauses_before_any_route) {
+  add(constant_agent("a", {{"status", "ok"}}, 0.5));
+  auto b = add(constant_agent("b"));
+  workflow_builder wf{"flow"};
+  wf.agent("a").route(condition::equals("/status", "ok"), "b").otherwise("done");
+  wf.agent("b").otherwise("done");
+  wf.end("done");
+  auto s = run(wf);
+  EXPECT_EQ(s.status, workflow_status::awaiting_clarification);
+  EXPECT_EQ(b->calls(), 0);
+  ASSERT_TRUE(s.clarification);
+  EXPECT_EQ(s.clarification->node, "a");
+  EXPECT_EQ(s.clarification->agent, "a");
+  EXPECT_EQ(s.clarification->round, 1);
+  EXPECT_THAT(s.clarification->question, HasSubstr("done"));  // built from the explanation
+  EXPECT_THAT(s.clarification->question, HasSubstr("because the test says so"));  // and the reasoning
+  EXPECT_FALSE(s.id.empty());
+  EXPECT_EQ(s.audit.back().condition, "clarification: confidence 0.50 < 0.70");
+}
+
+TEST_F(hub_test, the_agents_own_question_is_preferred) {
+  add(constant_agent("a", {{"clarification_question", "Which Tuesday?"}}, 0.2));
+  workflow_builder wf{"flow"};
+  wf.agent("a").otherwise("done");
+  wf.end("done");
+  EXPECT_EQ(run(wf).clarification->question, "Which Tuesday?");
+}
+
+TEST_F(hub_test, thresholds_can_be_overridden_per_workflow_and_node_or_switched_off) {
+  add(constant_agent("a", {}, 0.5));
+  add(constant_agent("b", {}, 0.1));
+  workflow_builder node_level{"flow"};
+  node_level.agent("a").clarification_threshold(0.4).otherwise("done");
+  node_level.end("done");
+  EXPECT_EQ(run(node_level).status, workflow_status::completed);
+
+  workflow_builder stricter{"flow"};
+  stricter.clarification_threshold(0.3).agent("a").clarification_threshold(0.6).otherwise("done");
+  stricter.end("done");
+  EXPECT_EQ(run(stricter).status, workflow_status::awaiting_clarification);
+
+  workflow_builder workflow_level{"flow"};
+  workflow_level.clarification_threshold(0.45).agent("a").otherwise("done");
+  workflow_level.end("done");
+  EXPECT_EQ(run(workflow_level).status, workflow_status::completed);
+
+  workflow_builder opted_out{"flow"};
+  opted_out.agent("b").no_clarification().otherwise("done");
+  opted_out.end("done");
+  EXPECT_EQ(run(opted_out).status, workflow_status::completed);
+}
+
+TEST_F(hub_test, resume_reruns_the_unsure_agent_with_the_answer) {
+  auto a = add(unsure_until_answered("a"));
+  add(constant_agent("b"));
+  workflow_builder wf{"flow"};
+  wf.agent("a").route(condition::equals("/status", "Tuesday 3pm"), "b").otherwise("done");
+  wf.agent("b").otherwise("done");
+  wf.end("done");
+  auto paused = run(wf);
+  ASSERT_EQ(paused.status, workflow_status::awaiting_clarification);
+  EXPECT_THAT(paused.clarification->question, HasSubstr("I cannot tell which day you mean."));
+
+  auto s = resume(wf, paused.id, "Tuesday 3pm");
+  EXPECT_EQ(s.status, workflow_status::completed);
+  EXPECT_EQ(s.id, paused.id);
+  EXPECT_EQ(a->calls(), 2);
+  EXPECT_EQ(s.history("a").size(), 2u);
+  EXPECT_EQ(s.clarification_answers, std::vector<std::string>{"Tuesday 3pm"});
+  EXPECT_FALSE(s.clarification);
+  EXPECT_EQ(s.audit.size(), 3u);  // a (unsure), a (answered), b
+  EXPECT_EQ(s.audit[1].route, "b");
+  auto kinds = observer_->kinds();
+  EXPECT_NE(std::find(kinds.begin(), kinds.end(), event_kind::paused), kinds.end());
+  EXPECT_NE(std::find(kinds.begin(), kinds.end(), event_kind::resumed), kinds.end());
+  EXPECT_DOUBLE_EQ(hub_->metrics().clarification_rate(), 1.0);
+}
+
+TEST_F(hub_test, an_explicit_clarify_node_pauses_and_resume_reruns_the_previous_node) {
+  auto a = add(std::make_shared<fn_agent>("a", [](agents::agent_context& c, int) {
+    if (c.clarification_answers.empty()) return make_envelope({{"status", "need_more"}}, 0.95);
+    return make_envelope({{"status", "ok"}}, 0.95);
+  }));
+  workflow_builder wf{"flow"};
+  wf.agent("a").route(condition::equals("/status", "need_more"), "ask").otherwise("done");
+  wf.clarify("ask");
+  wf.end("done");
+  auto paused = run(wf);
+  ASSERT_EQ(paused.status, workflow_status::awaiting_clarification);
+  EXPECT_EQ(paused.clarification->node, "a");
+  auto s = resume(wf, paused.id, "more details");
+  EXPECT_EQ(s.status, workflow_status::completed);
+  EXPECT_EQ(a->calls(), 2);
+}
+
+TEST_F(hub_test, clarification_rounds_are_bounded) {
+  add(constant_agent("a", {}, 0.2));
+  workflow_builder wf{"flow"};
+  wf.max_clarification_rounds(2).agent("a").otherwise("done");
+  wf.end("done");
+  auto s = run(wf);
+  ASSERT_EQ(s.status, workflow_status::awaiting_clarification);
+  s = resume(wf, s.id, "first");
+  ASSERT_EQ(s.status, workflow_status::awaiting_clarification);
+  EXPECT_EQ(s.clarification->round, 2);
+  s = resume(wf, s.id, "second");
+  EXPECT_EQ(s.status, workflow_status::failed);
+  EXPECT_EQ(s.first_error()->type, "clarification_limit");
+  EXPECT_THAT(s.first_error()->message, HasSubstr("after 2 round(s)"));
+}
+
+TEST_F(hub_test, resume_of_an_unknown_id_is_a_clear_error) {
+  add(constant_agent("a"));
+  workflow_builder wf{"flow"};
+  wf.agent("a").otherwise("done");
+  wf.end("done");
+  make_hub();
+  try {
+    resume(wf, "wf-nope", "answer");
+    FAIL() << "resumed an unknown workflow";
+  } catch (const orchestrator_error& e) {
+    EXPECT_EQ(e.errc(), orchestrator_errc::unknown_workflow);
+    EXPECT_THAT(e.what(), HasSubstr("no workflow with id 'wf-nope'"));
+  }
+}
+
+TEST_F(hub_test, resume_of_a_completed_workflow_is_a_clear_error) {
+  add(constant_agent("a"));
+  workflow_builder wf{"flow"};
+  wf.agent("a").otherwise("done");
+  wf.end("done");
+  make_hub({.store = make_in_memory_checkpoint_store()});
+  auto s = run(wf);
+  ASSERT_EQ(s.status, workflow_status::completed);
+  try {
+    resume(wf, s.id, "answer");
+    FAIL() << "resumed a completed workflow";
+  } catch (const orchestrator_error& e) {
+    EXPECT_EQ(e.errc(), orchestrator_errc::not_awaiting_clarification);
+    EXPECT_THAT(e.what(), HasSubstr("is completed; only a workflow awaiting clarification can be resumed"));
+  }
+  EXPECT_THROW(hub_->start_resume(wf.compile(registry_), s.id, "x"), orchestrator_error);
+}
+
+TEST_F(hub_test, resume_with_another_definition_is_refused) {
+  add(constant_agent("a", {}, 0.1));
+  workflow_builder wf{"flow"};
+  wf.agent("a").otherwise("done");
+  wf.end("done");
+  workflow_builder other{"other"};
+  other.agent("a").otherwise("done");
+  other.end("done");
+  make_hub({.store = make_in_memory_checkpoint_store()});
+  auto s = run(wf);
+  try {
+    resume(other, s.id, "x");
+    FAIL() << "resumed with another definition";
+  } catch (const orchestrator_error& e) {
+    EXPECT_EQ(e.errc(), orchestrator_errc::workflow_mismatch);
+  }
+}
+
+TEST_F(hub_test, checkpoints_after_every_step_and_resumes_from_the_store) {
+  auto store = make_in_memory_checkpoint_store();
+  add(unsure_until_answered("a"));
+  add(constant_agent("b"));
+  workflow_builder wf{"flow"};
+  wf.agent("a").otherwise("b");
+  wf.agent("b").otherwise("done");
+  wf.end("done");
+  make_hub({.store = store});
+  auto paused = run(wf);
+  auto cp = store->load(paused.id);
+  ASSERT_TRUE(cp);
+  EXPECT_EQ(cp->status, "awaiting_clarification");
+  EXPECT_EQ(cp->step, 1);
+  EXPECT_EQ(hub_->find(paused.id)->clarification->question, paused.clarification->question);
+
+  // A second hub (same store) resumes it.
+  hub second{io_.get_executor(), registry_, {.store = store, .logger = silent_logger()}};
+  auto s = sync(second.resume(wf.compile(registry_), paused.id, "Tuesday"));
+  EXPECT_EQ(s.status, workflow_status::completed);
+  EXPECT_EQ(store->load(paused.id)->status, "completed");
+  EXPECT_EQ(store->load(paused.id)->step, 3);
+}
+
+// ---------------------------------------------------------------- failures, retries, timeouts
+
+TEST_F(hub_test, retryable_errors_are_retried_until_success) {
+  auto flaky = add(std::make_shared<fn_agent>("a", [](agents::agent_context&, int call) {
+    if (call < 3) throw agents::model_error(agents::model_errc::http_status, "HTTP 503", 503, "busy", true);
+    return make_envelope({{"status", "ok"}});
+  }));
+  workflow_builder wf{"flow"};
+  wf.agent("a").retry({.max_attempts = 3, .backoff = 1ms}).otherwise("done");
+  wf.end("done");
+  auto s = run(wf);
+  EXPECT_EQ(s.status, workflow_status::completed);
+  EXPECT_EQ(flaky->calls(), 3);
+  EXPECT_EQ(s.audit[0].attempts, 3);
+}
+
+TEST_F(hub_test, retries_stop_at_max_attempts_and_non_retryable_errors_are_not_retried) {
+  auto always = add(std::make_shared<fn_agent>("a", [](agents::agent_context&, int) -> protocol::envelope {
+    throw agents::model_error(agents::model_errc::http_status, "HTTP 503", 503, "busy", true);
+  }));
+  auto fatal = add(std::make_shared<fn_agent>("b", [](agents::agent_context&, int) -> protocol::envelope {
+    throw agents::model_error(agents::model_errc::http_status, "HTTP 401", 401, "bad key", false);
+  }));
+  workflow_builder wf{"flow"};
+  wf.agent("a").retry({.max_attempts = 2}).otherwise("done");
+  wf.end("done");
+  auto s = run(wf);
+  EXPECT_EQ(s.status, workflow_status::failed);
+  EXPECT_EQ(always->calls(), 2);
+  EXPECT_EQ(s.first_error()->type, "http_status");
+  EXPECT_EQ(s.first_error()->agent, "a");
+  EXPECT_TRUE(s.first_error()->retryable);
+
+  workflow_builder wf2{"flow2"};
+  wf2.agent("b").retry({.max_attempts = 5}).otherwise("done");
+  wf2.end("done");
+  auto s2 = run(wf2);
+  EXPECT_EQ(s2.status, workflow_status::failed);
+  EXPECT_EQ(fatal->calls(), 1);
+  EXPECT_THAT(s2.first_error()->message, HasSubstr("agent 'b'"));
+  EXPECT_EQ(hub_->metrics().failures("http_status"), 2u);
+}
+
+TEST_F(hub_test, a_node_timeout_cancels_the_agent_and_can_be_retried) {
+  auto slow = add(constant_agent("a", {}, 0.9, 10s));
+  workflow_builder wf{"flow"};
+  wf.agent("a").timeout(20ms).retry({.max_attempts = 2}).otherwise("done");
+  wf.end("done");
+  auto s = run(wf);
+  EXPECT_EQ(s.status, workflow_status::failed);
+  EXPECT_EQ(slow->calls(), 2);
+  EXPECT_EQ(s.first_error()->type, "timeout");
+  EXPECT_THAT(s.first_error()->message, HasSubstr("did not answer within 20 ms at node 'a'"));
+}
+
+TEST_F(hub_test, on_error_routes_a_failed_step) {
+  add(std::make_shared<fn_agent>("a", [](agents::agent_context&, int) -> protocol::envelope {
+    throw std::runtime_error("database down");
+  }));
+  auto fallback = add(constant_agent("b"));
+  workflow_builder wf{"flow"};
+  wf.agent("a").on_error("b").otherwise("done");
+  wf.agent("b").otherwise("done");
+  wf.end("done");
+  auto s = run(wf);
+  EXPECT_EQ(s.status, workflow_status::completed);
+  EXPECT_EQ(fallback->calls(), 1);
+  ASSERT_EQ(s.errors.size(), 1u);
+  EXPECT_EQ(s.errors[0].type, "agent_exception");
+  EXPECT_THAT(s.errors[0].message, HasSubstr("agent 'a' threw: database down"));
+  EXPECT_EQ(s.audit[0].route, "b");
+  EXPECT_EQ(s.audit[0].condition, "on_error");
+}
+
+TEST_F(hub_test, error_envelopes_and_invalid_envelopes_fail_the_step) {
+  add(std::make_shared<fn_agent>("a", [](agents::agent_context&, int) {
+    return protocol::make_error_envelope({"upstream_unavailable", "calendar API down", false, ""},
+                                         "The calendar could not be read.");
+  }));
+  add(constant_agent("b", {{"status", 5}}));  // the schema says string
+  workflow_builder wf{"flow"};
+  wf.agent("a").otherwise("done");
+  wf.end("done");
+  auto s = run(wf);
+  EXPECT_EQ(s.status, workflow_status::failed);
+  EXPECT_EQ(s.first_error()->type, "upstream_unavailable");
+  EXPECT_EQ(s.first_error()->agent, "a");
+
+  workflow_builder wf2{"flow2"};
+  wf2.agent("b").otherwise("done");
+  wf2.end("done");
+  auto s2 = run(wf2);
+  EXPECT_EQ(s2.status, workflow_status::failed);
+  EXPECT_EQ(s2.first_error()->type, "invalid_envelope");
+  EXPECT_THAT(s2.first_error()->message, HasSubstr("/data/status"));
+}
+
+// ---------------------------------------------------------------- parallel groups
+
+TEST_F(hub_test, a_parallel_group_runs_concurrently_and_stores_each_output) {
+  add(constant_agent("a", {{"status", "from a"}}, 0.9, 30ms));
+  add(constant_agent("b", {{"status", "from b"}}, 0.8, 30ms));
+  workflow_builder wf{"flow"};
+  wf.parallel("both", {"a", "b"}).route(condition::equals("/b/status", "from b"), "done").otherwise("oops");
+  wf.end("done");
+  wf.fail("oops", "wrong route");
+  auto started = std::chrono::steady_clock::now();
+  auto s = run(wf);
+  (void)started;
+  EXPECT_EQ(s.status, workflow_status::completed);
+  EXPECT_EQ(s.latest("a")->data.at("status"), "from a");
+  EXPECT_EQ(s.latest("b")->data.at("status"), "from b");
+  EXPECT_EQ(s.step, 1);
+  ASSERT_TRUE(s.result);
+  EXPECT_DOUBLE_EQ(s.result->confidence, 0.8);  // the group's lowest
+  EXPECT_EQ(s.result->data.at("a").at("status"), "from a");
+  EXPECT_EQ(s.audit.back().node, "both");
+  EXPECT_EQ(s.audit.back().route, "done");
+}
+
+TEST_F(hub_test, a_failing_member_cancels_the_rest_when_configured) {
+  add(std::make_shared<fn_agent>("a", [](agents::agent_context&, int) -> protocol::envelope {
+    throw std::runtime_error("boom");
+  }, 5ms));
+  auto slow = add(constant_agent("b", {}, 0.9, 30s));
+  workflow_builder wf{"flow"};
+  wf.parallel("both", {"a", "b"}).cancel_rest_on_failure().otherwise("done");
+  wf.end("done");
+  auto s = run(wf);  // would take 30 s if b were not cancelled
+  EXPECT_EQ(s.status, workflow_status::failed);
+  EXPECT_EQ(s.first_error()->type, "cancelled");
+  EXPECT_EQ(s.first_error()->agent, "b");
+  EXPECT_THAT(s.first_error()->message, HasSubstr("because agent 'a' failed"));
+  EXPECT_EQ(s.errors.back().type, "agent_exception");
+  EXPECT_THAT(s.errors.back().message, HasSubstr("parallel group 'both'"));
+  EXPECT_EQ(s.latest("b"), nullptr);
+}
+
+TEST_F(hub_test, without_cancel_rest_the_group_finishes_and_keeps_successes) {
+  add(std::make_shared<fn_agent>("a", [](agents::agent_context&, int) -> protocol::envelope {
+    throw std::runtime_error("boom");
+  }));
+  add(constant_agent("b", {{"status", "fine"}}, 0.9, 10ms));
+  workflow_builder wf{"flow"};
+  wf.parallel("both", {"a", "b"}).otherwise("done");
+  wf.end("done");
+  auto s = run(wf);
+  EXPECT_EQ(s.status, workflow_status::failed);
+  ASSERT_NE(s.latest("b"), nullptr);
+  EXPECT_EQ(s.latest("b")->data.at("status"), "fine");
+}
+
+// ---------------------------------------------------------------- coordinator and synthesis
+
+TEST_F(hub_test, the_coordinator_model_chooses_the_agent_and_passes_instructions) {
+  auto model = std::make_shared<agents::scripted_model>();
+  model->push_text(R"({"agent_name": "b", "additional_instructions": "focus on mornings"})", {12, 8});
+  agents::model_set models;
+  models.add("coordinator", model);
+  std::string seen_instructions;
+  add(constant_agent("a"));
+  add(std::make_shared<fn_agent>("b", [&](agents::agent_context& c, int) {
+    seen_instructions = c.additional_instructions;
+    return make_envelope({{"status", "b ran"}});
+  }));
+  workflow_builder wf{"flow"};
+  wf.coordinator("pick", {.candidates = {"a", "b"}, .default_agent = "a"}).otherwise("sum");
+  wf.synthesis("sum").otherwise("done");
+  wf.end("done");
+  make_hub({.models = models});
+  auto s = run(wf, json::object{{"request", "book a room"}});
+  EXPECT_EQ(s.status, workflow_status::completed);
+  EXPECT_EQ(seen_instructions, "focus on mornings");
+  EXPECT_EQ(s.audit[0].agent, "b");
+  EXPECT_EQ(s.audit[0].note, "coordinator chose 'b'");
+  EXPECT_EQ(s.audit[0].tokens.total(), 20);
+  EXPECT_TRUE(s.errors.empty());
+  ASSERT_EQ(model->calls(), 1u);
+  auto request = model->request(0);
+  EXPECT_THAT(request.messages.back().content, HasSubstr("book a room"));
+  // Deterministic synthesis: every latest output under outputs, explanations joined.
+  ASSERT_TRUE(s.result);
+  EXPECT_EQ(s.result->data.at("outputs").at("b").at("status"), "b ran");
+  EXPECT_EQ(s.latest("sum")->data.at("answer"), "done");
+}
+
+TEST_F(hub_test, a_failing_coordinator_falls_back_to_the_default_agent_and_says_why) {
+  auto model = std::make_shared<agents::scripted_model>();
+  for (int i = 0; i < 3; ++i) model->push_text(R"({"agent_name": "nobody"})");
+  agents::model_set models;
+  models.add("default", model);
+  auto a = add(constant_agent("a"));
+  add(constant_agent("b"));
+  workflow_builder wf{"flow"};
+  wf.coordinator("pick", {.candidates = {"a", "b"}, .default_agent = "a"}).otherwise("done");
+  wf.end("done");
+  make_hub({.models = models});
+  auto s = run(wf);
+  EXPECT_EQ(s.status, workflow_status::completed);
+  EXPECT_EQ(a->calls(), 1);
+  ASSERT_EQ(s.errors.size(), 1u);
+  EXPECT_EQ(s.errors[0].type, "coordinator_failed");
+  EXPECT_THAT(s.errors[0].message, HasSubstr("coordinator node 'pick'"));
+  EXPECT_THAT(s.errors[0].message, HasSubstr("using default agent 'a'"));
+  EXPECT_THAT(s.audit[0].note, HasSubstr("default agent 'a' used"));
+}
+
+TEST_F(hub_test, a_coordinator_without_a_model_uses_the_default_agent) {
+  auto a = add(constant_agent("a"));
+  workflow_builder wf{"flow"};
+  wf.coordinator("pick", {.default_agent = "a"}).otherwise("done");
+  wf.end("done");
+  auto s = run(wf);
+  EXPECT_EQ(s.status, workflow_status::completed);
+  EXPECT_EQ(a->calls(), 1);
+  EXPECT_THAT(s.errors.at(0).message, HasSubstr("no model for role 'coordinator'"));
+}
+
+TEST_F(hub_test, a_deterministic_router_works_without_a_model) {
+  add(constant_agent("a"));
+  auto b = add(constant_agent("b"));
+  workflow_builder wf{"flow"};
+  wf.coordinator("pick", {.default_agent = "a",
+                          .router = [](const json::value& input, const agents::agent_outputs&) {
+                            return protocol::coordination_request{
+                                std::string(input.at("want").as_string()), "be brief"};
+                          }})
+      .otherwise("done");
+  wf.end("done");
+  auto s = run(wf, json::object{{"want", "b"}});
+  EXPECT_EQ(s.status, workflow_status::completed);
+  EXPECT_EQ(b->calls(), 1);
+  EXPECT_TRUE(s.errors.empty());
+  EXPECT_EQ(s.audit[0].note, "router chose 'b'");
+
+  auto s2 = run(wf, json::object{{"want", "zzz"}});
+  EXPECT_EQ(s2.status, workflow_status::completed);
+  EXPECT_THAT(s2.errors.at(0).message, HasSubstr("router chose 'zzz', which is not a candidate"));
+}
+
+TEST_F(hub_test, synthesis_by_model_writes_the_final_answer) {
+  auto model = std::make_shared<agents::scripted_model>();
+  model->push_text(R"({"answer": "Tuesday 10:00 works", "explanation": "Both agreed.", "confidence": 0.85})");
+  agents::model_set models;
+  models.add("synthesis", model);
+  add(constant_agent("a", {{"status", "free at 10"}}));
+  workflow_builder wf{"flow"};
+  wf.agent("a").otherwise("sum");
+  wf.synthesis("sum", {.model_role = "synthesis"}).otherwise("done");
+  wf.end("done");
+  make_hub({.models = models});
+  auto s = run(wf);
+  ASSERT_EQ(s.status, workflow_status::completed) << (s.first_error() ? s.first_error()->message : "");
+  EXPECT_EQ(s.result->data.at("answer"), "Tuesday 10:00 works");
+  EXPECT_DOUBLE_EQ(s.result->confidence, 0.85);
+  EXPECT_THAT(model->request(0).messages.back().content, HasSubstr("free at 10"));
+}
+
+// ---------------------------------------------------------------- handles, cancellation, concurrency
+
+TEST_F(hub_test, start_returns_a_handle_that_can_be_awaited_or_cancelled) {
+  add(constant_agent("fast"));
+  add(constant_agent("slow", {}, 0.9, 30s));
+  workflow_builder quick{"quick"};
+  quick.agent("fast").otherwise("done");
+  quick.end("done");
+  workflow_builder stuck{"stuck"};
+  stuck.agent("slow").otherwise("done");
+  stuck.end("done");
+  auto& h = make_hub();
+  auto done = h.start(quick.compile(registry_), json::object{});
+  auto cancelled = h.start(stuck.compile(registry_), json::object{}, {.workflow_id = "my-id"});
+  EXPECT_EQ(cancelled.id(), "my-id");
+  auto waited = sync([&]() -> asio::awaitable<workflow_state> {
+    auto first = co_await done.async_wait();
+    EXPECT_EQ(first.status, workflow_status::completed);
+    cancelled.cancel();
+    co_return co_await cancelled.async_wait();
+  }());
+  EXPECT_TRUE(done.done());
+  EXPECT_EQ(waited.status, workflow_status::cancelled);
+  EXPECT_EQ(waited.first_error()->type, "cancelled");
+  cancelled.cancel();  // no-op once done
+}
+
+TEST_F(hub_test, cancelling_the_awaiting_coroutine_cancels_the_workflow) {
+  add(constant_agent("slow", {}, 0.9, 30s));
+  workflow_builder wf{"flow"};
+  wf.agent("slow").otherwise("done");
+  wf.end("done");
+  auto& h = make_hub();
+  auto compiled = wf.compile(registry_);
+  auto result = sync([&]() -> asio::awaitable<std::variant<workflow_state, std::monostate>> {
+    using namespace asio::experimental::awaitable_operators;
+    asio::steady_timer timer(co_await asio::this_coro::executor, 20ms);
+    co_return co_await (h.run(compiled, json::object{}) || timer.async_wait(asio::use_awaitable));
+  }());
+  EXPECT_EQ(result.index(), 1u);  // the timer won; the run was cancelled and awaited
+  EXPECT_EQ(hub_->metrics().collect().empty(), false);
+}
+
+TEST(hub_concurrency, thousands_of_workflows_on_a_pool_keep_their_state_apart) {
+  agents::agent_registry registry(testing::test_schemas());
+  // Each agent checks that the previous agent saw the same input, then
+  // suspends on a timer so that thousands of workflows interleave.
+  auto chained = [](std::string name, std::string previous) {
+    return std::make_shared<fn_agent>(
+        name,
+        [previous](agents::agent_context& c, int) {
+          auto n = c.input.at("n").as_int64();
+          std::string mine = std::to_string(n);
+          if (!previous.empty()) {
+            const auto* before = c.outputs.latest(previous);
+            if (!before || before->data.at("status") != mine) mine = "crossed";
+          }
+          return make_envelope({{"status", mine}});
+        },
+        std::chrono::milliseconds(1 + name.size() % 3));
+  };
+  registry.add(chained("a", ""));
+  registry.add(chained("bb", "a"));
+  registry.add(chained("ccc", "bb"));
+  registry.add(chained("dddd", "ccc"));
+  registry.add(constant_agent("stuck", {}, 0.9, 60s));
+  workflow_builder wf{"chain"};
+  wf.agent("a").otherwise("bb");
+  wf.agent("bb").otherwise("ccc");
+  wf.agent("ccc").otherwise("dddd");
+  wf.agent("dddd").otherwise("done");
+  wf.end("done");
+  workflow_builder stuck{"stuck"};
+  stuck.agent("stuck").otherwise("done");
+  stuck.end("done");
+  workflow_builder timed{"timed"};
+  timed.agent("stuck").timeout(5ms).otherwise("done");
+  timed.end("done");
+  auto chain = wf.compile(registry);
+  auto stuck_wf = stuck.compile(registry);
+  auto timed_wf = timed.compile(registry);
+
+  asio::thread_pool pool(2);
+  hub h{pool.get_executor(), registry, {.logger = silent_logger()}};
+  constexpr int count = 3000;
+  std::vector<workflow_handle> handles;
+  std::vector<workflow_handle> to_cancel;
+  std::vector<workflow_handle> to_time_out;
+  handles.reserve(count);
+  for (int i = 0; i < count; ++i) handles.push_back(h.start(chain, json::object{{"n", i}}));
+  for (int i = 0; i < 200; ++i) to_cancel.push_back(h.start(stuck_wf, json::object{}));
+  for (int i = 0; i < 200; ++i) to_time_out.push_back(h.start(timed_wf, json::object{}));
+  for (auto& c : to_cancel) c.cancel();
+
+  for (int i = 0; i < count; ++i) {
+    auto s = handles[i].wait();
+    ASSERT_EQ(s.status, workflow_status::completed) << i;
+    ASSERT_EQ(s.latest("dddd")->data.at("status"), std::to_string(i)) << "state crossed in workflow " << i;
+    ASSERT_EQ(s.audit.size(), 4u);
+  }
+  for (auto& c : to_cancel) EXPECT_EQ(c.wait().status, workflow_status::cancelled);
+  for (auto& t : to_time_out) {
+    auto s = t.wait();
+    EXPECT_EQ(s.status, workflow_status::failed);
+    EXPECT_EQ(s.first_error()->type, "timeout");
+  }
+  EXPECT_EQ(h.metrics().agent("a").ok, static_cast<std::uint64_t>(count));
+  EXPECT_EQ(h.metrics().route_count("dddd", "done"), static_cast<std::uint64_t>(count));
+  pool.join();
+}
+
+TEST_F(hub_test, metrics_are_exported_as_samples) {
+  add(constant_agent("a"));
+  workflow_builder wf{"flow"};
+  wf.agent("a").otherwise("done");
+  wf.end("done");
+  run(wf);
+  run(wf);
+  auto samples = hub_->metrics().collect();
+  auto find = [&](std::string_view name, std::map<std::string, std::string> labels) -> double {
+    for (const auto& s : samples) {
+      if (s.name == name && s.labels == labels) return s.value;
+    }
+    return -1;
+  };
+  EXPECT_EQ(find("switchboard_agent_calls_total", {{"agent", "a"}, {"outcome", "ok"}}), 2);
+  EXPECT_EQ(find("switchboard_route_total", {{"node", "a"}, {"target", "done"}}), 2);
+  EXPECT_EQ(find("switchboard_workflows_total", {{"status", "completed"}}), 2);
+  EXPECT_EQ(find("switchboard_clarification_rate", {}), 0);
+  auto kinds = observer_->kinds();
+  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), event_kind::workflow_started), 2);
+  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), event_kind::step_completed), 2);
+  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), event_kind::workflow_completed), 2);
+}
+
+}  // namespace
+}  // namespace switchboard::orchestrator

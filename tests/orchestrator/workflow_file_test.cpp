@@ -1,0 +1,180 @@
+#include <switchboard/orchestrator/workflow_file.hpp>
+
+#include <switchboard/orchestrator/error.hpp>
+
+#include "orchestrator_test_support.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace switchboard::orchestrator {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr const char* full_file = R"({
+  "name": "scheduling",
+  "entry": "parse",
+  "clarification_threshold": 0.6,
+  "max_steps": 20,
+  "max_clarification_rounds": 2,
+  "plugins": ["libcalendar.so"],
+  "nodes": {
+    "parse": {
+      "type": "agent", "agent": "a",
+      "timeout_ms": 500,
+      "retry": {"max_attempts": 3, "backoff_ms": 10, "backoff_multiplier": 1.5},
+      "clarification_threshold": 0.8,
+      "on_error": "oops",
+      "routes": [
+        {"when": {"path": "/status", "equals": "ok"}, "to": "both"},
+        {"when": {"all": [{"path": "/score", "gt": 3}, {"not": {"path": "/items", "non_empty": true}}]}, "to": "pick"},
+        {"when": {"any": [{"confidence": {"lt": 0.9}}, {"path": "/status", "in": ["x", "y"]}]}, "to": "ask"},
+        {"when": "otherwise", "to": "done"}
+      ]
+    },
+    "both": {"type": "parallel", "agents": ["a", "b"], "cancel_rest_on_failure": true,
+             "routes": [{"when": "otherwise", "to": "sum"}]},
+    "pick": {"type": "coordinator", "candidates": ["a", "b"], "default_agent": "b",
+             "instructions": "prefer a", "clarify_on_low_confidence": false,
+             "routes": [{"when": {"path": "/status", "exists": true}, "to": "sum"}, {"when": "otherwise", "to": "done"}]},
+    "sum": {"type": "synthesis", "routes": [{"when": "otherwise", "to": "done"}]},
+    "ask": {"type": "clarify"},
+    "oops": {"type": "fail", "message": "parsing failed"},
+    "done": {"type": "end"}
+  }
+})";
+
+workflow_definition builder_equivalent() {
+  workflow_builder b{"scheduling"};
+  b.clarification_threshold(0.6).max_steps(20).max_clarification_rounds(2);
+  b.agent("parse", "a")
+      .timeout(std::chrono::milliseconds{500})
+      .retry({3, std::chrono::milliseconds{10}, 1.5})
+      .clarification_threshold(0.8)
+      .on_error("oops")
+      .route(condition::equals("/status", "ok"), "both")
+      .route(condition::all({condition::compare("/score", comparison::gt, 3),
+                             condition::negate(condition::non_empty("/items"))}),
+             "pick")
+      .route(condition::any({condition::confidence(comparison::lt, 0.9), condition::in("/status", {"x", "y"})}), "ask")
+      .otherwise("done");
+  b.parallel("both", {"a", "b"}).cancel_rest_on_failure().otherwise("sum");
+  b.coordinator("pick", {.candidates = {"a", "b"}, .default_agent = "b", .instructions = "prefer a"})
+      .no_clarification()
+      .route(condition::exists("/status"), "sum")
+      .otherwise("done");
+  b.synthesis("sum").otherwise("done");
+  b.clarify("ask");
+  b.fail("oops", "parsing failed");
+  b.end("done");
+  auto d = b.definition();
+  d.plugins = {"libcalendar.so"};
+  return d;
+}
+
+void expect_same(const workflow_definition& a, const workflow_definition& b) {
+  EXPECT_EQ(to_json(a), to_json(b));
+}
+
+std::string file_error(std::string_view text) {
+  try {
+    parse_workflow_text(text, "flow.json");
+  } catch (const orchestrator_error& e) {
+    EXPECT_EQ(e.errc(), orchestrator_errc::invalid_workflow_file);
+    return e.what();
+  }
+  ADD_FAILURE() << "the file was accepted";
+  return {};
+}
+
+TEST(workflow_file, parses_every_field_like_the_builder) {
+  auto parsed = parse_workflow_text(full_file, "flow.json");
+  expect_same(parsed, builder_equivalent());
+  EXPECT_EQ(parsed.plugins, std::vector<std::string>{"libcalendar.so"});
+  EXPECT_EQ(parsed.nodes[0].routes[1].when, builder_equivalent().nodes[0].routes[1].when);
+  EXPECT_EQ(parsed.nodes[2].coordinator.model_role, "coordinator");
+}
+
+TEST(workflow_file, to_json_round_trips) {
+  auto d = builder_equivalent();
+  auto again = parse_workflow(to_json(d), "<json>");
+  expect_same(d, again);
+  for (std::size_t i = 0; i < d.nodes.size(); ++i) EXPECT_EQ(d.nodes[i].routes, again.nodes[i].routes);
+}
+
+TEST(workflow_file, the_parsed_file_compiles) {
+  agents::agent_registry registry(testing::test_schemas());
+  registry.add(testing::constant_agent("a"));
+  registry.add(testing::constant_agent("b"));
+  EXPECT_NO_THROW(compile(parse_workflow_text(full_file, "flow.json"), registry));
+}
+
+TEST(workflow_file, entry_defaults_to_the_first_node) {
+  auto d = parse_workflow_text(R"({"name": "x", "nodes": {"first": {"type": "agent", "routes": [
+                                     {"when": "otherwise", "to": "end"}]}, "end": {"type": "end"}}})",
+                               "x.json");
+  EXPECT_EQ(d.entry, "first");
+  EXPECT_EQ(d.nodes[0].agent, "first");  // agent defaults to the node name
+}
+
+TEST(workflow_file, malformed_json_names_file_line_and_column) {
+  auto message = file_error("{\n  \"name\": \"x\",\n  \"nodes\": {,}\n}");
+  EXPECT_THAT(message, HasSubstr("flow.json: line 3, column"));
+  EXPECT_THAT(message, HasSubstr("not valid JSON"));
+}
+
+TEST(workflow_file, unknown_condition_key_names_node_and_path) {
+  auto message = file_error(R"({"name": "x", "nodes": {"parse": {"type": "agent", "routes": [
+      {"when": {"path": "/status", "equals": "a"}, "to": "done"},
+      {"when": {"path": "/status", "eqals": "a"}, "to": "done"}]}, "done": {"type": "end"}}})");
+  EXPECT_THAT(message, HasSubstr("flow.json: node 'parse': /nodes/parse/routes/1/when: unknown condition key 'eqals'"));
+}
+
+TEST(workflow_file, reports_each_kind_of_mistake) {
+  EXPECT_THAT(file_error(R"({"nodes": {}})"), HasSubstr("flow.json: /: missing required key 'name'"));
+  EXPECT_THAT(file_error(R"({"name": "x", "nodes": {"a": {"type": "robot"}}})"),
+              HasSubstr("node 'a': /nodes/a/type: unknown node type 'robot'"));
+  EXPECT_THAT(file_error(R"({"name": "x", "nodes": {"a": {"type": "agent", "rotues": []}}})"),
+              HasSubstr("node 'a': /nodes/a: unknown key 'rotues'"));
+  EXPECT_THAT(file_error(R"({"name": "x", "max_steps": "ten", "nodes": {"a": {"type": "end"}}})"),
+              HasSubstr("/max_steps: expected an integer, got a string"));
+  EXPECT_THAT(file_error(R"({"name": "x", "entry": "b", "nodes": {"a": {"type": "end"}}})"),
+              HasSubstr("/entry: names node 'b', which is not defined under /nodes"));
+  EXPECT_THAT(file_error(R"({"name": "x", "nodes": {"a": {"type": "agent", "routes": [{"when": "always", "to": "a"}]}}})"),
+              HasSubstr("/nodes/a/routes/0/when: expected a condition object or \"otherwise\""));
+  EXPECT_THAT(file_error(R"({"name": "x", "nodes": {"a": {"type": "agent", "routes": [{"when": "otherwise", "to": "zz"}]}}})"),
+              HasSubstr("node 'a': /nodes/a/routes/0/to: unknown node 'zz'"));
+  EXPECT_THAT(file_error(R"({"name": "x", "nodes": {"a": {"type": "agent", "routes": [
+                              {"when": {"confidence": {"above": 1}}, "to": "a"}]}}})"),
+              HasSubstr("/nodes/a/routes/0/when/confidence: unknown comparison 'above'"));
+  EXPECT_THAT(file_error(R"({"name": "x", "nodes": {"a": {"type": "agent", "routes": [
+                              {"when": {"path": "/s", "equals": 1, "gt": 2}, "to": "a"}]}}})"),
+              HasSubstr("a condition tests one thing"));
+  EXPECT_THAT(file_error(R"({"name": "x", "nodes": {"a": {"type": "parallel", "agents": ["p", 3]}}})"),
+              HasSubstr("/nodes/a/agents/1: expected a string, got a number"));
+  EXPECT_THAT(file_error(R"({"name": "x", "nodes": {"a": {"type": "coordinator"}}})"),
+              HasSubstr("node 'a': /nodes/a: missing required key 'default_agent'"));
+}
+
+TEST(workflow_file, loads_from_disk_and_names_a_missing_file) {
+  auto path = std::filesystem::temp_directory_path() / "switchboard_workflow_file_test.json";
+  {
+    std::ofstream out(path);
+    out << full_file;
+  }
+  EXPECT_EQ(load_workflow_file(path).name, "scheduling");
+  std::filesystem::remove(path);
+  try {
+    load_workflow_file(path);
+    FAIL() << "a missing file was accepted";
+  } catch (const orchestrator_error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("switchboard_workflow_file_test.json: cannot open the workflow file"));
+  }
+}
+
+}  // namespace
+}  // namespace switchboard::orchestrator

@@ -1,0 +1,112 @@
+#include <switchboard/orchestrator/workflow_state.hpp>
+
+#include <switchboard/orchestrator/error.hpp>
+
+#include "orchestrator_test_support.hpp"
+
+#include <boost/json/parse.hpp>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace switchboard::orchestrator {
+namespace {
+
+using ::testing::HasSubstr;
+namespace json = boost::json;
+
+workflow_state sample_state() {
+  workflow_state s;
+  s.id = "wf-1";
+  s.workflow_name = "flow";
+  s.input = json::parse(R"({"request": "meet Tuesday"})");
+  s.status = workflow_status::awaiting_clarification;
+  s.step = 3;
+  s.next_node = "parse";
+  s.add_output("a", testing::make_envelope({{"status", "first"}}, 0.9));
+  s.add_output("b", testing::make_envelope({{"status", "b"}}, 0.8));
+  s.add_output("a", testing::make_envelope({{"status", "second"}}, 0.4, "unsure"));
+  audit_entry entry;
+  entry.step = 1;
+  entry.node = "parse";
+  entry.agent = "a";
+  entry.prompt_version = "v2";
+  entry.confidence = 0.9;
+  entry.explanation = "done";
+  entry.route = "next";
+  entry.condition = "otherwise";
+  entry.duration = std::chrono::microseconds{1234};
+  entry.tokens = {10, 20};
+  entry.attempts = 2;
+  entry.note = "retried";
+  s.audit.push_back(entry);
+  s.errors.push_back({"timeout", "agent 'a' did not answer", true, "a"});
+  s.clarification = clarification_request{"Which Tuesday?", "parse", "a", 1};
+  s.clarification_answers = {"the next one"};
+  s.result = testing::make_envelope({{"status", "final"}});
+  return s;
+}
+
+TEST(workflow_state, outputs_keep_history_latest_last_in_first_run_order) {
+  auto s = sample_state();
+  EXPECT_EQ(s.agent_names(), (std::vector<std::string>{"a", "b"}));
+  ASSERT_NE(s.latest("a"), nullptr);
+  EXPECT_EQ(s.latest("a")->data.at("status"), "second");
+  EXPECT_EQ(s.history("a").size(), 2u);
+  EXPECT_EQ(s.history("a").front().data.at("status"), "first");
+  EXPECT_EQ(s.latest("nobody"), nullptr);
+  EXPECT_TRUE(s.history("nobody").empty());
+  EXPECT_EQ(s.first_error()->type, "timeout");
+}
+
+TEST(workflow_state, json_round_trip_keeps_everything) {
+  auto s = sample_state();
+  auto json_form = s.to_json();
+  auto back = workflow_state::from_json(json::parse(json::serialize(json_form)));
+  EXPECT_EQ(back.to_json(), json_form);
+  EXPECT_EQ(back.status, workflow_status::awaiting_clarification);
+  EXPECT_EQ(back.audit.at(0).duration, std::chrono::microseconds{1234});
+  EXPECT_EQ(back.audit.at(0).tokens.total(), 30);
+  EXPECT_EQ(back.clarification->question, "Which Tuesday?");
+  EXPECT_EQ(back.history("a").size(), 2u);
+  EXPECT_TRUE(back.errors.at(0).retryable);
+}
+
+TEST(workflow_state, corrupt_state_names_the_field) {
+  auto json_form = sample_state().to_json();
+  auto expect_corrupt = [](const json::value& v, std::string_view what) {
+    try {
+      workflow_state::from_json(v);
+      ADD_FAILURE() << "accepted";
+    } catch (const orchestrator_error& e) {
+      EXPECT_EQ(e.errc(), orchestrator_errc::corrupt_checkpoint);
+      EXPECT_THAT(e.what(), HasSubstr(std::string(what)));
+    }
+  };
+  auto missing = json_form;
+  missing.as_object().erase("next_node");
+  expect_corrupt(missing, "missing field 'next_node'");
+  auto bad_status = json_form;
+  bad_status.as_object()["status"] = "sleeping";
+  expect_corrupt(bad_status, "unknown status 'sleeping'");
+  auto bad_audit = json_form;
+  bad_audit.as_object()["audit"].as_array()[0].as_object()["step"] = "one";
+  expect_corrupt(bad_audit, "/audit/0: field 'step' must be an integer");
+  auto bad_envelope = json_form;
+  bad_envelope.as_object()["outputs"].as_array()[0].as_object()["runs"].as_array()[1] = 5;
+  expect_corrupt(bad_envelope, "/outputs/0/runs/1: not an envelope");
+  auto future = json_form;
+  future.as_object()["format"] = 99;
+  expect_corrupt(future, "unsupported format 99");
+  expect_corrupt(json::value("text"), "expected an object");
+}
+
+TEST(workflow_state, status_strings) {
+  for (auto s : {workflow_status::running, workflow_status::awaiting_clarification, workflow_status::completed,
+                 workflow_status::failed, workflow_status::cancelled}) {
+    EXPECT_EQ(parse_workflow_status(to_string(s)), s);
+  }
+  EXPECT_EQ(parse_workflow_status("paused"), std::nullopt);
+}
+
+}  // namespace
+}  // namespace switchboard::orchestrator
