@@ -22,6 +22,8 @@
 
 #include <switchboard/scheduling/household.hpp>
 
+#include <boost/json/object.hpp>
+
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -30,6 +32,7 @@
 
 namespace switchboard::agents {
 class agent;
+class agent_outputs;
 class agent_registry;
 }  // namespace switchboard::agents
 
@@ -70,6 +73,16 @@ std::shared_ptr<agents::agent> make_resource_manager(std::shared_ptr<const house
 std::shared_ptr<agents::agent> make_conflict_detection(std::shared_ptr<const household> data);
 std::shared_ptr<agents::agent> make_resolution(std::shared_ptr<const household> data);
 std::shared_ptr<agents::agent> make_query(std::shared_ptr<const household> data);
+
+// A readable summary of a finished run of the sample workflow, from the
+// agents' outputs: the answer to a question, or the confirmed or resolved
+// plan with its notes. Empty when the outputs hold none of these.
+std::string describe_outcome(const agents::agent_outputs& outputs);
+
+// The household's members (with calendars), resources (with bookings) and
+// rules as JSON, as the data files hold them: what the prompts of the
+// LLM-backed agents read as {{input/context/...}}. Throws data_error.
+boost::json::object sample_context(const std::filesystem::path& data_dir);
 
 // The names of the three agents that are LLM-backed when a model is set.
 std::vector<std::string> language_agent_names();

@@ -1,0 +1,78 @@
+// Runs the built `switchboard` binary in a child process (stdin from
+// /dev/null, so never a terminal) and captures its exit code and output.
+#pragma once
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace switchboard::testing {
+
+inline const std::filesystem::path switchboard_binary =
+    std::filesystem::path(SWITCHBOARD_BINARY_DIR) / "bin" / "switchboard";
+inline const std::filesystem::path sample_workflow = std::filesystem::path(SWITCHBOARD_SOURCE_DIR) /
+                                                     "examples" / "scheduling" / "workflow.json";
+
+struct cli_result {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+inline std::string shell_quote(const std::string& arg) {
+  std::string out = "'";
+  for (char c : arg) {
+    if (c == '\'') out += "'\\''";
+    else out += c;
+  }
+  return out + "'";
+}
+
+inline std::string slurp(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// A private temporary directory, removed on destruction.
+class temp_dir {
+ public:
+  temp_dir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "sb-example-XXXXXX").string();
+    path_ = ::mkdtemp(pattern.data());
+  }
+  ~temp_dir() { std::filesystem::remove_all(path_); }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// `env` entries are NAME=VALUE; OPENAI_* variables are cleared unless given,
+// so that a developer's own configuration cannot turn the run online.
+inline cli_result run_switchboard(const std::vector<std::string>& args, const temp_dir& scratch,
+                                  const std::vector<std::string>& env = {}) {
+  std::string command = "env -u OPENAI_BASE_URL -u OPENAI_API_KEY -u SWITCHBOARD_MODEL -u SWITCHBOARD_PLUGIN_PATH";
+  command += " SWITCHBOARD_STATE_DIR=" + shell_quote(scratch.path().string());
+  for (const auto& e : env) command += " " + shell_quote(e);
+  command += " " + shell_quote(switchboard_binary.string());
+  for (const auto& a : args) command += " " + shell_quote(a);
+  const auto out = scratch.path() / "stdout.txt";
+  const auto err = scratch.path() / "stderr.txt";
+  command += " >" + shell_quote(out.string()) + " 2>" + shell_quote(err.string()) + " </dev/null";
+  const int status = std::system(command.c_str());
+  cli_result r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = slurp(out);
+  r.err = slurp(err);
+  return r;
+}
+
+}  // namespace switchboard::testing

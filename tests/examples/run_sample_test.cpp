@@ -1,0 +1,166 @@
+// End-to-end: the scheduling sample through `switchboard run` / `resume`,
+// offline (rule-based language agents), with a temporary SQLite store.
+#include "cli_support.hpp"
+
+#include <boost/json/parse.hpp>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <regex>
+
+namespace switchboard::testing {
+namespace {
+
+class run_sample : public ::testing::Test {
+ protected:
+  cli_result run(std::vector<std::string> extra) {
+    std::vector<std::string> args{"run", sample_workflow.string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_switchboard(args, scratch_);
+  }
+  std::string store() const { return "sqlite:" + (scratch_.path() / "workflows.db").string(); }
+
+  temp_dir scratch_;
+};
+
+std::string describe(const cli_result& r) {
+  return "exit " + std::to_string(r.exit_code) + "\n--- stdout\n" + r.out + "--- stderr\n" + r.err;
+}
+
+TEST_F(run_sample, clear_request_is_auto_confirmed) {
+  const auto r = run({"--input", "Soccer practice for Maya on Saturday 2-4pm, she needs the minivan"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("offline: rule-based nl_parser"), std::string::npos) << describe(r);
+  EXPECT_NE(r.out.find("[1] nl_parser  (confidence 0.95)"), std::string::npos) << describe(r);
+  EXPECT_NE(r.out.find("-> schedule"), std::string::npos) << describe(r);
+  EXPECT_NE(r.out.find("-> auto_confirm"), std::string::npos) << describe(r);
+  EXPECT_EQ(r.out.find("resolution"), std::string::npos) << describe(r);
+  EXPECT_NE(r.out.find("Confirmed: \"Soccer practice\", Sat 2026-03-07 14:00\u201316:00, with Maya, using the minivan"),
+            std::string::npos)
+      << describe(r);
+}
+
+TEST_F(run_sample, conflicting_request_goes_through_resolution) {
+  const auto r = run({"--input", "Dentist appointment for Leo on Tuesday 4-5pm, he needs the minivan"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("-> resolve"), std::string::npos) << describe(r);
+  EXPECT_NE(r.out.find("] resolution"), std::string::npos) << describe(r);
+  EXPECT_NE(r.out.find("Plan (after resolution)"), std::string::npos) << describe(r);
+  EXPECT_NE(r.out.find("using the sedan"), std::string::npos) << describe(r);
+}
+
+TEST_F(run_sample, query_returns_availability) {
+  const auto r = run({"--input", "When is everyone free on Sunday?"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("-> query"), std::string::npos) << describe(r);
+  EXPECT_NE(r.out.find("Answer: Everyone (Ana, Sam, Maya and Leo) is free on Sunday 2026-03-08: "
+                       "07:00\u201309:00, 11:00\u201313:00 and 14:00\u201320:00."),
+            std::string::npos)
+      << describe(r);
+}
+
+TEST_F(run_sample, vague_request_completes_after_an_answer) {
+  const auto r = run({"--input", "Piano lesson for Leo sometime next week", "--answer", "Wednesday 5-6pm",
+                      "--store", store()});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("? When next week should \"Piano lesson\" take place?"), std::string::npos) << describe(r);
+  EXPECT_NE(r.out.find("Confirmed: \"Piano lesson\", Wed 2026-03-11 17:00\u201318:00, with Leo"), std::string::npos)
+      << describe(r);
+}
+
+TEST_F(run_sample, vague_request_pauses_and_resumes_from_another_process) {
+  const auto paused = run({"--input", "Piano lesson for Leo sometime next week", "--store", store()});
+  ASSERT_EQ(paused.exit_code, 3) << describe(paused);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(paused.out, m, std::regex{R"(switchboard resume (\S+) --answer)"}))
+      << describe(paused);
+  const std::string id = m[1].str();
+
+  const auto resumed = run_switchboard({"resume", id, "--answer", "Wednesday 5-6pm", "--store", store()}, scratch_);
+  ASSERT_EQ(resumed.exit_code, 0) << describe(resumed);
+  EXPECT_NE(resumed.out.find("Confirmed: \"Piano lesson\", Wed 2026-03-11 17:00\u201318:00"), std::string::npos)
+      << describe(resumed);
+
+  // Completed workflows leave the store: a second resume is a clear error.
+  const auto again = run_switchboard({"resume", id, "--answer", "Thursday", "--store", store()}, scratch_);
+  EXPECT_EQ(again.exit_code, 1) << describe(again);
+  EXPECT_NE(again.err.find(id), std::string::npos) << describe(again);
+}
+
+TEST_F(run_sample, default_store_lives_in_the_state_directory) {
+  const auto paused = run({"--input", "Piano lesson for Leo sometime next week"});
+  ASSERT_EQ(paused.exit_code, 3) << describe(paused);
+  EXPECT_TRUE(std::filesystem::exists(scratch_.path() / "workflows.db"));
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(paused.out, m, std::regex{R"(switchboard resume (\S+) --answer)"}));
+  const auto resumed = run_switchboard({"resume", m[1].str(), "--answer", "Friday at 5pm"}, scratch_);
+  ASSERT_EQ(resumed.exit_code, 0) << describe(resumed);
+  EXPECT_NE(resumed.out.find("Fri 2026-03-13 17:00\u201318:00"), std::string::npos) << describe(resumed);
+}
+
+TEST_F(run_sample, json_prints_the_final_state) {
+  const auto r = run({"--input", "Soccer practice for Maya on Saturday 2-4pm", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  boost::system::error_code ec;
+  const auto state = boost::json::parse(r.out, ec);
+  ASSERT_FALSE(ec) << describe(r);
+  EXPECT_EQ(state.at("status").as_string(), "completed") << r.out;
+}
+
+TEST_F(run_sample, unknown_person_fails_with_a_clear_message) {
+  const auto r = run({"--input", "Swimming lesson for Zoe on Saturday at 3pm"});
+  EXPECT_EQ(r.exit_code, 1) << describe(r);
+  EXPECT_NE(r.err.find("unknown participant 'Zoe'"), std::string::npos) << describe(r);
+  EXPECT_NE(r.err.find("Maya"), std::string::npos) << describe(r);
+}
+
+TEST_F(run_sample, unknown_resource_fails_with_a_clear_message) {
+  const auto r = run({"--input", "Fishing for Sam on Saturday at 1pm, he needs the boat"});
+  EXPECT_EQ(r.exit_code, 1) << describe(r);
+  EXPECT_NE(r.err.find("unknown resource 'boat'"), std::string::npos) << describe(r);
+}
+
+TEST_F(run_sample, unschedulable_request_is_explained) {
+  const auto r = run({"--input", "Road trip for Maya on Saturday for 14 hours"});
+  EXPECT_EQ(r.exit_code, 1) << describe(r);
+  EXPECT_NE(r.err.find("cannot schedule \"Road trip\""), std::string::npos) << describe(r);
+}
+
+TEST_F(run_sample, malformed_data_file_is_named_with_its_line) {
+  const auto data = scratch_.path() / "data";
+  std::filesystem::create_directories(data);
+  const auto source = sample_workflow.parent_path() / "data";
+  for (const auto* f : {"household.json", "rules.json"})
+    std::filesystem::copy_file(source / f, data / f);
+  std::ofstream(data / "resources.json") << "{\n  \"resources\": [\n    { \"name\": \"minivan\",, }\n  ]\n}\n";
+  const auto r = run({"--input", "Soccer practice for Maya on Saturday 2-4pm", "--data", data.string()});
+  EXPECT_EQ(r.exit_code, 1) << describe(r);
+  EXPECT_NE(r.err.find("resources.json:3:"), std::string::npos) << describe(r);
+}
+
+TEST_F(run_sample, missing_files_and_bad_options_are_usage_errors) {
+  auto r = run_switchboard({"run", "/nonexistent/workflow.json", "--input", "x"}, scratch_);
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_NE(r.err.find("/nonexistent/workflow.json"), std::string::npos) << describe(r);
+  r = run({"--input", "/nonexistent/request.txt"});
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_NE(r.err.find("/nonexistent/request.txt"), std::string::npos) << describe(r);
+  r = run({"--input", "x", "--data", "/nonexistent/data"});
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  r = run({"--bogus"});
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_NE(r.err.find("unknown option '--bogus'"), std::string::npos) << describe(r);
+  r = run({"--input", "x", "--now", "tomorrow"});
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+}
+
+TEST_F(run_sample, input_may_be_a_file_and_now_may_be_overridden) {
+  const auto request = scratch_.path() / "request.txt";
+  std::ofstream(request) << "Soccer practice for Maya on Saturday 2-4pm\n";
+  const auto r = run({"--input", request.string(), "--now", "2026-03-09T08:00"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("Sat 2026-03-14 14:00"), std::string::npos) << describe(r);
+}
+
+}  // namespace
+}  // namespace switchboard::testing
