@@ -1,0 +1,57 @@
+// Touches each of the three libraries once: builds and validates an
+// envelope (protocol), creates an agent registry (agents), and keeps a
+// checkpoint in an in-memory store (orchestrator). Prints
+// "switchboard consumer: ok" on success.
+#include <switchboard/agents/agent_registry.hpp>
+#include <switchboard/orchestrator/checkpoint_store.hpp>
+#include <switchboard/protocol/envelope.hpp>
+#include <switchboard/protocol/schema_registry.hpp>
+#include <switchboard/protocol/validation.hpp>
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+#include <iostream>
+#include <memory>
+
+namespace json = boost::json;
+namespace protocol = switchboard::protocol;
+namespace orchestrator = switchboard::orchestrator;
+
+int main() {
+  const auto schema = protocol::compiled_schema::compile(
+      json::parse(R"({"type":"object","required":["slot"],"properties":{"slot":{"type":"string"}}})"),
+      "consumer.output@1");
+
+  protocol::envelope answer;
+  answer.data["slot"] = "Saturday 14:00-16:00";
+  answer.explanation = "Saturday afternoon is free for everyone.";
+  answer.confidence = 0.9;
+  answer.reasoning = "No calendar has an event then.";
+  if (auto errors = protocol::validate_envelope(answer, schema); !errors.empty()) {
+    std::cerr << "unexpected validation errors:\n" << protocol::to_string(errors) << '\n';
+    return 1;
+  }
+  protocol::envelope wrong = answer;
+  wrong.data["slot"] = 14;
+  if (protocol::validate_envelope(wrong, schema).empty()) {
+    std::cerr << "a wrong envelope passed validation\n";
+    return 1;
+  }
+
+  switchboard::agents::agent_registry agents(std::make_shared<protocol::schema_registry>());
+  if (!agents.names().empty()) {
+    std::cerr << "a new agent registry is not empty\n";
+    return 1;
+  }
+
+  auto store = orchestrator::make_in_memory_checkpoint_store();
+  store->save({"wf-1", "consumer", "completed", 1, json::serialize(json::value_from(answer)), {}});
+  if (!store->load("wf-1")) {
+    std::cerr << "the checkpoint store lost a checkpoint\n";
+    return 1;
+  }
+
+  std::cout << "switchboard consumer: ok\n";
+  return 0;
+}
