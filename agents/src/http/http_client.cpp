@@ -1,0 +1,466 @@
+#include "http_client.hpp"
+
+#include "connection.hpp"
+#include "connection_pool.hpp"
+
+#include <switchboard/agents/model/model_error.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/error.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/span_body.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/http/write.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/url/parse.hpp>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <random>
+
+namespace switchboard::agents::detail {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace json = boost::json;
+using tcp = asio::ip::tcp;
+using clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+namespace {
+
+constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+
+// ---------------------------------------------------------------- helpers
+
+struct endpoint_url {
+  bool tls = false;
+  std::string host;       // without brackets
+  std::string port;
+  std::string host_header;
+  std::string base_path;  // no trailing slash
+  std::string display;    // scheme://host:port/path — no user info, safe to log
+  bool host_is_ip = false;
+};
+
+endpoint_url parse_base_url(const std::string& url, const std::string& provider) {
+  const auto parsed = boost::urls::parse_uri(url);
+  const auto fail = [&](std::string_view why) {
+    return model_error(model_errc::not_configured,
+                       provider + ": base URL '" + url + "' " + std::string(why));
+  };
+  if (!parsed) throw fail("is not a valid URL (expected http://host[:port][/path] or https://...)");
+  endpoint_url out;
+  const auto scheme = parsed->scheme();
+  if (scheme == "https") {
+    out.tls = true;
+  } else if (scheme != "http") {
+    throw fail("must use http or https");
+  }
+  out.host = parsed->host_address();
+  if (out.host.empty()) throw fail("has no host");
+  out.port = parsed->has_port() ? std::string(parsed->port()) : (out.tls ? "443" : "80");
+  boost::system::error_code ec;
+  asio::ip::make_address(out.host, ec);
+  out.host_is_ip = !ec;
+  const std::string host_part(parsed->encoded_host_and_port());
+  out.host_header = host_part;
+  out.base_path = std::string(parsed->encoded_path());
+  while (!out.base_path.empty() && out.base_path.back() == '/') out.base_path.pop_back();
+  out.display = std::string(scheme) + "://" + host_part + out.base_path;
+  return out;
+}
+
+// Replaces every secret (header values such as API keys) found in `text`.
+std::string redact(std::string text, std::span<const http_header> headers) {
+  for (const auto& h : headers) {
+    if (h.value.size() < 4) continue;
+    for (auto pos = text.find(h.value); pos != std::string::npos; pos = text.find(h.value, pos)) {
+      text.replace(pos, h.value.size(), "[redacted]");
+    }
+  }
+  return text;
+}
+
+bool is_retryable_status(int status) {
+  return status == 408 || status == 409 || status == 429 || status >= 500;
+}
+
+std::optional<milliseconds> parse_retry_after(std::string_view value) {
+  while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+  while (!value.empty() && value.back() == ' ') value.remove_suffix(1);
+  long long seconds = 0;
+  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), seconds);
+  if (value.empty() || ec != std::errc{} || end != value.data() + value.size() || seconds < 0) {
+    return std::nullopt;  // HTTP dates are not honoured: the backoff applies
+  }
+  return milliseconds(seconds * 1000);
+}
+
+milliseconds backoff_delay(const retry_policy& policy, int failed_attempt) {
+  thread_local std::mt19937 rng{std::random_device{}()};
+  const double base = static_cast<double>(policy.initial_backoff.count()) *
+                      std::pow(policy.multiplier, failed_attempt - 1);
+  const double capped = std::min(base, static_cast<double>(policy.max_backoff.count()));
+  const double jitter = std::clamp(policy.jitter, 0.0, 1.0);
+  std::uniform_real_distribution<double> spread(1.0 - jitter, 1.0 + jitter);
+  return milliseconds(static_cast<long long>(std::max(0.0, capped * spread(rng))));
+}
+
+bool is_connection_loss(const boost::system::error_code& ec) {
+  return ec == http::error::end_of_stream || ec == http::error::partial_message ||
+         ec == asio::error::eof || ec == asio::error::connection_reset ||
+         ec == asio::error::connection_aborted || ec == asio::error::broken_pipe ||
+         ec == asio::ssl::error::stream_truncated;
+}
+
+// The outcome of one attempt: a response, or an error that may be retried.
+struct attempt_result {
+  std::optional<http_response> response;
+  std::string retry_after;
+  model_errc code = model_errc::connection_lost;
+  std::string message;
+  bool retryable = false;
+};
+
+attempt_result failure(model_errc code, std::string message, bool retryable) {
+  attempt_result r;
+  r.code = code;
+  r.message = std::move(message);
+  r.retryable = retryable;
+  return r;
+}
+
+// Gives the connection back to the pool when the request ends, closing it
+// unless the exchange finished cleanly on a keep-alive connection.
+struct lease {
+  connection_pool& pool;
+  std::unique_ptr<connection> conn;
+  bool slot_held = true;
+  bool reusable = false;
+  ~lease() {
+    if (slot_held) pool.release(std::move(conn), reusable && conn != nullptr);
+  }
+};
+
+}  // namespace
+
+std::string provider_error_message(std::string_view body) {
+  boost::system::error_code ec;
+  const auto value = json::parse(body, ec);
+  if (!ec && value.is_object()) {
+    const auto& obj = value.as_object();
+    if (const auto* error = obj.if_contains("error")) {
+      if (error->is_string()) return std::string(error->as_string());
+      if (error->is_object()) {
+        if (const auto* m = error->as_object().if_contains("message"); m && m->is_string()) {
+          return std::string(m->as_string());
+        }
+      }
+    }
+    for (const char* key : {"message", "detail"}) {
+      if (const auto* m = obj.if_contains(key); m && m->is_string()) return std::string(m->as_string());
+    }
+  }
+  // Not the usual JSON error: the start of the body, printable characters only.
+  std::string text;
+  for (char c : body.substr(0, 200)) text += (c >= 32 && c < 127) ? c : ' ';
+  return text;
+}
+
+// ---------------------------------------------------------------- impl
+
+class http_client::impl {
+ public:
+  impl(http_options options, std::string provider)
+      : options_(std::move(options)),
+        provider_(std::move(provider)),
+        url_(parse_base_url(options_.base_url, provider_)),
+        pool_(options_.max_connections_per_host, options_.idle_timeout) {
+    if (url_.tls) setup_tls();
+  }
+
+  asio::awaitable<http_response> post_json(std::string_view path, std::string_view body,
+                                           std::span<const http_header> headers) {
+    const std::string target = url_.base_path + std::string(path);
+    const int max_attempts = std::max(1, options_.retry.max_attempts);
+    for (int attempt = 1;; ++attempt) {
+      auto result = co_await run_attempt(target, body, headers);
+      if (result.response && result.response->status / 100 == 2) {
+        spdlog::debug("{} -> HTTP {}", describe(target), result.response->status);
+        co_return std::move(*result.response);
+      }
+
+      std::optional<milliseconds> retry_after;
+      model_error error = make_error(result, target, headers, attempt);
+      if (result.response) retry_after = parse_retry_after(result.retry_after);
+      if (!error.retryable() || attempt >= max_attempts) throw error;
+      if (retry_after && *retry_after > options_.retry.max_retry_after) {
+        throw model_error(error.errc(),
+                          std::string(error.what()) + " (Retry-After " +
+                              std::to_string(retry_after->count() / 1000) +
+                              "s is longer than the client waits)",
+                          error.http_status(), error.provider_message(), true);
+      }
+      const milliseconds delay = retry_after ? *retry_after : backoff_delay(options_.retry, attempt);
+      announce_retry(error, attempt, max_attempts, delay, retry_after.has_value());
+      co_await sleep(delay);
+    }
+  }
+
+  const http_options& options() const noexcept { return options_; }
+
+ private:
+  void setup_tls() {
+    tls_.emplace(asio::ssl::context::tls_client);
+    tls_->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
+                      asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 |
+                      asio::ssl::context::no_tlsv1_1);
+    tls_->set_default_verify_paths();
+    if (!options_.ca_file.empty()) {
+      boost::system::error_code ec;
+      tls_->load_verify_file(options_.ca_file, ec);
+      if (ec) {
+        throw model_error(model_errc::not_configured,
+                          provider_ + ": cannot load CA file '" + options_.ca_file + "': " + ec.message());
+      }
+    }
+    tls_->set_verify_mode(options_.verify_peer ? asio::ssl::verify_peer : asio::ssl::verify_none);
+  }
+
+  std::string describe(const std::string& target) const {
+    return provider_ + ": POST " + url_.display + target.substr(url_.base_path.size());
+  }
+
+  model_error make_error(const attempt_result& r, const std::string& target,
+                         std::span<const http_header> headers, int attempt) const {
+    const std::string attempts = attempt > 1 ? " (attempt " + std::to_string(attempt) + ")" : "";
+    if (!r.response) {
+      return model_error(r.code, redact(describe(target) + ": " + r.message + attempts, headers), 0, {},
+                         r.retryable);
+    }
+    const int status = r.response->status;
+    const std::string provider_message = redact(provider_error_message(r.response->body), headers);
+    return model_error(model_errc::http_status,
+                       describe(target) + " returned HTTP " + std::to_string(status) +
+                           (provider_message.empty() ? "" : ": " + provider_message) + attempts,
+                       status, provider_message, is_retryable_status(status));
+  }
+
+  void announce_retry(const model_error& error, int attempt, int max_attempts, milliseconds delay,
+                      bool from_retry_after) const {
+    spdlog::warn("{} — retrying in {} ms (attempt {} of {})", error.what(), delay.count(), attempt + 1,
+                 max_attempts);
+    if (!options_.retry.on_retry) return;
+    retry_event event;
+    event.attempt = attempt;
+    event.http_status = error.http_status();
+    event.reason = error.http_status() ? "http " + std::to_string(error.http_status())
+                                       : std::string(to_string(error.errc()));
+    event.delay = delay;
+    event.from_retry_after = from_retry_after;
+    options_.retry.on_retry(event);
+  }
+
+  asio::awaitable<void> sleep(milliseconds delay) {
+    asio::steady_timer timer(co_await asio::this_coro::executor, delay);
+    auto [ec] = co_await timer.async_wait(use_tuple);
+    if (ec) {
+      throw model_error(model_errc::cancelled, provider_ + ": request cancelled while waiting to retry");
+    }
+  }
+
+  static asio::awaitable<bool> cancelled() {
+    const auto cs = co_await asio::this_coro::cancellation_state;
+    co_return cs.cancelled() != asio::cancellation_type::none;
+  }
+
+  // One attempt; a pooled connection that turns out to be closed by the
+  // server is replaced once without counting as an attempt.
+  asio::awaitable<attempt_result> run_attempt(const std::string& target, std::string_view body,
+                                              std::span<const http_header> headers) {
+    const auto deadline = clock::now() + options_.request_timeout;
+    for (int stale_retries = 0;; ++stale_retries) {
+      std::unique_ptr<connection> pooled;
+      try {
+        pooled = co_await pool_.acquire(deadline);
+      } catch (const boost::system::system_error& e) {
+        if (e.code() == beast::error::timeout) {
+          co_return failure(model_errc::timeout, "no free connection before the request deadline",
+                            options_.retry.retry_timeouts);
+        }
+        co_return failure(model_errc::cancelled, "request cancelled", false);
+      }
+      lease held{pool_, std::move(pooled)};
+      if (!held.conn) {
+        held.conn = std::make_unique<connection>(co_await asio::this_coro::executor, tls_ ? &*tls_ : nullptr);
+        if (auto failed = co_await open(*held.conn, deadline)) co_return std::move(*failed);
+      }
+      bool stale = false;
+      auto result = co_await exchange(held, target, body, headers, deadline, stale);
+      if (stale && stale_retries == 0) continue;
+      co_return result;
+    }
+  }
+
+  asio::awaitable<std::optional<attempt_result>> open(connection& conn, clock::time_point deadline) {
+    const auto connect_deadline = std::min(deadline, clock::now() + options_.connect_timeout);
+    auto& stream = conn.tcp();
+    stream.expires_at(connect_deadline);
+    boost::system::error_code ec;
+    if (url_.host_is_ip) {
+      const tcp::endpoint endpoint(asio::ip::make_address(url_.host),
+                                   static_cast<unsigned short>(std::stoi(url_.port)));
+      std::tie(ec) = co_await stream.async_connect(endpoint, use_tuple);
+    } else {
+      tcp::resolver resolver(co_await asio::this_coro::executor);
+      asio::steady_timer timer(co_await asio::this_coro::executor);
+      timer.expires_at(connect_deadline);
+      using namespace asio::experimental::awaitable_operators;
+      auto resolved = co_await (resolver.async_resolve(url_.host, url_.port, use_tuple) ||
+                                timer.async_wait(use_tuple));
+      if (resolved.index() == 1) {
+        if (co_await cancelled()) co_return failure(model_errc::cancelled, "request cancelled", false);
+        co_return failure(model_errc::timeout, "resolving " + url_.host + " timed out", true);
+      }
+      auto [rec, endpoints] = std::get<0>(resolved);
+      if (rec) co_return failure(model_errc::connect_failed, "cannot resolve " + url_.host + ": " + rec.message(), true);
+      std::tie(ec, std::ignore) = co_await stream.async_connect(endpoints, use_tuple);
+    }
+    if (ec) co_return co_await connect_failure(ec, "connect to " + url_.host_header);
+    stream.socket().set_option(tcp::no_delay(true), ec);
+    if (conn.tls) {
+      if (auto failed = co_await handshake(conn)) co_return failed;
+    }
+    co_return std::nullopt;
+  }
+
+  asio::awaitable<std::optional<attempt_result>> handshake(connection& conn) {
+    SSL* ssl = conn.tls->native_handle();
+    if (url_.host_is_ip) {
+      X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), url_.host.c_str());
+    } else {
+      SSL_set_tlsext_host_name(ssl, url_.host.c_str());  // SNI (never for IP literals)
+      SSL_set1_host(ssl, url_.host.c_str());
+    }
+    auto [ec] = co_await conn.tls->async_handshake(asio::ssl::stream_base::client, use_tuple);
+    if (!ec) co_return std::nullopt;
+    const long verify = SSL_get_verify_result(ssl);
+    const bool verify_failed =
+        verify != X509_V_OK || (ec.category() == asio::error::get_ssl_category() &&
+                                ERR_GET_REASON(static_cast<unsigned long>(ec.value())) ==
+                                    SSL_R_CERTIFICATE_VERIFY_FAILED);
+    if (verify_failed) {
+      const std::string why = verify != X509_V_OK ? X509_verify_cert_error_string(verify) : ec.message();
+      co_return failure(model_errc::tls_verification_failed,
+                        "TLS verification of " + url_.host + " failed: " + why, false);
+    }
+    co_return co_await connect_failure(ec, "TLS handshake with " + url_.host_header);
+  }
+
+  asio::awaitable<attempt_result> connect_failure(const boost::system::error_code& ec, const std::string& what) {
+    if (co_await cancelled()) co_return failure(model_errc::cancelled, "request cancelled", false);
+    if (ec == beast::error::timeout) co_return failure(model_errc::timeout, what + " timed out", true);
+    co_return failure(model_errc::connect_failed, what + " failed: " + ec.message(), true);
+  }
+
+  asio::awaitable<attempt_result> exchange(lease& held, const std::string& target, std::string_view body,
+                                           std::span<const http_header> headers, clock::time_point deadline,
+                                           bool& stale) {
+    connection& conn = *held.conn;
+    http::request<http::span_body<const char>> request{http::verb::post, target, 11};
+    request.set(http::field::host, url_.host_header);
+    request.set(http::field::user_agent, options_.user_agent);
+    request.set(http::field::content_type, "application/json");
+    request.set(http::field::accept, "application/json");
+    for (const auto& h : headers) request.set(h.name, h.value);
+    request.body() = {body.data(), body.size()};
+    request.prepare_payload();
+    request.keep_alive(true);
+
+    http::response_parser<http::string_body> parser;
+    parser.body_limit(options_.max_response_bytes);
+    conn.tcp().expires_at(deadline);
+
+    boost::system::error_code ec;
+    if (conn.tls) {
+      std::tie(ec, std::ignore) = co_await http::async_write(*conn.tls, request, use_tuple);
+      if (!ec) std::tie(ec, std::ignore) = co_await http::async_read(*conn.tls, conn.buffer, parser, use_tuple);
+    } else {
+      std::tie(ec, std::ignore) = co_await http::async_write(*conn.plain, request, use_tuple);
+      if (!ec) std::tie(ec, std::ignore) = co_await http::async_read(*conn.plain, conn.buffer, parser, use_tuple);
+    }
+    if (ec) co_return co_await exchange_failure(ec, conn, parser.got_some(), stale);
+
+    auto& response = parser.get();
+    attempt_result result;
+    result.response = http_response{static_cast<int>(response.result_int()), std::move(response.body())};
+    result.retry_after = std::string(response[http::field::retry_after]);
+    held.reusable = response.keep_alive();
+    co_return result;
+  }
+
+  asio::awaitable<attempt_result> exchange_failure(const boost::system::error_code& ec, const connection& conn,
+                                                   bool got_response_bytes, bool& stale) {
+    if (co_await cancelled()) co_return failure(model_errc::cancelled, "request cancelled", false);
+    if (ec == beast::error::timeout) {
+      co_return failure(model_errc::timeout,
+                        "no complete response within " + std::to_string(options_.request_timeout.count()) + " ms",
+                        options_.retry.retry_timeouts);
+    }
+    if (ec == http::error::body_limit) {
+      co_return failure(model_errc::response_too_large,
+                        "response body exceeds the limit of " + std::to_string(options_.max_response_bytes) +
+                            " bytes",
+                        false);
+    }
+    if (is_connection_loss(ec)) {
+      stale = conn.reused && !got_response_bytes;  // the server closed an idle connection
+      co_return failure(model_errc::connection_lost,
+                        std::string(got_response_bytes ? "connection lost mid-response: "
+                                                       : "connection lost before a response: ") +
+                            ec.message(),
+                        true);
+    }
+    if (ec.category() == http::make_error_code(http::error::bad_version).category()) {
+      co_return failure(model_errc::invalid_response, "malformed HTTP response: " + ec.message(), false);
+    }
+    co_return failure(model_errc::connection_lost, "I/O error: " + ec.message(), true);
+  }
+
+  const http_options options_;
+  const std::string provider_;
+  const endpoint_url url_;
+  std::optional<asio::ssl::context> tls_;
+  connection_pool pool_;
+};
+
+http_client::http_client(http_options options, std::string provider)
+    : impl_(std::make_shared<impl>(std::move(options), std::move(provider))) {}
+
+http_client::~http_client() = default;
+
+asio::awaitable<http_response> http_client::post_json(std::string_view path, std::string_view body,
+                                                      std::span<const http_header> headers) {
+  auto keep = impl_;  // the client may be destroyed by its owner only after completion, but be safe
+  co_return co_await keep->post_json(path, body, headers);
+}
+
+const http_options& http_client::options() const noexcept { return impl_->options(); }
+
+}  // namespace switchboard::agents::detail

@@ -1,0 +1,60 @@
+// The HTTP/1.1 transport behind the model clients: one base URL, a
+// keep-alive connection pool with a cap, TLS with verification, deadlines,
+// cancellation and retries. Internal: Beast and OpenSSL stay in the .cpp.
+//
+// Thread-safety: post_json() may be called concurrently from any number of
+// coroutines on any threads.
+#pragma once
+
+#include <switchboard/agents/model/http_options.hpp>
+
+#include <boost/asio/awaitable.hpp>
+
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace switchboard::agents::detail {
+
+struct http_header {
+  std::string_view name;
+  std::string_view value;  // may be a secret: never logged, never in errors
+};
+
+struct http_response {
+  int status = 0;
+  std::string body;
+};
+
+// Turns an error body into the provider's own message: error.message
+// (OpenAI, Anthropic, vLLM), a plain string "error" (Ollama), or "".
+std::string provider_error_message(std::string_view body);
+
+class http_client {
+ public:
+  // Throws model_error(not_configured) naming `provider` when base_url is not
+  // an http(s) URL, or when ca_file cannot be loaded.
+  http_client(http_options options, std::string provider);
+  ~http_client();
+  http_client(const http_client&) = delete;
+  http_client& operator=(const http_client&) = delete;
+
+  // POSTs `body` as JSON to base path + `path`, retrying as the policy says.
+  // Completion: the 2xx response, or model_error (status, provider message,
+  // connection/TLS/timeout/cancel/too-large codes). Cancellation: terminal or
+  // partial cancellation of the awaiting coroutine stops the attempt and the
+  // retry wait promptly (model_errc::cancelled); the connection in use is
+  // closed, never returned to the pool. `body` and `headers` must stay valid
+  // until completion.
+  boost::asio::awaitable<http_response> post_json(std::string_view path, std::string_view body,
+                                                  std::span<const http_header> headers);
+
+  const http_options& options() const noexcept;
+
+ private:
+  class impl;
+  std::shared_ptr<impl> impl_;
+};
+
+}  // namespace switchboard::agents::detail

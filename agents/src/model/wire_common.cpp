@@ -1,0 +1,59 @@
+#include "wire_common.hpp"
+
+#include <boost/json/parse.hpp>
+
+namespace switchboard::agents::detail {
+
+namespace json = boost::json;
+
+std::string model_or_default(const std::string& request_model, const std::string& default_model,
+                             std::string_view provider) {
+  if (!request_model.empty()) return request_model;
+  if (!default_model.empty()) return default_model;
+  throw model_error(model_errc::not_configured,
+                    std::string(provider) + ": no model named: set chat_request.model or the model's default "
+                                            "model (--model, SWITCHBOARD_MODEL)");
+}
+
+std::string schema_name_or_default(std::string_view name) {
+  std::string out;
+  for (char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+    out += ok ? c : '_';
+    if (out.size() == 64) break;
+  }
+  return out.empty() ? "structured_output" : out;
+}
+
+model_error invalid_response(std::string_view provider, std::string_view what, std::string_view body) {
+  std::string excerpt(body.substr(0, 120));
+  for (auto& c : excerpt) {
+    if (c < 32 || c == 127) c = ' ';
+  }
+  return model_error(model_errc::invalid_response,
+                     std::string(provider) + ": unexpected response: " + std::string(what) + " (body starts: '" +
+                         excerpt + "')");
+}
+
+json::object parse_response_object(std::string_view body, std::string_view provider) {
+  boost::system::error_code ec;
+  auto value = json::parse(body, ec);
+  if (ec) throw invalid_response(provider, "the body is not JSON (" + ec.message() + ")", body);
+  if (!value.is_object()) throw invalid_response(provider, "the body is not a JSON object", body);
+  return std::move(value.as_object());
+}
+
+std::string string_field(const json::object& obj, std::string_view key) {
+  const auto* v = obj.if_contains(key);
+  return v && v->is_string() ? std::string(v->as_string()) : std::string();
+}
+
+std::int64_t int_field(const json::object& obj, std::string_view key) {
+  const auto* v = obj.if_contains(key);
+  if (!v) return 0;
+  if (v->is_int64()) return v->as_int64();
+  if (v->is_uint64()) return static_cast<std::int64_t>(v->as_uint64());
+  return 0;
+}
+
+}  // namespace switchboard::agents::detail

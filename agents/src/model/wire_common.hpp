@@ -1,0 +1,29 @@
+// Small helpers shared by the provider wire formats. Internal.
+#pragma once
+
+#include <switchboard/agents/model/model_error.hpp>
+
+#include <boost/json/object.hpp>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace switchboard::agents::detail {
+
+// request_model if set, else default_model; throws not_configured naming the provider.
+std::string model_or_default(const std::string& request_model, const std::string& default_model,
+                             std::string_view provider);
+
+// A name providers accept for a schema/tool: [A-Za-z0-9_-]{1,64}; "" -> "structured_output".
+std::string schema_name_or_default(std::string_view name);
+
+// The body as a JSON object, or model_error(invalid_response) naming the provider.
+boost::json::object parse_response_object(std::string_view body, std::string_view provider);
+
+model_error invalid_response(std::string_view provider, std::string_view what, std::string_view body);
+
+std::string string_field(const boost::json::object& obj, std::string_view key);
+std::int64_t int_field(const boost::json::object& obj, std::string_view key);
+
+}  // namespace switchboard::agents::detail
