@@ -1,0 +1,152 @@
+// plugin.hpp: what a plugin author includes to ship agents in a shared
+// library that a Switchboard host loads at run time (see
+// docs/writing-a-plugin.md and examples/plugin/).
+//
+//   #include <switchboard/agents/plugin.hpp>
+//
+//   SWITCHBOARD_PLUGIN(registrar) {
+//     registrar.add_schema("text_stats.output@1", my_schema_json);
+//     registrar.add(std::make_shared<text_stats_agent>());
+//   }
+//
+// The macro defines the two C entry points the loader looks for:
+//
+//   extern "C" int switchboard_plugin_abi_version(void);
+//   extern "C" int switchboard_plugin_init(switchboard_plugin_registrar*, int host_abi_version);
+//
+// C linkage keeps the symbol names stable across compilers; the ABI version
+// guards the C++ types behind them (agent, envelope, ...). The loader reads
+// switchboard_plugin_abi_version() first and refuses a plugin built against
+// another version before running any of its code; switchboard_plugin_init
+// checks the host's version again and returns plugin_init_abi_mismatch if
+// it differs. An exception thrown by the registration function is caught
+// in the plugin and reported through the registrar, so no exception crosses
+// the C boundary.
+//
+// Host and plugin must link the same switchboard_agents shared library
+// (SWITCHBOARD_SHARED=ON, the default).
+//
+// Thread-safety: a registrar is used by one plugin's init on the loading
+// thread only.
+#pragma once
+
+#include <switchboard/agents/agent.hpp>
+
+#include <boost/json/value.hpp>
+
+#include <exception>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+// Bump when a type a plugin sees changes incompatibly.
+#define SWITCHBOARD_PLUGIN_ABI_VERSION 1
+
+#if defined(_WIN32)
+#define SWITCHBOARD_PLUGIN_EXPORT __declspec(dllexport)
+#else
+#define SWITCHBOARD_PLUGIN_EXPORT __attribute__((visibility("default")))
+#endif
+
+extern "C" {
+// Opaque handle the host passes to switchboard_plugin_init.
+typedef struct switchboard_plugin_registrar switchboard_plugin_registrar;
+typedef int (*switchboard_plugin_init_fn)(switchboard_plugin_registrar*, int);
+typedef int (*switchboard_plugin_abi_version_fn)(void);
+}
+
+namespace switchboard::agents {
+
+inline constexpr int plugin_abi_version = SWITCHBOARD_PLUGIN_ABI_VERSION;
+inline constexpr const char* plugin_init_symbol = "switchboard_plugin_init";
+inline constexpr const char* plugin_abi_version_symbol = "switchboard_plugin_abi_version";
+
+// Return codes of switchboard_plugin_init.
+inline constexpr int plugin_init_ok = 0;
+inline constexpr int plugin_init_failed = 1;
+inline constexpr int plugin_init_abi_mismatch = 2;
+
+// What a plugin's registration function receives. It collects agents and
+// schemas; the loader adds them to the host's registries only when the whole
+// init succeeded, so a failing plugin registers nothing.
+class plugin_registrar {
+ public:
+  explicit plugin_registrar(std::filesystem::path file);
+
+  // An agent to register. Its name must be unique in the host's registry.
+  void add(std::shared_ptr<agent> a);
+  // A JSON Schema the plugin's agents declare ("text_stats.output@1"). If
+  // the host already has this id with the same schema it is reused.
+  void add_schema(std::string_view id, const boost::json::value& schema);
+  // Reports why init failed (the macro calls it for exceptions).
+  void fail(std::string message);
+
+  const std::filesystem::path& file() const noexcept { return file_; }
+
+  // For the loader.
+  struct schema_entry {
+    std::string id;
+    boost::json::value schema;
+  };
+  std::vector<std::shared_ptr<agent>>& agents() noexcept { return agents_; }
+  const std::vector<schema_entry>& schemas() const noexcept { return schemas_; }
+  const std::string& failure() const noexcept { return failure_; }
+
+  switchboard_plugin_registrar* c_handle() noexcept {
+    return reinterpret_cast<switchboard_plugin_registrar*>(this);
+  }
+  static plugin_registrar& from_c_handle(switchboard_plugin_registrar* handle) noexcept {
+    return *reinterpret_cast<plugin_registrar*>(handle);
+  }
+
+ private:
+  std::filesystem::path file_;
+  std::vector<std::shared_ptr<agent>> agents_;
+  std::vector<schema_entry> schemas_;
+  std::string failure_;
+};
+
+namespace detail {
+
+// Body of the generated switchboard_plugin_init: checks the host's ABI
+// version and keeps exceptions on the plugin's side of the C boundary.
+inline int run_plugin_init(switchboard_plugin_registrar* handle, int host_abi_version,
+                           void (*register_fn)(plugin_registrar&)) noexcept {
+  if (host_abi_version != SWITCHBOARD_PLUGIN_ABI_VERSION) return plugin_init_abi_mismatch;
+  if (handle == nullptr) return plugin_init_failed;
+  plugin_registrar& registrar = plugin_registrar::from_c_handle(handle);
+  try {
+    register_fn(registrar);
+    return registrar.failure().empty() ? plugin_init_ok : plugin_init_failed;
+  } catch (const std::exception& e) {
+    try {
+      registrar.fail(e.what());
+    } catch (...) {
+    }
+  } catch (...) {
+    try {
+      registrar.fail("unknown exception");
+    } catch (...) {
+    }
+  }
+  return plugin_init_failed;
+}
+
+}  // namespace detail
+}  // namespace switchboard::agents
+
+// Defines the plugin's entry points around a registration function body:
+//   SWITCHBOARD_PLUGIN(registrar) { registrar.add(...); }
+#define SWITCHBOARD_PLUGIN(registrar_name)                                                      \
+  static void switchboard_plugin_register(::switchboard::agents::plugin_registrar&);          \
+  extern "C" SWITCHBOARD_PLUGIN_EXPORT int switchboard_plugin_abi_version(void) {             \
+    return SWITCHBOARD_PLUGIN_ABI_VERSION;                                                     \
+  }                                                                                            \
+  extern "C" SWITCHBOARD_PLUGIN_EXPORT int switchboard_plugin_init(                            \
+      switchboard_plugin_registrar* handle, int host_abi_version) {                            \
+    return ::switchboard::agents::detail::run_plugin_init(handle, host_abi_version,            \
+                                                          &switchboard_plugin_register);       \
+  }                                                                                            \
+  static void switchboard_plugin_register(::switchboard::agents::plugin_registrar& registrar_name)

@@ -1,0 +1,195 @@
+// plugin_loader: dlopen, version check, init, then all-or-nothing
+// registration with the library handle tied to every agent it provided.
+#include <switchboard/agents/plugin_loader.hpp>
+
+#include <switchboard/agents/plugin.hpp>
+#include <switchboard/protocol/schema_registry.hpp>
+
+#include <boost/json/serialize.hpp>
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <set>
+
+namespace switchboard::agents {
+
+namespace {
+
+using library_handle = std::shared_ptr<void>;
+
+[[noreturn]] void fail(agent_errc code, const std::filesystem::path& file, const std::string& why) {
+  throw agent_error(code, "plugin " + file.string() + ": " + why);
+}
+
+library_handle open_library(const std::filesystem::path& file) {
+  std::error_code ec;
+  if (!std::filesystem::exists(file, ec)) fail(agent_errc::plugin_load_failed, file, "no such file");
+  if (std::filesystem::is_directory(file, ec)) {
+    fail(agent_errc::plugin_load_failed, file, "is a directory, not a shared library");
+  }
+  ::dlerror();  // clear a stale message
+  void* handle = ::dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* why = ::dlerror();
+    fail(agent_errc::plugin_load_failed, file,
+         std::string("dlopen failed: ") + (why ? why : "unknown reason"));
+  }
+  return library_handle(handle, [](void* h) { ::dlclose(h); });
+}
+
+template <class Fn>
+Fn find_symbol(const library_handle& lib, const std::filesystem::path& file, const char* symbol) {
+  ::dlerror();
+  void* address = ::dlsym(lib.get(), symbol);
+  if (address == nullptr) {
+    fail(agent_errc::plugin_missing_entry, file,
+         std::string("entry point '") + symbol +
+             "' not found (was the plugin built with SWITCHBOARD_PLUGIN(...)?)");
+  }
+  return reinterpret_cast<Fn>(address);
+}
+
+// Names must be new to the registry and unique within the plugin, checked
+// before anything is registered.
+void check_agent_names(const agent_registry& registry, plugin_registrar& reg) {
+  std::set<std::string, std::less<>> seen;
+  for (const auto& a : reg.agents()) {
+    if (!a) fail(agent_errc::plugin_init_failed, reg.file(), "registered a null agent");
+    const std::string name(a->name());
+    if (name.empty()) fail(agent_errc::plugin_init_failed, reg.file(), "registered an agent without a name");
+    if (!seen.insert(name).second) {
+      fail(agent_errc::plugin_init_failed, reg.file(), "registered agent '" + name + "' twice");
+    }
+    if (registry.find(name) != nullptr) {
+      const auto infos = registry.list();
+      const auto it = std::ranges::find(infos, name, &agent_info::name);
+      fail(agent_errc::plugin_init_failed, reg.file(),
+           "agent '" + name + "' is already registered (from " +
+               (it != infos.end() ? it->origin : std::string("?")) + ")");
+    }
+  }
+}
+
+std::vector<std::string> register_schemas(agent_registry& registry, const plugin_registrar& reg) {
+  std::vector<std::string> ids;
+  auto& schemas = registry.schemas();
+  for (const auto& entry : reg.schemas()) {
+    const auto id = protocol::schema_id::parse(entry.id);
+    if (!id || id->version == 0) {
+      fail(agent_errc::plugin_init_failed, reg.file(),
+           "schema id '" + entry.id + "' is not of the form name@version");
+    }
+    if (const auto existing = schemas.find(id->to_string())) {
+      if (existing->json() != entry.schema) {
+        fail(agent_errc::plugin_init_failed, reg.file(),
+             "schema " + entry.id + " is already registered with different content");
+      }
+    } else {
+      try {
+        schemas.add(*id, entry.schema, "plugin:" + reg.file().string());
+      } catch (const std::exception& e) {
+        fail(agent_errc::plugin_init_failed, reg.file(), std::string("schema ") + entry.id + ": " + e.what());
+      }
+    }
+    ids.push_back(id->to_string());
+  }
+  return ids;
+}
+
+// An agent whose last owner also releases the library, after the agent's
+// own (plugin-side) destructor has run.
+std::shared_ptr<agent> tie_to_library(std::shared_ptr<agent> a, library_handle lib) {
+  agent* raw = a.get();
+  return std::shared_ptr<agent>(raw, [keep = std::move(a), lib = std::move(lib)](agent*) mutable {
+    keep.reset();
+    lib.reset();
+  });
+}
+
+bool is_shared_library(const std::filesystem::path& p) {
+  const auto name = p.filename().string();
+  return p.extension() == ".so" || name.find(".so.") != std::string::npos;
+}
+
+}  // namespace
+
+plugin_registrar::plugin_registrar(std::filesystem::path file) : file_(std::move(file)) {}
+
+void plugin_registrar::add(std::shared_ptr<agent> a) { agents_.push_back(std::move(a)); }
+
+void plugin_registrar::add_schema(std::string_view id, const boost::json::value& schema) {
+  schemas_.push_back({std::string(id), schema});
+}
+
+void plugin_registrar::fail(std::string message) {
+  if (!failure_.empty()) failure_ += "; ";
+  failure_ += message;
+}
+
+loaded_plugin load_plugin(agent_registry& registry, const std::filesystem::path& file) {
+  // Declared first so it outlives the registrar and the agents it holds.
+  library_handle lib = open_library(file);
+  const auto abi = find_symbol<switchboard_plugin_abi_version_fn>(lib, file, plugin_abi_version_symbol);
+  const auto init = find_symbol<switchboard_plugin_init_fn>(lib, file, plugin_init_symbol);
+
+  const int plugin_abi = abi();
+  if (plugin_abi != plugin_abi_version) {
+    fail(agent_errc::plugin_abi_mismatch, file,
+         "built against plugin ABI version " + std::to_string(plugin_abi) + ", this host speaks " +
+             std::to_string(plugin_abi_version) + "; rebuild it against this Switchboard");
+  }
+  plugin_registrar reg(file);
+  const int rc = init(reg.c_handle(), plugin_abi_version);
+  if (rc == plugin_init_abi_mismatch) {
+    fail(agent_errc::plugin_abi_mismatch, file,
+         "its init refused host plugin ABI version " + std::to_string(plugin_abi_version));
+  }
+  if (rc != plugin_init_ok) {
+    fail(agent_errc::plugin_init_failed, file,
+         "init failed (code " + std::to_string(rc) + ")" +
+             (reg.failure().empty() ? std::string() : ": " + reg.failure()));
+  }
+  check_agent_names(registry, reg);
+
+  loaded_plugin out;
+  out.file = file;
+  out.schemas = register_schemas(registry, reg);
+  for (auto& a : reg.agents()) {
+    out.agents.emplace_back(a->name());
+    registry.add(tie_to_library(std::move(a), lib), "plugin:" + file.string());
+  }
+  reg.agents().clear();
+  return out;
+}
+
+std::vector<loaded_plugin> load_plugins(agent_registry& registry, std::string_view path_list) {
+  std::vector<loaded_plugin> out;
+  while (!path_list.empty()) {
+    const auto colon = path_list.find(':');
+    const std::filesystem::path entry(std::string(path_list.substr(0, colon)));
+    path_list = colon == std::string_view::npos ? std::string_view{} : path_list.substr(colon + 1);
+    if (entry.empty()) continue;
+    std::error_code ec;
+    if (std::filesystem::is_directory(entry, ec)) {
+      std::vector<std::filesystem::path> files;
+      for (const auto& f : std::filesystem::directory_iterator(entry)) {
+        if (f.is_regular_file() && is_shared_library(f.path())) files.push_back(f.path());
+      }
+      std::ranges::sort(files);
+      for (const auto& f : files) out.push_back(load_plugin(registry, f));
+    } else {
+      out.push_back(load_plugin(registry, entry));
+    }
+  }
+  return out;
+}
+
+std::vector<loaded_plugin> load_plugins_from_environment(agent_registry& registry) {
+  const char* value = std::getenv("SWITCHBOARD_PLUGIN_PATH");
+  if (value == nullptr) return {};
+  return load_plugins(registry, value);
+}
+
+}  // namespace switchboard::agents
