@@ -6,6 +6,8 @@
 #include <boost/json/serialize.hpp>
 #include <boost/json/stream_parser.hpp>
 
+#include <algorithm>
+#include <array>
 #include <fstream>
 #include <initializer_list>
 #include <sstream>
@@ -251,10 +253,10 @@ node_definition parse_node(std::string_view source, const std::string& name, con
            "type");
   }
   node.kind = *kind;
-  static constexpr std::initializer_list<std::string_view> common = {
+  static const std::array<std::string_view, 7> common = {
       "type", "timeout_ms", "retry", "clarification_threshold", "clarify_on_low_confidence", "on_error", "routes"};
   auto with = [](std::initializer_list<std::string_view> extra) {
-    std::vector<std::string_view> keys(common);
+    std::vector<std::string_view> keys(common.begin(), common.end());
     keys.insert(keys.end(), extra);
     return keys;
   };

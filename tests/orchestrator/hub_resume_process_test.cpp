@@ -65,7 +65,7 @@ TEST_P(resume_process, a_second_process_resumes_the_paused_workflow) {
   auto workflow = testing::resume_workflow().compile(registry);
   boost::asio::io_context io;
   hub h{io.get_executor(), registry,
-        {.store = make_sqlite_checkpoint_store(db_), .logger = std::make_shared<spdlog::logger>("test")}};
+        testing::options(make_sqlite_checkpoint_store(db_), {}, std::make_shared<spdlog::logger>("test"))};
 
   auto paused = h.find(child.output);
   ASSERT_TRUE(paused);

@@ -316,7 +316,7 @@ TEST_F(hub_test, resume_of_a_completed_workflow_is_a_clear_error) {
   workflow_builder wf{"flow"};
   wf.agent("a").otherwise("done");
   wf.end("done");
-  make_hub({.store = make_in_memory_checkpoint_store()});
+  make_hub(testing::options(make_in_memory_checkpoint_store()));
   auto s = run(wf);
   ASSERT_EQ(s.status, workflow_status::completed);
   try {
@@ -337,7 +337,7 @@ TEST_F(hub_test, resume_with_another_definition_is_refused) {
   workflow_builder other{"other"};
   other.agent("a").otherwise("done");
   other.end("done");
-  make_hub({.store = make_in_memory_checkpoint_store()});
+  make_hub(testing::options(make_in_memory_checkpoint_store()));
   auto s = run(wf);
   try {
     resume(other, s.id, "x");
@@ -355,7 +355,7 @@ TEST_F(hub_test, checkpoints_after_every_step_and_resumes_from_the_store) {
   wf.agent("a").otherwise("b");
   wf.agent("b").otherwise("done");
   wf.end("done");
-  make_hub({.store = store});
+  make_hub(testing::options(store));
   auto paused = run(wf);
   auto cp = store->load(paused.id);
   ASSERT_TRUE(cp);
@@ -364,7 +364,7 @@ TEST_F(hub_test, checkpoints_after_every_step_and_resumes_from_the_store) {
   EXPECT_EQ(hub_->find(paused.id)->clarification->question, paused.clarification->question);
 
   // A second hub (same store) resumes it.
-  hub second{io_.get_executor(), registry_, {.store = store, .logger = silent_logger()}};
+  hub second{io_.get_executor(), registry_, testing::options(store, {}, silent_logger())};
   auto s = sync(second.resume(wf.compile(registry_), paused.id, "Tuesday"));
   EXPECT_EQ(s.status, workflow_status::completed);
   EXPECT_EQ(store->load(paused.id)->status, "completed");
@@ -379,7 +379,7 @@ TEST_F(hub_test, retryable_errors_are_retried_until_success) {
     return make_envelope({{"status", "ok"}});
   }));
   workflow_builder wf{"flow"};
-  wf.agent("a").retry({.max_attempts = 3, .backoff = 1ms}).otherwise("done");
+  wf.agent("a").retry(testing::retries(3, 1ms)).otherwise("done");
   wf.end("done");
   auto s = run(wf);
   EXPECT_EQ(s.status, workflow_status::completed);
@@ -395,7 +395,7 @@ TEST_F(hub_test, retries_stop_at_max_attempts_and_non_retryable_errors_are_not_r
     throw agents::model_error(agents::model_errc::http_status, "HTTP 401", 401, "bad key", false);
   }));
   workflow_builder wf{"flow"};
-  wf.agent("a").retry({.max_attempts = 2}).otherwise("done");
+  wf.agent("a").retry(testing::retries(2)).otherwise("done");
   wf.end("done");
   auto s = run(wf);
   EXPECT_EQ(s.status, workflow_status::failed);
@@ -405,7 +405,7 @@ TEST_F(hub_test, retries_stop_at_max_attempts_and_non_retryable_errors_are_not_r
   EXPECT_TRUE(s.first_error()->retryable);
 
   workflow_builder wf2{"flow2"};
-  wf2.agent("b").retry({.max_attempts = 5}).otherwise("done");
+  wf2.agent("b").retry(testing::retries(5)).otherwise("done");
   wf2.end("done");
   auto s2 = run(wf2);
   EXPECT_EQ(s2.status, workflow_status::failed);
@@ -417,7 +417,7 @@ TEST_F(hub_test, retries_stop_at_max_attempts_and_non_retryable_errors_are_not_r
 TEST_F(hub_test, a_node_timeout_cancels_the_agent_and_can_be_retried) {
   auto slow = add(constant_agent("a", {}, 0.9, 10s));
   workflow_builder wf{"flow"};
-  wf.agent("a").timeout(20ms).retry({.max_attempts = 2}).otherwise("done");
+  wf.agent("a").timeout(20ms).retry(testing::retries(2)).otherwise("done");
   wf.end("done");
   auto s = run(wf);
   EXPECT_EQ(s.status, workflow_status::failed);
@@ -537,10 +537,10 @@ TEST_F(hub_test, the_coordinator_model_chooses_the_agent_and_passes_instructions
     return make_envelope({{"status", "b ran"}});
   }));
   workflow_builder wf{"flow"};
-  wf.coordinator("pick", {.candidates = {"a", "b"}, .default_agent = "a"}).otherwise("sum");
+  wf.coordinator("pick", testing::coordinate({"a", "b"}, "a")).otherwise("sum");
   wf.synthesis("sum").otherwise("done");
   wf.end("done");
-  make_hub({.models = models});
+  make_hub(testing::options(nullptr, models));
   auto s = run(wf, json::object{{"request", "book a room"}});
   EXPECT_EQ(s.status, workflow_status::completed);
   EXPECT_EQ(seen_instructions, "focus on mornings");
@@ -565,9 +565,9 @@ TEST_F(hub_test, a_failing_coordinator_falls_back_to_the_default_agent_and_says_
   auto a = add(constant_agent("a"));
   add(constant_agent("b"));
   workflow_builder wf{"flow"};
-  wf.coordinator("pick", {.candidates = {"a", "b"}, .default_agent = "a"}).otherwise("done");
+  wf.coordinator("pick", testing::coordinate({"a", "b"}, "a")).otherwise("done");
   wf.end("done");
-  make_hub({.models = models});
+  make_hub(testing::options(nullptr, models));
   auto s = run(wf);
   EXPECT_EQ(s.status, workflow_status::completed);
   EXPECT_EQ(a->calls(), 1);
@@ -581,7 +581,7 @@ TEST_F(hub_test, a_failing_coordinator_falls_back_to_the_default_agent_and_says_
 TEST_F(hub_test, a_coordinator_without_a_model_uses_the_default_agent) {
   auto a = add(constant_agent("a"));
   workflow_builder wf{"flow"};
-  wf.coordinator("pick", {.default_agent = "a"}).otherwise("done");
+  wf.coordinator("pick", testing::coordinate({}, "a")).otherwise("done");
   wf.end("done");
   auto s = run(wf);
   EXPECT_EQ(s.status, workflow_status::completed);
@@ -593,11 +593,9 @@ TEST_F(hub_test, a_deterministic_router_works_without_a_model) {
   add(constant_agent("a"));
   auto b = add(constant_agent("b"));
   workflow_builder wf{"flow"};
-  wf.coordinator("pick", {.default_agent = "a",
-                          .router = [](const json::value& input, const agents::agent_outputs&) {
-                            return protocol::coordination_request{
-                                std::string(input.at("want").as_string()), "be brief"};
-                          }})
+  wf.coordinator("pick", testing::coordinate({}, "a", [](const json::value& input, const agents::agent_outputs&) {
+        return protocol::coordination_request{std::string(input.at("want").as_string()), "be brief"};
+      }))
       .otherwise("done");
   wf.end("done");
   auto s = run(wf, json::object{{"want", "b"}});
@@ -619,9 +617,9 @@ TEST_F(hub_test, synthesis_by_model_writes_the_final_answer) {
   add(constant_agent("a", {{"status", "free at 10"}}));
   workflow_builder wf{"flow"};
   wf.agent("a").otherwise("sum");
-  wf.synthesis("sum", {.model_role = "synthesis"}).otherwise("done");
+  wf.synthesis("sum", testing::synthesis_by_model("synthesis")).otherwise("done");
   wf.end("done");
-  make_hub({.models = models});
+  make_hub(testing::options(nullptr, models));
   auto s = run(wf);
   ASSERT_EQ(s.status, workflow_status::completed) << (s.first_error() ? s.first_error()->message : "");
   EXPECT_EQ(s.result->data.at("answer"), "Tuesday 10:00 works");
@@ -712,7 +710,7 @@ TEST(hub_concurrency, thousands_of_workflows_on_a_pool_keep_their_state_apart) {
   auto timed_wf = timed.compile(registry);
 
   asio::thread_pool pool(2);
-  hub h{pool.get_executor(), registry, {.logger = silent_logger()}};
+  hub h{pool.get_executor(), registry, testing::options(nullptr, {}, silent_logger())};
   constexpr int count = 3000;
   std::vector<workflow_handle> handles;
   std::vector<workflow_handle> to_cancel;

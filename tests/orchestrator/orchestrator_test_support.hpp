@@ -4,6 +4,7 @@
 
 #include <switchboard/agents/agent.hpp>
 #include <switchboard/agents/agent_registry.hpp>
+#include <switchboard/orchestrator/hub.hpp>
 #include <switchboard/protocol/schema_registry.hpp>
 
 #include <boost/asio/co_spawn.hpp>
@@ -92,6 +93,37 @@ inline std::shared_ptr<protocol::schema_registry> test_schemas() {
   auto schemas = std::make_shared<protocol::schema_registry>();
   schemas->add({"test.output", 1}, boost::json::parse(test_output_schema));
   return schemas;
+}
+
+// Option builders (g++ 12 warns about designated initializers that omit
+// members, so the tests name what they set through these).
+inline hub_options options(std::shared_ptr<checkpoint_store> store, agents::model_set models = {},
+                           std::shared_ptr<spdlog::logger> logger = {}) {
+  hub_options o;
+  o.store = std::move(store);
+  o.models = std::move(models);
+  o.logger = std::move(logger);
+  return o;
+}
+inline retry_policy retries(int attempts, std::chrono::milliseconds backoff = {}) {
+  retry_policy r;
+  r.max_attempts = attempts;
+  r.backoff = backoff;
+  return r;
+}
+inline coordinator_options coordinate(std::vector<std::string> candidates, std::string default_agent,
+                                      router_fn router = {}, std::string instructions = {}) {
+  coordinator_options o;
+  o.candidates = std::move(candidates);
+  o.default_agent = std::move(default_agent);
+  o.router = std::move(router);
+  o.instructions = std::move(instructions);
+  return o;
+}
+inline synthesis_options synthesis_by_model(std::string role) {
+  synthesis_options o;
+  o.model_role = std::move(role);
+  return o;
 }
 
 // Runs `operation` on a fresh io_context and returns its result (or rethrows).

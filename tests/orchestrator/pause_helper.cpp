@@ -27,8 +27,8 @@ int main(int argc, char** argv) {
 
   boost::asio::io_context io;
   orchestrator::hub hub{io.get_executor(), registry,
-                        {.store = orchestrator::make_sqlite_checkpoint_store(argv[1]),
-                         .logger = std::make_shared<spdlog::logger>("helper")}};
+                        orchestrator::testing::options(orchestrator::make_sqlite_checkpoint_store(argv[1]), {},
+                                                               std::make_shared<spdlog::logger>("helper"))};
   auto result = boost::asio::co_spawn(io, hub.run(workflow, boost::json::object{{"request", "meet Tuesday"}}),
                                       boost::asio::use_future);
   io.run();

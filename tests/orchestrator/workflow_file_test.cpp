@@ -63,7 +63,7 @@ workflow_definition builder_equivalent() {
       .route(condition::any({condition::confidence(comparison::lt, 0.9), condition::in("/status", {"x", "y"})}), "ask")
       .otherwise("done");
   b.parallel("both", {"a", "b"}).cancel_rest_on_failure().otherwise("sum");
-  b.coordinator("pick", {.candidates = {"a", "b"}, .default_agent = "b", .instructions = "prefer a"})
+  b.coordinator("pick", testing::coordinate({"a", "b"}, "b", {}, "prefer a"))
       .no_clarification()
       .route(condition::exists("/status"), "sum")
       .otherwise("done");

@@ -166,17 +166,17 @@ TEST_F(workflow_compile, refuses_bad_settings) {
 
 TEST_F(workflow_compile, coordinator_needs_a_known_default_among_candidates) {
   workflow_builder missing{"flow"};
-  missing.coordinator("pick", {.candidates = {"a", "b"}}).otherwise("done");
+  missing.coordinator("pick", testing::coordinate({"a", "b"}, "")).otherwise("done");
   missing.end("done");
   EXPECT_THAT(refusal(missing), HasSubstr("node 'pick': coordinator default_agent names no agent"));
 
   workflow_builder outside{"flow"};
-  outside.coordinator("pick", {.candidates = {"a", "b"}, .default_agent = "c"}).otherwise("done");
+  outside.coordinator("pick", testing::coordinate({"a", "b"}, "c")).otherwise("done");
   outside.end("done");
   EXPECT_THAT(refusal(outside), HasSubstr("default_agent 'c' is not among the candidates"));
 
   workflow_builder ok{"flow"};
-  ok.coordinator("pick", {.default_agent = "c"}).otherwise("done");  // every registered agent
+  ok.coordinator("pick", testing::coordinate({}, "c")).otherwise("done");  // every registered agent
   ok.end("done");
   EXPECT_NO_THROW(ok.compile(registry_));
 }
