@@ -320,6 +320,11 @@ std::vector<validation_error> translate(valijson::ValidationResults& results,
 }  // namespace
 
 compiled_schema compiled_schema::compile(const json::value& schema, std::string id) {
+  return compile(schema, std::move(id), schema_resolver{});
+}
+
+compiled_schema compiled_schema::compile(const json::value& schema, std::string id,
+                                         const schema_resolver& resolver) {
   if (!schema.is_object() && !schema.is_bool()) {
     throw protocol_error(errc::unparsable_schema,
                          "schema '" + id + "': a JSON Schema must be an object or a boolean, got " +
@@ -331,7 +336,17 @@ compiled_schema compiled_schema::compile(const json::value& schema, std::string 
   try {
     valijson::SchemaParser parser(valijson::SchemaParser::kDraft7);
     valijson::adapters::BoostJsonAdapter adapter(compiled->json);
-    parser.populateSchema(adapter, compiled->schema);
+    if (resolver) {
+      auto fetch = [&resolver](const std::string& uri) -> const json::value* {
+        auto document = resolver(uri);
+        return document ? new json::value(std::move(*document)) : nullptr;
+      };
+      auto release = [](const json::value* document) { delete document; };
+      parser.populateSchema<valijson::adapters::BoostJsonAdapter>(adapter, compiled->schema, fetch,
+                                                                  release);
+    } else {
+      parser.populateSchema(adapter, compiled->schema);
+    }
   } catch (const std::exception& e) {
     throw protocol_error(errc::unparsable_schema,
                          "schema '" + compiled->id + "' is not a valid draft-07 JSON Schema: " +
@@ -347,9 +362,10 @@ const std::string& compiled_schema::id() const noexcept { return impl_->id; }
 const json::value& compiled_schema::json() const noexcept { return impl_->json; }
 
 std::vector<validation_error> compiled_schema::validate(const json::value& value) const {
-  // A validator per call: valijson's Validator caches compiled regexes in a
-  // non-synchronised member, and validate() must be callable concurrently.
-  valijson::Validator validator;
+  // valijson's Validator caches compiled regexes (keyed by pattern) in a
+  // non-synchronised member: one per thread keeps validate() safe to call
+  // concurrently without recompiling every pattern on every call.
+  thread_local valijson::Validator validator;
   valijson::ValidationResults results;
   valijson::adapters::BoostJsonAdapter target(value);
   std::vector<validation_error> errors;

@@ -37,12 +37,22 @@ std::string to_string(const std::vector<validation_error>& errors);
 using invariant_check =
     std::function<std::optional<validation_error>(const boost::json::value&)>;
 
+// Fetches a document a schema refers to by absolute URI (without the
+// fragment), e.g. "http://example.com/defs.json". nullopt when unknown; the
+// compile then fails naming the URI. Never called for local "#/..." refs.
+using schema_resolver =
+    std::function<std::optional<boost::json::value>(const std::string& uri)>;
+
 class compiled_schema {
  public:
   // Parses a draft-07 schema. `id` names it in every error ("scheduling.output@1").
   // Throws protocol_error(unparsable_schema) naming `id` when the schema is
   // not a valid JSON Schema.
   static compiled_schema compile(const boost::json::value& schema, std::string id);
+  // As above; remote $refs are loaded through `resolver` (called only while
+  // compiling, on the calling thread).
+  static compiled_schema compile(const boost::json::value& schema, std::string id,
+                                 const schema_resolver& resolver);
 
   const std::string& id() const noexcept;
   const boost::json::value& json() const noexcept;
