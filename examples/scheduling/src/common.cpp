@@ -245,10 +245,11 @@ std::optional<interval> slot_from_json(const json::value* value) {
   return interval{*start, *end};
 }
 
-std::string join(const std::vector<std::string>& items, std::string_view last) {
+std::string join(const std::vector<std::string>& items, std::string_view last,
+                 std::string_view separator) {
   std::string out;
   for (std::size_t i = 0; i < items.size(); ++i) {
-    if (i > 0) out += (i + 1 == items.size()) ? std::string(last) : std::string(", ");
+    if (i > 0) out += (i + 1 == items.size()) ? std::string(last) : std::string(separator);
     out += items[i];
   }
   return out;

@@ -101,7 +101,8 @@ protocol::envelope make_failure(std::string type, std::string message);
 
 json::object slot_json(const interval& slot);
 std::optional<interval> slot_from_json(const json::value* value);
-std::string join(const std::vector<std::string>& items, std::string_view last = " and ");
+std::string join(const std::vector<std::string>& items, std::string_view last = " and ",
+                 std::string_view separator = ", ");
 std::string format_score(double value);
 
 // A native agent: name, description and output schema "<name>.output@1";

@@ -45,9 +45,10 @@ bool has_word(const std::string& lowered, std::string_view phrase) {
   return false;
 }
 
-// Blanks a matched span so later patterns do not read it again.
+// Blanks a matched span so later patterns do not read it again; '#' rather
+// than spaces, so that "needs the <blank>" does not read the next word.
 void blank(std::string& text, std::size_t pos, std::size_t length) {
-  std::fill_n(text.begin() + static_cast<std::ptrdiff_t>(pos), length, ' ');
+  std::fill_n(text.begin() + static_cast<std::ptrdiff_t>(pos), length, '#');
 }
 
 int to_24h(int hour, const std::string& ampm) {
@@ -505,7 +506,7 @@ class nl_parser_agent final : public native_agent {
     if (confidence < 0.7) data["clarification_question"] = question(f, day_missing, time_missing);
 
     return make_envelope(std::move(data), explain(f), confidence,
-                         "Rule-based parser (offline) on \"" + text + "\": " + join(why, "; ") +
+                         "Rule-based parser (offline) on \"" + text + "\": " + join(why, "; ", "; ") +
                              " = " + format_score(confidence) + ".");
   }
 

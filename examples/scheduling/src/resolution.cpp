@@ -155,7 +155,7 @@ class resolution_agent final : public native_agent {
       out.push_back({"move_event",
                      "move it to " + describe(c.slot) + ", when " + join(c.available) +
                          (c.available.size() == 1 ? " is" : " are") + " free" +
-                         (resources.empty() ? "" : " and the " + join(names(resources)) + " available") +
+                         (resources.empty() ? "" : ", the " + join(names(resources)) + " available,") +
                          " and every household rule holds",
                      score, c.slot, resources});
     }

@@ -132,14 +132,14 @@ class scheduling_agent final : public native_agent {
     if (requested) {
       requested_check = check_slot(data(), who.members, *requested, now);
       // Alternatives: the same day first, then the following week.
-      candidates = find_slots(data(), who.members, {}, *r.date, 1, duration, window, now,
+      candidates = find_slots(data(), who.members, resources, *r.date, 1, duration, window, now,
                               requested->start, max_alternatives);
       if (candidates.empty())
-        candidates = find_slots(data(), who.members, {}, *r.date + 1, 7, duration, window, now,
+        candidates = find_slots(data(), who.members, resources, *r.date + 1, 7, duration, window, now,
                                 requested->start, max_alternatives);
       std::erase_if(candidates, [&](const slot_check& c) { return c.slot == *requested; });
     } else {
-      candidates = find_slots(data(), who.members, {}, first, days, duration, window, now,
+      candidates = find_slots(data(), who.members, resources, first, days, duration, window, now,
                               std::nullopt, max_alternatives + 1);
     }
     if (!requested && candidates.empty())
@@ -215,13 +215,18 @@ class scheduling_agent final : public native_agent {
                                  : "between " + describe_day(first) + " and " +
                                        describe_day(first + days - 1);
     std::vector<std::string> rules;
-    for (const auto& rule : data().hard_rules) rules.push_back("\"" + rule.description + "\"");
+    for (const auto& rule : data().hard_rules) {
+      const bool applies = rule.applies_to_role.empty() ||
+                           std::ranges::any_of(who.members, [&](const member* m) { return m->role == rule.applies_to_role; });
+      if (applies) rules.push_back("\"" + rule.description + "\"");
+    }
     std::string out = "cannot schedule \"" + r.title + "\": no " + std::to_string(duration) +
                       "-minute slot " + when;
     if (window.first != 0 || window.second != minutes_per_day)
       out += " within " + format_clock(window.first) + "\u2013" + format_clock(window.second);
-    out += " where " + join(names_of(who.members)) + (who.members.size() == 1 ? " is" : " are") +
-           " free and the household rules hold (" + join(rules) + ")";
+    out += " where " + join(names_of(who.members)) + (who.members.size() == 1 ? " is" : " are") + " free";
+    if (!r.resources.empty()) out += ", the " + join(r.resources) + " available";
+    out += " and the household rules hold (" + join(rules) + ")";
     return out;
   }
 

@@ -1,0 +1,117 @@
+// End-to-end: the scheduling sample through `switchboard run` with the
+// LLM-backed nl_parser, resolution and query (built from prompts/), talking
+// real HTTP to a loopback model server with scripted answers.
+#include "cli_support.hpp"
+
+#if __has_include(<switchboard/testing/loopback_model_server.hpp>)
+#include <switchboard/testing/loopback_model_server.hpp>
+
+#include <boost/json/serialize.hpp>
+#include <gtest/gtest.h>
+
+namespace switchboard::testing {
+namespace {
+
+namespace json = boost::json;
+
+std::string envelope(json::object data, std::string explanation) {
+  return json::serialize(json::object{{"data", std::move(data)},
+                                      {"explanation", std::move(explanation)},
+                                      {"confidence", 0.9},
+                                      {"reasoning", "scripted answer"}});
+}
+
+json::object dentist_request() {
+  return {{"intent", "create"}, {"title", "Dentist appointment"}, {"date", "2026-03-03"},
+          {"date_range", nullptr}, {"start_time", "16:00"}, {"end_time", "17:00"},
+          {"time_window", nullptr}, {"duration_minutes", 60}, {"participants", json::array{"Leo"}},
+          {"resources", json::array{"minivan"}}, {"priority", "normal"}, {"flexibility", "fixed"}};
+}
+
+json::object sedan_plan() {
+  return {{"strategies", json::array{json::object{{"strategy", "change_resource"},
+                                                  {"description", "take the sedan instead of the minivan"},
+                                                  {"score", 0.9},
+                                                  {"start", "2026-03-03T16:00"},
+                                                  {"end", "2026-03-03T17:00"},
+                                                  {"resources", json::array{"sedan"}}}}},
+          {"recommended", 0},
+          {"plan", json::object{{"title", "Dentist appointment"},
+                                {"start", "2026-03-03T16:00"},
+                                {"end", "2026-03-03T17:00"},
+                                {"participants", json::array{"Leo"}},
+                                {"resources", json::array{"sedan"}}}}};
+}
+
+std::string describe(const cli_result& r) {
+  return "exit " + std::to_string(r.exit_code) + "\n--- stdout\n" + r.out + "--- stderr\n" + r.err;
+}
+
+class run_sample_llm : public ::testing::Test {
+ protected:
+  cli_result run(const std::string& request) {
+    return run_switchboard({"run", sample_workflow.string(), "--input", request, "--model", "gpt-test"}, scratch_,
+                           {"OPENAI_BASE_URL=" + server_.base_url(), "OPENAI_API_KEY=test-key"});
+  }
+  loopback_model_server server_;
+  temp_dir scratch_;
+};
+
+TEST_F(run_sample_llm, conflict_resolved_by_the_model_after_a_re_ask) {
+  server_.enqueue(server_action::reply(envelope(dentist_request(), "A dentist appointment for Leo.")));
+  // The first resolution answer lacks "plan": the validator's errors go back
+  // to the model, whose second answer is valid.
+  json::object incomplete = sedan_plan();
+  incomplete.erase("plan");
+  server_.enqueue(server_action::reply(envelope(incomplete, "Take the sedan.")));
+  server_.enqueue(server_action::reply(envelope(sedan_plan(), "Take the sedan instead of the minivan.")));
+
+  const auto r = run("Dentist appointment for Leo on Tuesday 4-5pm, he needs the minivan");
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("LLM-backed: nl_parser, resolution, query"), std::string::npos) << describe(r);
+  EXPECT_EQ(r.out.find("offline:"), std::string::npos) << describe(r);
+  EXPECT_NE(r.out.find("-> resolve"), std::string::npos) << describe(r);
+  EXPECT_NE(r.out.find("Plan (after resolution): \"Dentist appointment\", Tue 2026-03-03 16:00\u201317:00, with Leo, "
+                       "using the sedan"),
+            std::string::npos)
+      << describe(r);
+
+  const auto requests = server_.requests();
+  ASSERT_EQ(requests.size(), 3u);
+  // The parser's prompt carries the request and the household's members.
+  const std::string first = requests[0].body;
+  EXPECT_NE(first.find("Dentist appointment for Leo on Tuesday 4-5pm"), std::string::npos);
+  EXPECT_NE(first.find("Maya"), std::string::npos);
+  EXPECT_EQ(requests[0].header("authorization"), "Bearer test-key");
+  // The re-ask names what was missing.
+  EXPECT_NE(requests[2].body.find("plan"), std::string::npos);
+  EXPECT_GT(requests[2].json().at("messages").as_array().size(), requests[1].json().at("messages").as_array().size());
+}
+
+TEST_F(run_sample_llm, clear_request_never_reaches_resolution) {
+  json::object soccer = dentist_request();
+  soccer["title"] = "Soccer practice";
+  soccer["date"] = "2026-03-07";
+  soccer["start_time"] = "14:00";
+  soccer["end_time"] = "16:00";
+  soccer["duration_minutes"] = 120;
+  soccer["participants"] = json::array{"Maya"};
+  server_.enqueue(server_action::reply(envelope(soccer, "Soccer practice for Maya.")));
+  const auto r = run("Soccer practice for Maya on Saturday 2-4pm, she needs the minivan");
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("Confirmed: \"Soccer practice\", Sat 2026-03-07 14:00\u201316:00, with Maya"), std::string::npos)
+      << describe(r);
+  EXPECT_EQ(server_.request_count(), 1u);
+}
+
+TEST_F(run_sample_llm, a_model_that_never_answers_validly_fails_the_run_clearly) {
+  server_.set_default(server_action::reply("this is not JSON at all"));
+  const auto r = run("Soccer practice for Maya on Saturday 2-4pm");
+  EXPECT_EQ(r.exit_code, 1) << describe(r);
+  EXPECT_NE(r.err.find("nl_parser"), std::string::npos) << describe(r);
+  EXPECT_EQ(server_.request_count(), 3u);  // the prompt's max_attempts
+}
+
+}  // namespace
+}  // namespace switchboard::testing
+#endif
