@@ -240,15 +240,18 @@ std::vector<prompt_policy> read_policies(const source_text& src, const json::val
   if (!v) return out;
   if (!v->is_array()) src.fail("\"policies\" must be an array, got " + std::string(kind_name(*v)));
   std::set<std::string> names;
-  std::size_t cursor = offset;
+  std::size_t search_from = offset;
   for (std::size_t i = 0; i < v->get_array().size(); ++i) {
     const auto& item = v->get_array()[i];
     const std::string path = "policies[" + std::to_string(i) + "]";
     if (!item.is_object()) src.fail("\"" + path + "\" must be an object");
     // Anchor line lookups at this policy's "name" member.
-    const auto name_at = src.find_key("name", cursor);
-    if (name_at != std::string_view::npos) cursor = name_at;
-    const member_reader r(src, item.get_object(), path, cursor);
+    std::size_t anchor = search_from;
+    if (const auto name_at = src.find_key("name", search_from); name_at != std::string_view::npos) {
+      anchor = name_at;
+      search_from = name_at + 1;
+    }
+    const member_reader r(src, item.get_object(), path, anchor);
     r.allow_only({"name", "triggers", "match_on", "instructions"});
     prompt_policy p;
     p.name = r.string("name", true);
