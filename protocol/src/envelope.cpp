@@ -51,7 +51,7 @@ void check_confidence(const json::object& obj, std::vector<validation_error>& er
   const double value = field->to_number<double>();
   if (!std::isfinite(value) || value < 0.0 || value > 1.0) {
     errors.push_back({"/confidence",
-                      "must be a finite number in [0, 1], got " + json::serialize(*field),
+                      "must be a finite number in [0, 1], got " + detail::readable_json(*field),
                       errc::schema_violation});
   }
 }

@@ -161,13 +161,9 @@ std::string expected_types(const json::value* schema) {
   return out;
 }
 
-std::string short_json(const json::value& v) {
-  std::string text = json::serialize(v);
-  if (text.size() > 60) text = text.substr(0, 57) + "...";
-  return text;
-}
+std::string short_json(const json::value& v) { return detail::readable_json(v); }
 
-std::string number_text(const json::value& v) { return json::serialize(v); }
+std::string number_text(const json::value& v) { return detail::readable_json(v); }
 
 // ---------------------------------------------------------------------------
 // Translation of one valijson error.

@@ -97,6 +97,12 @@ TEST(ValidateEnvelope, FieldErrorsNameTheField) {
   ASSERT_EQ(errors.size(), 4u) << sp::to_string(errors);
   EXPECT_EQ(errors[0].to_string(), "/explanation: must be a non-empty string");
   EXPECT_EQ(errors[1].to_string(), "/confidence: must be a finite number in [0, 1], got 2");
+  const auto fractional = sp::validate_envelope(
+      json::parse(R"({"data": {"candidate_times": []}, "explanation": "e", "confidence": 1.25,
+                      "reasoning": "r"})"),
+      candidates_schema());
+  ASSERT_EQ(fractional.size(), 1u);
+  EXPECT_EQ(fractional[0].to_string(), "/confidence: must be a finite number in [0, 1], got 1.25");
   EXPECT_EQ(errors[2].to_string(), "/reasoning: expected string, got integer");
   EXPECT_EQ(errors[3].path, "/mood");
 }

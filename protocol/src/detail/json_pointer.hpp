@@ -2,7 +2,10 @@
 // strict mode. Internal.
 #pragma once
 
+#include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
+
+#include <charconv>
 
 #include <string>
 #include <string_view>
@@ -46,6 +49,21 @@ inline std::string_view json_type_name(const boost::json::value& v) noexcept {
     case boost::json::kind::object: return "object";
   }
   return "unknown";
+}
+
+// A value as it reads in a message: doubles in their shortest form ("1.2",
+// not Boost.JSON's "1.2E0"), everything else serialised, long text cut.
+inline std::string readable_json(const boost::json::value& v) {
+  std::string text;
+  if (v.is_double()) {
+    char buffer[32];
+    const auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, v.get_double());
+    text = ec == std::errc{} ? std::string(buffer, end) : boost::json::serialize(v);
+  } else {
+    text = boost::json::serialize(v);
+  }
+  if (text.size() > 60) text = text.substr(0, 57) + "...";
+  return text;
 }
 
 }  // namespace switchboard::protocol::detail
