@@ -87,11 +87,19 @@ endpoint_url parse_base_url(const std::string& url, const std::string& provider)
 }
 
 // Replaces every secret (header values such as API keys) found in `text`.
+void redact_all(std::string& text, std::string_view secret) {
+  if (secret.size() < 4) return;
+  for (auto pos = text.find(secret); pos != std::string::npos; pos = text.find(secret, pos)) {
+    text.replace(pos, secret.size(), "[redacted]");
+  }
+}
+
 std::string redact(std::string text, std::span<const http_header> headers) {
   for (const auto& h : headers) {
-    if (h.value.size() < 4) continue;
-    for (auto pos = text.find(h.value); pos != std::string::npos; pos = text.find(h.value, pos)) {
-      text.replace(pos, h.value.size(), "[redacted]");
+    if (!h.secret) continue;
+    redact_all(text, h.value);
+    if (const auto space = h.value.rfind(' '); space != std::string_view::npos) {
+      redact_all(text, h.value.substr(space + 1));
     }
   }
   return text;
@@ -207,23 +215,25 @@ class http_client::impl {
       }
 
       std::optional<milliseconds> retry_after;
-      model_error error = make_error(result, target, headers, attempt);
+      std::string message;
+      model_error error = make_error(result, target, headers, attempt, message);
       if (result.response) retry_after = parse_retry_after(result.retry_after);
       if (!error.retryable() || attempt >= max_attempts) throw error;
       if (retry_after && *retry_after > options_.retry.max_retry_after) {
         throw model_error(error.errc(),
-                          std::string(error.what()) + " (Retry-After " +
+                          message + " (Retry-After " +
                               std::to_string(retry_after->count() / 1000) +
                               "s is longer than the client waits)",
                           error.http_status(), error.provider_message(), true);
       }
       const milliseconds delay = retry_after ? *retry_after : backoff_delay(options_.retry, attempt);
-      announce_retry(error, attempt, max_attempts, delay, retry_after.has_value());
+      announce_retry(error, message, attempt, max_attempts, delay, retry_after.has_value());
       co_await sleep(delay);
     }
   }
 
   const http_options& options() const noexcept { return options_; }
+  const std::string& provider() const noexcept { return provider_; }
 
  private:
   void setup_tls() {
@@ -247,25 +257,25 @@ class http_client::impl {
     return provider_ + ": POST " + url_.display + target.substr(url_.base_path.size());
   }
 
+  // The error for a failed attempt; `message` receives its text (what()
+  // without the error code suffix, for logs).
   model_error make_error(const attempt_result& r, const std::string& target,
-                         std::span<const http_header> headers, int attempt) const {
+                         std::span<const http_header> headers, int attempt, std::string& message) const {
     const std::string attempts = attempt > 1 ? " (attempt " + std::to_string(attempt) + ")" : "";
     if (!r.response) {
-      return model_error(r.code, redact(describe(target) + ": " + r.message + attempts, headers), 0, {},
-                         r.retryable);
+      message = redact(describe(target) + ": " + r.message + attempts, headers);
+      return model_error(r.code, message, 0, {}, r.retryable);
     }
     const int status = r.response->status;
     const std::string provider_message = redact(provider_error_message(r.response->body), headers);
-    return model_error(model_errc::http_status,
-                       describe(target) + " returned HTTP " + std::to_string(status) +
-                           (provider_message.empty() ? "" : ": " + provider_message) + attempts,
-                       status, provider_message, is_retryable_status(status));
+    message = describe(target) + " returned HTTP " + std::to_string(status) +
+              (provider_message.empty() ? "" : ": " + provider_message) + attempts;
+    return model_error(model_errc::http_status, message, status, provider_message, is_retryable_status(status));
   }
 
-  void announce_retry(const model_error& error, int attempt, int max_attempts, milliseconds delay,
-                      bool from_retry_after) const {
-    spdlog::warn("{} — retrying in {} ms (attempt {} of {})", error.what(), delay.count(), attempt + 1,
-                 max_attempts);
+  void announce_retry(const model_error& error, const std::string& message, int attempt, int max_attempts,
+                      milliseconds delay, bool from_retry_after) const {
+    spdlog::warn("{}; retrying in {} ms (attempt {} of {})", message, delay.count(), attempt + 1, max_attempts);
     if (!options_.retry.on_retry) return;
     retry_event event;
     event.attempt = attempt;
@@ -285,10 +295,6 @@ class http_client::impl {
     }
   }
 
-  static asio::awaitable<bool> cancelled() {
-    const auto cs = co_await asio::this_coro::cancellation_state;
-    co_return cs.cancelled() != asio::cancellation_type::none;
-  }
 
   // One attempt; a pooled connection that turns out to be closed by the
   // server is replaced once without counting as an attempt.
@@ -309,7 +315,8 @@ class http_client::impl {
       lease held{pool_, std::move(pooled)};
       if (!held.conn) {
         held.conn = std::make_unique<connection>(co_await asio::this_coro::executor, tls_ ? &*tls_ : nullptr);
-        if (auto failed = co_await open(*held.conn, deadline)) co_return std::move(*failed);
+        auto failed = co_await open(*held.conn, deadline);
+        if (failed) co_return std::move(*failed);
       }
       bool stale = false;
       auto result = co_await exchange(held, target, body, headers, deadline, stale);
@@ -335,17 +342,22 @@ class http_client::impl {
       auto resolved = co_await (resolver.async_resolve(url_.host, url_.port, use_tuple) ||
                                 timer.async_wait(use_tuple));
       if (resolved.index() == 1) {
-        if (co_await cancelled()) co_return failure(model_errc::cancelled, "request cancelled", false);
-        co_return failure(model_errc::timeout, "resolving " + url_.host + " timed out", true);
+        const bool was_cancelled = (co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none;
+        co_return was_cancelled ? failure(model_errc::cancelled, "request cancelled", false)
+                                : failure(model_errc::timeout, "resolving " + url_.host + " timed out", true);
       }
       auto [rec, endpoints] = std::get<0>(resolved);
       if (rec) co_return failure(model_errc::connect_failed, "cannot resolve " + url_.host + ": " + rec.message(), true);
       std::tie(ec, std::ignore) = co_await stream.async_connect(endpoints, use_tuple);
     }
-    if (ec) co_return co_await connect_failure(ec, "connect to " + url_.host_header);
+    if (ec) {
+      const bool was_cancelled = (co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none;
+      co_return connect_failure(ec, was_cancelled, "connect to " + url_.host_header);
+    }
     stream.socket().set_option(tcp::no_delay(true), ec);
     if (conn.tls) {
-      if (auto failed = co_await handshake(conn)) co_return failed;
+      auto failed = co_await handshake(conn);
+      if (failed) co_return failed;
     }
     co_return std::nullopt;
   }
@@ -370,13 +382,15 @@ class http_client::impl {
       co_return failure(model_errc::tls_verification_failed,
                         "TLS verification of " + url_.host + " failed: " + why, false);
     }
-    co_return co_await connect_failure(ec, "TLS handshake with " + url_.host_header);
+    const bool was_cancelled = (co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none;
+    co_return connect_failure(ec, was_cancelled, "TLS handshake with " + url_.host_header);
   }
 
-  asio::awaitable<attempt_result> connect_failure(const boost::system::error_code& ec, const std::string& what) {
-    if (co_await cancelled()) co_return failure(model_errc::cancelled, "request cancelled", false);
-    if (ec == beast::error::timeout) co_return failure(model_errc::timeout, what + " timed out", true);
-    co_return failure(model_errc::connect_failed, what + " failed: " + ec.message(), true);
+  static attempt_result connect_failure(const boost::system::error_code& ec, bool was_cancelled,
+                                        const std::string& what) {
+    if (was_cancelled) return failure(model_errc::cancelled, "request cancelled", false);
+    if (ec == beast::error::timeout) return failure(model_errc::timeout, what + " timed out", true);
+    return failure(model_errc::connect_failed, what + " failed: " + ec.message(), true);
   }
 
   asio::awaitable<attempt_result> exchange(lease& held, const std::string& target, std::string_view body,
@@ -405,7 +419,10 @@ class http_client::impl {
       std::tie(ec, std::ignore) = co_await http::async_write(*conn.plain, request, use_tuple);
       if (!ec) std::tie(ec, std::ignore) = co_await http::async_read(*conn.plain, conn.buffer, parser, use_tuple);
     }
-    if (ec) co_return co_await exchange_failure(ec, conn, parser.got_some(), stale);
+    if (ec) {
+      const bool was_cancelled = (co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none;
+      co_return exchange_failure(ec, was_cancelled, conn, parser.got_some(), stale);
+    }
 
     auto& response = parser.get();
     attempt_result result;
@@ -415,32 +432,32 @@ class http_client::impl {
     co_return result;
   }
 
-  asio::awaitable<attempt_result> exchange_failure(const boost::system::error_code& ec, const connection& conn,
-                                                   bool got_response_bytes, bool& stale) {
-    if (co_await cancelled()) co_return failure(model_errc::cancelled, "request cancelled", false);
+  attempt_result exchange_failure(const boost::system::error_code& ec, bool was_cancelled, const connection& conn,
+                                  bool got_response_bytes, bool& stale) const {
+    if (was_cancelled) return failure(model_errc::cancelled, "request cancelled", false);
     if (ec == beast::error::timeout) {
-      co_return failure(model_errc::timeout,
+      return failure(model_errc::timeout,
                         "no complete response within " + std::to_string(options_.request_timeout.count()) + " ms",
                         options_.retry.retry_timeouts);
     }
     if (ec == http::error::body_limit) {
-      co_return failure(model_errc::response_too_large,
+      return failure(model_errc::response_too_large,
                         "response body exceeds the limit of " + std::to_string(options_.max_response_bytes) +
                             " bytes",
                         false);
     }
     if (is_connection_loss(ec)) {
       stale = conn.reused && !got_response_bytes;  // the server closed an idle connection
-      co_return failure(model_errc::connection_lost,
+      return failure(model_errc::connection_lost,
                         std::string(got_response_bytes ? "connection lost mid-response: "
                                                        : "connection lost before a response: ") +
                             ec.message(),
                         true);
     }
     if (ec.category() == http::make_error_code(http::error::bad_version).category()) {
-      co_return failure(model_errc::invalid_response, "malformed HTTP response: " + ec.message(), false);
+      return failure(model_errc::invalid_response, "malformed HTTP response: " + ec.message(), false);
     }
-    co_return failure(model_errc::connection_lost, "I/O error: " + ec.message(), true);
+    return failure(model_errc::connection_lost, "I/O error: " + ec.message(), true);
   }
 
   const http_options options_;
@@ -457,8 +474,15 @@ http_client::~http_client() = default;
 
 asio::awaitable<http_response> http_client::post_json(std::string_view path, std::string_view body,
                                                       std::span<const http_header> headers) {
-  auto keep = impl_;  // the client may be destroyed by its owner only after completion, but be safe
-  co_return co_await keep->post_json(path, body, headers);
+  auto keep = impl_;
+  try {
+    co_return co_await keep->post_json(path, body, headers);
+  } catch (const boost::system::system_error& e) {
+    // Asio refuses to start another operation once the coroutine is
+    // cancelled (this_coro::throw_if_cancelled): report that as ours.
+    if (e.code() != asio::error::operation_aborted) throw;
+    throw model_error(model_errc::cancelled, keep->provider() + ": request cancelled");
+  }
 }
 
 const http_options& http_client::options() const noexcept { return impl_->options(); }

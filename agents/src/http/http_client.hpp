@@ -17,9 +17,13 @@
 
 namespace switchboard::agents::detail {
 
+// Request headers are never logged. A secret header's value (and its last
+// word, the key in "Bearer <key>") is also scrubbed from error messages and
+// provider messages, should a server echo it back.
 struct http_header {
   std::string_view name;
-  std::string_view value;  // may be a secret: never logged, never in errors
+  std::string_view value;
+  bool secret = false;
 };
 
 struct http_response {

@@ -90,8 +90,8 @@ class anthropic_model::impl {
     const auto started = std::chrono::steady_clock::now();
     bool wrapped = false;
     const std::string body = render(request, &wrapped);
-    const std::array<detail::http_header, 2> headers{{{"x-api-key", options_.api_key},
-                                                      {"anthropic-version", options_.version}}};
+    const std::array<detail::http_header, 2> headers{{{"x-api-key", options_.api_key, true},
+                                                      {"anthropic-version", options_.version, false}}};
     const std::span<const detail::http_header> sent =
         options_.api_key.empty() ? std::span<const detail::http_header>(headers).subspan(1)
                                  : std::span<const detail::http_header>(headers);
