@@ -197,3 +197,22 @@ TEST(CompiledSchema, ValidateIsSafeFromManyThreads) {
   for (auto& t : threads) t.join();
   EXPECT_EQ(wrong.load(), 0);
 }
+
+TEST(CompiledSchema, RemoteRefsAreLoadedThroughTheResolver) {
+  const json::value schema = json::parse(R"({"properties": {
+      "when": {"$ref": "http://schemas.example/time.json#/definitions/hhmm"}}})");
+  std::vector<std::string> asked;
+  const auto compiled = sp::compiled_schema::compile(
+      schema, "remote@1", [&](const std::string& uri) -> std::optional<json::value> {
+        asked.push_back(uri);
+        return json::parse(R"({"definitions": {"hhmm": {"type": "string"}}})");
+      });
+  EXPECT_EQ(asked, std::vector<std::string>{"http://schemas.example/time.json"});
+  EXPECT_TRUE(compiled.validate(json::parse(R"({"when": "09:30"})")).empty());
+  EXPECT_EQ(compiled.validate(json::parse(R"({"when": 930})")).size(), 1u);
+
+  // Unknown documents, and remote refs without a resolver, are refused.
+  const auto unknown = [](const std::string&) -> std::optional<json::value> { return {}; };
+  EXPECT_THROW(sp::compiled_schema::compile(schema, "remote@1", unknown), sp::protocol_error);
+  EXPECT_THROW(sp::compiled_schema::compile(schema, "remote@1"), sp::protocol_error);
+}
