@@ -115,8 +115,9 @@ asio::awaitable<chat_result> scripted_model::complete(chat_request request) {
                                                    " cancelled during its scripted delay");
   }
   chat_result result = step->respond(request);
-  result.latency = std::chrono::duration_cast<std::chrono::microseconds>(
-      std::chrono::steady_clock::now() - started);
+  if (result.latency == std::chrono::microseconds::zero())
+    result.latency = std::chrono::duration_cast<std::chrono::microseconds>(
+        std::chrono::steady_clock::now() - started);
   co_return result;
 }
 

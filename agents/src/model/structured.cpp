@@ -1,6 +1,6 @@
 // The structured-output ladder: pick a rung (native JSON Schema, JSON-object
 // mode, schema in the prompt), ask, parse and validate, re-ask with the
-// validator's errors. Decisions (docs/adr/0005-structured-output-ladder.md):
+// validator's errors. Decisions (docs/adr/0008-structured-output-ladder-and-model-doubles.md):
 //  - strict schemas: sent only when the model says it honours `strict` and
 //    the schema uses no keyword the provider's strict mode rejects; the value
 //    is validated against the ORIGINAL schema. Strict mode turns optional
@@ -73,7 +73,10 @@ bool use_strict(const chat_model& model, const ladder& l) {
   if (!model.capabilities().strict_schema) return false;
   const auto provider = model.provider() == "anthropic" ? protocol::strict_provider::anthropic
                                                         : protocol::strict_provider::openai;
-  const auto unsupported = protocol::strict_mode_unsupported(l.options.schema.json(), provider);
+  // Checked on the converted schema: the conversion supplies what strict mode
+  // requires (additionalProperties, required), keywords it cannot express remain.
+  const auto unsupported =
+      protocol::strict_mode_unsupported(protocol::make_strict(l.options.schema.json()), provider);
   if (unsupported.empty()) return true;
   spdlog::info("schema {}: sending a non-strict json_schema to {}: {}{}", l.schema_id,
                model.provider(), unsupported.front().to_string(),
@@ -194,8 +197,16 @@ bool drop_optional_nulls(json::value& value, const json::value& schema_node, con
 
 // --- parsing -----------------------------------------------------------------
 
+// The same rule as parse_output: the most basic problem names the failure
+// (a missing field explains later type errors better than they do).
 std::optional<protocol::errc> reason_of(const std::vector<validation_error>& errors) {
+  using protocol::errc;
   if (errors.empty()) return std::nullopt;
+  for (const errc kind : {errc::schema_missing_field, errc::schema_type_error,
+                          errc::schema_violation, errc::invariant_violation}) {
+    for (const auto& error : errors)
+      if (error.kind == kind) return kind;
+  }
   return errors.front().kind;
 }
 
@@ -235,10 +246,15 @@ std::string reask_message(const parse_result& parsed, const ladder& l) {
   return text;
 }
 
+// "schema_type_error: /data/x: expected number, got string": the reason and
+// the first error of that kind.
 std::string reason_with_detail(const attempt_record& attempt) {
-  std::string text = attempt.reason;
-  if (!attempt.errors.empty()) text += ": " + attempt.errors.front().to_string();
-  return text;
+  if (attempt.errors.empty()) return attempt.reason;
+  auto match = std::find_if(attempt.errors.begin(), attempt.errors.end(), [&](const validation_error& e) {
+    return protocol::to_string(e.kind) == attempt.reason;
+  });
+  if (match == attempt.errors.end()) match = attempt.errors.begin();
+  return attempt.reason + ": " + match->to_string();
 }
 
 // --- the ladder --------------------------------------------------------------

@@ -11,8 +11,8 @@
 // model_error(script_exhausted) naming the call number.
 //
 // Completion: returns the step's answer (model = the request's model or
-// "scripted", finish_reason "stop" unless the step says otherwise, latency =
-// time spent in the delay) or throws the step's exception. Cancellation:
+// "scripted", finish_reason "stop" and latency = time spent in the delay,
+// unless the step's result sets them) or throws the step's exception. Cancellation:
 // cancelling the awaiting coroutine during a delay throws
 // model_error(cancelled); steps without a delay complete immediately.
 // Lifetime: the model must outlive every pending complete().
