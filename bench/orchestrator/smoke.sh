@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Smoke run of the orchestrator benchmark (CI: proves it runs, never times it).
+#   bench/orchestrator/smoke.sh <build-dir>
+set -euo pipefail
+build="${1:?usage: smoke.sh <build-dir>}"
+exe="$build/bench/orchestrator/switchboard_orchestrator_bench"
+[[ -x "$exe" ]] || { echo "no $exe (benchmarks not built)"; exit 0; }
+"$exe" --benchmark_min_time=0.01 --in_flight=500 >/dev/null
+echo "orchestrator bench: ok"
