@@ -2,6 +2,8 @@
 // or is killed) is resumed by this process from the SQLite store.
 #include <switchboard/orchestrator/hub.hpp>
 
+#include <switchboard/orchestrator/error.hpp>
+
 #include "resume_workflow.hpp"
 
 #include <boost/asio/io_context.hpp>

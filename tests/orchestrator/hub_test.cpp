@@ -682,7 +682,7 @@ TEST(hub_concurrency, thousands_of_workflows_on_a_pool_keep_their_state_apart) {
           std::string mine = std::to_string(n);
           if (!previous.empty()) {
             const auto* before = c.outputs.latest(previous);
-            if (!before || before->data.at("status") != mine) mine = "crossed";
+            if (!before || before->data.at("status").as_string() != mine) mine = "crossed";
           }
           return make_envelope({{"status", mine}});
         },
@@ -724,7 +724,7 @@ TEST(hub_concurrency, thousands_of_workflows_on_a_pool_keep_their_state_apart) {
   for (int i = 0; i < count; ++i) {
     auto s = handles[i].wait();
     ASSERT_EQ(s.status, workflow_status::completed) << i;
-    ASSERT_EQ(s.latest("dddd")->data.at("status"), std::to_string(i)) << "state crossed in workflow " << i;
+    ASSERT_EQ(s.latest("dddd")->data.at("status").as_string(), std::to_string(i)) << "state crossed in workflow " << i;
     ASSERT_EQ(s.audit.size(), 4u);
   }
   for (auto& c : to_cancel) EXPECT_EQ(c.wait().status, workflow_status::cancelled);
