@@ -1,7 +1,9 @@
 // The hub: runs compiled workflows, owns their state, calls agents, reads
 // their envelopes and routes. Agents never call each other.
 //
-//   orchestrator::hub hub{io.get_executor(), registry, {.store = store}};
+//   orchestrator::hub_options options;
+//   options.store = make_sqlite_checkpoint_store("state.db");
+//   orchestrator::hub hub{io.get_executor(), registry, options};
 //   workflow_state s = co_await hub.run(workflow, input);
 //   if (s.status == workflow_status::awaiting_clarification)
 //     s = co_await hub.resume(workflow, s.id, "Tuesday afternoon");
@@ -85,7 +87,8 @@ class workflow_handle {
   // hub's io_context (it would wait for itself).
   workflow_state wait() const;
   // Suspends until the run stops; completes on the awaiting coroutine's
-  // executor. Cancelling the waiter does not cancel the workflow.
+  // executor. The wait itself is not cancellable and does not cancel the
+  // workflow; call cancel() to end the run early.
   boost::asio::awaitable<workflow_state> async_wait() const;
 
  private:
