@@ -46,9 +46,9 @@ class http_client {
 
   // POSTs `body` as JSON to base path + `path`, retrying as the policy says.
   // Completion: the 2xx response, or model_error (status, provider message,
-  // connection/TLS/timeout/cancel/too-large codes). Cancellation: terminal or
-  // partial cancellation of the awaiting coroutine stops the attempt and the
-  // retry wait promptly (model_errc::cancelled); the connection in use is
+  // connection/TLS/timeout/cancel/too-large codes). Cancellation: cancelling the
+  // awaiting coroutine stops the attempt, the wait for a pooled connection
+  // and the retry wait promptly (model_errc::cancelled); the connection in use is
   // closed, never returned to the pool. `body` and `headers` must stay valid
   // until completion.
   boost::asio::awaitable<http_response> post_json(std::string_view path, std::string_view body,

@@ -45,6 +45,13 @@ chat_result ask(openai_model& model, std::string text = "hello") {
   return run(model.complete(test::user_request(std::move(text))));
 }
 
+// `count` requests one after the other on one coroutine; the answers' texts joined.
+asio::awaitable<std::string> ask_in_sequence(openai_model& model, int count) {
+  std::string texts;
+  for (int i = 0; i < count; ++i) texts += (co_await model.complete(test::user_request("q"))).text;
+  co_return texts;
+}
+
 TEST(HttpTransport, SuccessfulExchangeMapsTheAnswer) {
   loopback_model_server server;
   server.enqueue(server_action::reply(R"({"city":"Oslo"})"));
@@ -248,13 +255,7 @@ TEST(HttpTransport, KeepAliveConnectionsAreReused) {
   loopback_model_server server;
   server.set_default(server_action::reply("again"));
   openai_model model(options_for(server));
-  asio::io_context io;
-  auto five = [&]() -> asio::awaitable<void> {
-    for (int i = 0; i < 5; ++i) co_await model.complete(test::user_request("q"));
-  };
-  auto done = asio::co_spawn(io, five(), asio::use_future);
-  io.run();
-  done.get();
+  EXPECT_EQ(run(ask_in_sequence(model, 5)), "againagainagainagainagain");
   EXPECT_EQ(server.request_count(), 5u);
   EXPECT_EQ(server.accepted_connections(), 1u);
 }
@@ -267,15 +268,7 @@ TEST(HttpTransport, ServerClosingAnIdleConnectionIsNotAnError) {
   auto options = options_for(server);
   options.http.retry.max_attempts = 1;  // the reconnect must not count as a retry
   openai_model model(options);
-  asio::io_context io;
-  auto both = [&]() -> asio::awaitable<std::string> {
-    const auto first = co_await model.complete(test::user_request("q"));
-    const auto second = co_await model.complete(test::user_request("q"));
-    co_return first.text + second.text;
-  };
-  auto done = asio::co_spawn(io, both(), asio::use_future);
-  io.run();
-  EXPECT_EQ(done.get(), "onetwo");
+  EXPECT_EQ(run(ask_in_sequence(model, 2)), "onetwo");
   EXPECT_EQ(server.accepted_connections(), 2u);
 }
 
@@ -365,15 +358,7 @@ TEST(HttpTransport, TlsWithACustomCaFileIsTrusted) {
   loopback_model_server server({.tls = true});
   server.set_default(server_action::reply("over tls"));
   openai_model model(options_for(server));  // ca_file = the server's certificate
-  asio::io_context io;
-  auto three = [&]() -> asio::awaitable<std::string> {
-    std::string out;
-    for (int i = 0; i < 3; ++i) out = (co_await model.complete(test::user_request("q"))).text;
-    co_return out;
-  };
-  auto done = asio::co_spawn(io, three(), asio::use_future);
-  io.run();
-  EXPECT_EQ(done.get(), "over tls");
+  EXPECT_EQ(run(ask_in_sequence(model, 3)), "over tlsover tlsover tls");
   EXPECT_EQ(server.accepted_connections(), 1u);  // TLS connections are pooled too
 }
 
