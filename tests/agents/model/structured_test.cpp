@@ -2,8 +2,10 @@
 
 #include "model_test_support.hpp"
 
+#include <switchboard/agents/model/openai_model.hpp>
 #include <switchboard/agents/model/scripted_model.hpp>
 #include <switchboard/protocol/metrics.hpp>
+#include <switchboard/testing/loopback_model_server.hpp>
 #include <switchboard/protocol/strict_mode.hpp>
 
 #include <boost/json/parse.hpp>
@@ -362,6 +364,67 @@ TEST(complete_structured, strict_path_counts_the_final_outcome_once) {
   const auto counts = metrics.outcomes();
   EXPECT_EQ(counts.direct, 1u);
   EXPECT_EQ(counts.failed, 0u);
+}
+
+}  // namespace
+}  // namespace switchboard::agents
+
+// --- end to end: the ladder over real HTTP to the loopback server -----------
+
+namespace switchboard::agents {
+namespace {
+
+openai_options loopback_openai(const testing::loopback_model_server& server) {
+  openai_options out;
+  out.http.base_url = server.base_url();
+  out.http.retry.max_attempts = 1;
+  out.model = "gpt-test";
+  out.capabilities = {output_mode::json_schema, true};
+  return out;
+}
+
+TEST(complete_structured_over_http, invalid_then_valid_on_re_ask) {
+  testing::loopback_model_server server;
+  server.enqueue(testing::server_action::reply(R"({"data":{"x":"one"}})"));
+  server.enqueue(testing::server_action::reply(R"({"data":{"x":1},"note":null})"));
+  openai_model model(loopback_openai(server));
+
+  const structured_result result = run(complete_structured(model, question(), options()));
+
+  EXPECT_EQ(result.value, json::parse(R"({"data":{"x":1}})"));
+  ASSERT_EQ(result.attempts.size(), 2u);
+  EXPECT_EQ(result.attempts[0].reason, "schema_type_error");
+  EXPECT_EQ(result.usage.total(), 2 * (11 + 7)) << "usage summed over both answers";
+  const auto requests = server.requests();
+  ASSERT_EQ(requests.size(), 2u);
+  const json::value first = requests[0].json();
+  EXPECT_EQ(first.at("response_format").at("type"), "json_schema");
+  EXPECT_EQ(first.at("response_format").at("json_schema").at("name"), "scheduling_output_1");
+  EXPECT_EQ(first.at("response_format").at("json_schema").at("strict"), true);
+  const json::value second = requests[1].json();
+  const json::array& messages = second.at("messages").as_array();
+  ASSERT_EQ(messages.size(), 4u);
+  EXPECT_EQ(messages[2].at("role"), "assistant");
+  const std::string correction(messages[3].at("content").as_string());
+  EXPECT_TRUE(contains(correction, "/data/x: expected number")) << correction;
+}
+
+TEST(complete_structured_over_http, server_rejecting_json_schema_makes_the_ladder_step_down) {
+  testing::loopback_model_server server;
+  server.enqueue(testing::server_action::error(400, "response_format json_schema is not supported by this server"));
+  server.enqueue(testing::server_action::fenced_json(R"({"data":{"x":2}})"));
+  openai_model model(loopback_openai(server));
+
+  const structured_result result = run(complete_structured(model, question(), options()));
+
+  EXPECT_EQ(result.value.at("data").at("x"), 2);
+  EXPECT_EQ(result.mode, output_mode::json_object);
+  ASSERT_EQ(result.attempts.size(), 2u);
+  EXPECT_EQ(result.attempts[0].reason, "response_format_unsupported");
+  EXPECT_EQ(result.attempts[1].stage, parse_stage::extracted);
+  const auto requests = server.requests();
+  ASSERT_EQ(requests.size(), 2u);
+  EXPECT_EQ(requests[1].json().at("response_format").at("type"), "json_object");
 }
 
 }  // namespace
