@@ -34,7 +34,7 @@ TEST_F(run_sample, clear_request_is_auto_confirmed) {
   EXPECT_NE(r.out.find("[1] nl_parser  (confidence 0.95)"), std::string::npos) << describe(r);
   EXPECT_NE(r.out.find("-> schedule"), std::string::npos) << describe(r);
   EXPECT_NE(r.out.find("-> auto_confirm"), std::string::npos) << describe(r);
-  EXPECT_EQ(r.out.find("resolution"), std::string::npos) << describe(r);
+  EXPECT_EQ(r.out.find("] resolution"), std::string::npos) << describe(r);
   EXPECT_NE(r.out.find("Confirmed: \"Soccer practice\", Sat 2026-03-07 14:00\u201316:00, with Maya, using the minivan"),
             std::string::npos)
       << describe(r);
