@@ -51,7 +51,10 @@ class run_sample_llm : public ::testing::Test {
  protected:
   cli_result run(const std::string& request) {
     return run_switchboard({"run", sample_workflow.string(), "--input", request, "--model", "gpt-test"}, scratch_,
-                           {"OPENAI_BASE_URL=" + server_.base_url(), "OPENAI_API_KEY=test-key"});
+                           {"OPENAI_BASE_URL=" + server_.base_url(), "OPENAI_API_KEY=test-key",
+                            // JSON-object mode: the schema travels in the prompt and
+                            // every answer goes through parse, validate, re-ask.
+                            "SWITCHBOARD_OUTPUT_MODE=json_object"});
   }
   loopback_model_server server_;
   temp_dir scratch_;
