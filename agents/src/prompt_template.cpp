@@ -176,7 +176,7 @@ prompt_template prompt_template::parse(std::span<const std::string> lines, templ
       rest.remove_prefix(close + 2);
     }
   }
-  if (!literal.empty() || t.segments_.empty()) t.segments_.push_back({std::move(literal), {}});
+  if (!literal.empty()) t.segments_.push_back({std::move(literal), {}});
   return t;
 }
 

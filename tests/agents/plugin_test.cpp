@@ -1,0 +1,176 @@
+#include <switchboard/agents/plugin.hpp>
+
+#include <switchboard/agents/plugin_loader.hpp>
+
+#include "agent_test_support.hpp"
+
+#include <boost/json/parse.hpp>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+namespace switchboard::agents {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using agent_test::context_holder;
+using agent_test::run_sync;
+
+const std::filesystem::path example_plugin = SWITCHBOARD_EXAMPLE_PLUGIN;
+const std::filesystem::path wrong_abi_plugin = SWITCHBOARD_WRONG_ABI_PLUGIN;
+const std::filesystem::path no_entry_plugin = SWITCHBOARD_NO_ENTRY_PLUGIN;
+const std::filesystem::path throwing_plugin = SWITCHBOARD_THROWING_PLUGIN;
+
+agent_errc code_of(const agent_error& e) { return static_cast<agent_errc>(e.code().value()); }
+
+// Expects load_plugin(file) to fail with `code` and every part in the message.
+void expect_refused(agent_registry& registry, const std::filesystem::path& file, agent_errc code,
+                    std::vector<std::string> parts) {
+  try {
+    (void)load_plugin(registry, file);
+    ADD_FAILURE() << "expected agent_error for " << file;
+  } catch (const agent_error& e) {
+    EXPECT_EQ(code_of(e), code) << e.what();
+    EXPECT_THAT(e.what(), HasSubstr(file.string()));
+    for (const auto& p : parts) EXPECT_THAT(e.what(), HasSubstr(p));
+  }
+}
+
+struct PluginLoader : ::testing::Test {
+  std::shared_ptr<protocol::schema_registry> schemas = std::make_shared<protocol::schema_registry>();
+  agent_registry registry{schemas};
+};
+
+TEST_F(PluginLoader, LoadsTheExamplePluginAndRunsItsAgent) {
+  const loaded_plugin loaded = load_plugin(registry, example_plugin);
+  EXPECT_EQ(loaded.file, example_plugin);
+  EXPECT_THAT(loaded.agents, ElementsAre("text_stats"));
+  EXPECT_THAT(loaded.schemas, ElementsAre("text_stats.output@1"));
+  ASSERT_EQ(registry.list().size(), 1u);
+  EXPECT_EQ(registry.list()[0].origin, "plugin:" + example_plugin.string());
+  EXPECT_EQ(registry.list()[0].output_schema, "text_stats.output@1");
+  EXPECT_TRUE(schemas->find("text_stats.output@1"));
+
+  context_holder holder;
+  holder.input = boost::json::parse(R"({"request": "book the big room"})");
+  auto context = holder.make();
+  const auto out = run_sync(registry.at("text_stats").run(context));
+  EXPECT_EQ(out.data.at("words"), 4);
+  EXPECT_EQ(out.data.at("longest_word"), "book");
+  EXPECT_THAT(registry.validate(registry.at("text_stats"), out), IsEmpty());
+}
+
+TEST_F(PluginLoader, LibraryStaysLoadedWhileItsAgentsLiveAndReloadsAfterwards) {
+  {
+    agent_registry scoped(schemas);
+    load_plugin(scoped, example_plugin);
+    // The loader's own handle is gone; the registered agent keeps the library.
+    void* handle = ::dlopen(example_plugin.c_str(), RTLD_NOW | RTLD_NOLOAD);
+    EXPECT_NE(handle, nullptr);
+    if (handle != nullptr) ::dlclose(handle);
+  }
+  // The first registry (and its reference) is gone; loading again works and
+  // reuses the schema the first load registered.
+  agent_registry second(schemas);
+  load_plugin(second, example_plugin);
+  context_holder holder;
+  holder.input = boost::json::parse(R"({"request": "one two"})");
+  auto context = holder.make();
+  EXPECT_EQ(run_sync(second.at("text_stats").run(context)).data.at("words"), 2);
+}
+
+TEST_F(PluginLoader, RefusesAnotherAbiVersionNamingBothVersions) {
+  expect_refused(registry, wrong_abi_plugin, agent_errc::plugin_abi_mismatch,
+                 {"built against plugin ABI version 42", "this host speaks 1"});
+  EXPECT_THAT(registry.names(), IsEmpty());
+}
+
+TEST_F(PluginLoader, RefusesALibraryWithoutTheEntryPoint) {
+  expect_refused(registry, no_entry_plugin, agent_errc::plugin_missing_entry,
+                 {"switchboard_plugin_abi_version", "SWITCHBOARD_PLUGIN"});
+}
+
+TEST_F(PluginLoader, RefusesAPathThatDoesNotExist) {
+  expect_refused(registry, "/nonexistent/libnothing.so", agent_errc::plugin_load_failed,
+                 {"no such file"});
+  expect_refused(registry, std::filesystem::path(SWITCHBOARD_AGENTS_TEST_DATA),
+                 agent_errc::plugin_load_failed, {"is a directory"});
+}
+
+TEST_F(PluginLoader, RefusesAFileThatIsNotASharedLibraryWithDlerrorsText) {
+  const auto fake = std::filesystem::temp_directory_path() /
+                    ("switchboard-fake-plugin-" + std::to_string(::getpid()) + ".so");
+  std::ofstream(fake) << "not an ELF file\n";
+  expect_refused(registry, fake, agent_errc::plugin_load_failed, {"dlopen failed"});
+  std::filesystem::remove(fake);
+}
+
+TEST_F(PluginLoader, ThrowingRegistrationRegistersNothing) {
+  expect_refused(registry, throwing_plugin, agent_errc::plugin_init_failed,
+                 {"configuration database unreachable"});
+  EXPECT_EQ(registry.find("never_registered"), nullptr);
+}
+
+TEST_F(PluginLoader, LoadingTheSamePluginTwiceIsADuplicate) {
+  load_plugin(registry, example_plugin);
+  expect_refused(registry, example_plugin, agent_errc::plugin_init_failed,
+                 {"'text_stats' is already registered", "plugin:"});
+  EXPECT_EQ(registry.names().size(), 1u);
+}
+
+TEST_F(PluginLoader, SchemaClashWithDifferentContentIsRefused) {
+  schemas->add({"text_stats.output", 1}, boost::json::parse(R"({"type": "object"})"));
+  expect_refused(registry, example_plugin, agent_errc::plugin_init_failed,
+                 {"text_stats.output@1", "different content"});
+  EXPECT_THAT(registry.names(), IsEmpty());
+}
+
+TEST_F(PluginLoader, PathListLoadsFilesAndDirectoriesAndReportsTheBadEntry) {
+  const std::string dir = example_plugin.parent_path().string();
+  const auto loaded = load_plugins(registry, "::" + dir + ":");
+  ASSERT_EQ(loaded.size(), 1u);  // the example directory holds one .so
+  EXPECT_THAT(registry.names(), ElementsAre("text_stats"));
+
+  agent_registry other(std::make_shared<protocol::schema_registry>());
+  try {
+    (void)load_plugins(other, example_plugin.string() + ":/missing/libx.so");
+    FAIL();
+  } catch (const agent_error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("/missing/libx.so"));
+  }
+}
+
+TEST_F(PluginLoader, EnvironmentVariableIsHonoured) {
+  ::unsetenv("SWITCHBOARD_PLUGIN_PATH");
+  EXPECT_THAT(load_plugins_from_environment(registry), IsEmpty());
+  ::setenv("SWITCHBOARD_PLUGIN_PATH", example_plugin.c_str(), 1);
+  const auto loaded = load_plugins_from_environment(registry);
+  ::unsetenv("SWITCHBOARD_PLUGIN_PATH");
+  ASSERT_EQ(loaded.size(), 1u);
+  EXPECT_THAT(loaded[0].agents, ElementsAre("text_stats"));
+}
+
+TEST(PluginRegistrar, InitRefusesAnotherHostVersionAndCatchesExceptions) {
+  plugin_registrar registrar("inline");
+  auto throwing = [](plugin_registrar&) { throw std::runtime_error("boom"); };
+  EXPECT_EQ(detail::run_plugin_init(registrar.c_handle(), plugin_abi_version + 1, throwing),
+            plugin_init_abi_mismatch);
+  EXPECT_EQ(detail::run_plugin_init(registrar.c_handle(), plugin_abi_version, throwing),
+            plugin_init_failed);
+  EXPECT_EQ(registrar.failure(), "boom");
+  EXPECT_EQ(detail::run_plugin_init(nullptr, plugin_abi_version, throwing), plugin_init_failed);
+  plugin_registrar fine("inline");
+  EXPECT_EQ(detail::run_plugin_init(fine.c_handle(), plugin_abi_version, [](plugin_registrar&) {}),
+            plugin_init_ok);
+}
+
+}  // namespace
+}  // namespace switchboard::agents
