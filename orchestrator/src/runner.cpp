@@ -245,6 +245,7 @@ asio::awaitable<int> workflow_run::step(int index) {
   }
   if (out.error) {
     if (n.on_error != no_node) {
+      state_.errors.push_back(*out.error);  // handled, but still on record
       state_.audit.back().route = w_.nodes[n.on_error].name();
       state_.audit.back().condition = "on_error";
       auto e = make_event(event_kind::routed);
@@ -327,8 +328,13 @@ asio::awaitable<step_outcome> workflow_run::call_agent(const compiled_node& n, a
                                   hub_->logger, {}, {}, {}, {}};
     std::optional<protocol::error_record> error;
     try {
-      auto e = n.definition->timeout ? co_await run_with_timeout(a, context, *n.definition->timeout)
-                                     : co_await a.run(context);
+      // No co_await inside ?: — g++ 12 destroys the result twice (double free).
+      protocol::envelope e;
+      if (n.definition->timeout) {
+        e = co_await run_with_timeout(a, context, *n.definition->timeout);
+      } else {
+        e = co_await a.run(context);
+      }
       error = check_envelope(a, e);
       if (!error) out.envelope = std::move(e);
     } catch (const timeout_expired&) {
@@ -672,7 +678,12 @@ asio::awaitable<step_outcome> workflow_run::synthesize_by_model(const compiled_n
 asio::awaitable<step_outcome> workflow_run::run_synthesis(const compiled_node& n) {
   if (n.agent) co_return co_await call_agent(n, *n.agent, {});
   const auto started = clock::now();
-  step_outcome out = n.model_schema ? co_await synthesize_by_model(n) : synthesize_deterministically(n);
+  step_outcome out;  // if/else, not ?: with co_await (see call_agent)
+  if (n.model_schema) {
+    out = co_await synthesize_by_model(n);
+  } else {
+    out = synthesize_deterministically(n);
+  }
   out.duration = std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - started);
   if (!out.cancelled) finish_call(n, out);
   co_return out;
