@@ -161,6 +161,9 @@ class workflow_run {
 // ---------------------------------------------------------------- main loop
 
 asio::awaitable<workflow_state> workflow_run::go(std::optional<std::string> answer) {
+  // Cancellation is observed explicitly (cancelled_now) so the run can still
+  // record and checkpoint its `cancelled` state instead of unwinding.
+  co_await asio::this_coro::throw_if_cancelled(false);
   if (answer) {
     state_.clarification_answers.push_back(std::move(*answer));
     state_.clarification.reset();
@@ -177,6 +180,11 @@ asio::awaitable<workflow_state> workflow_run::go(std::optional<std::string> answ
   }
   save();
   while (state_.status == workflow_status::running) {
+    if (co_await cancelled_now()) {
+      cancel(state_.next_node);
+      save();
+      break;
+    }
     std::exception_ptr failure;
     try {
       node = co_await step(node);
@@ -415,6 +423,7 @@ void workflow_run::finish_call(const compiled_node& n, step_outcome& out) {
 
 asio::awaitable<void> workflow_run::group_member(const compiled_node& n, std::size_t i,
                                                  std::vector<step_outcome>& results) {
+  co_await asio::this_coro::throw_if_cancelled(false);
   results[i] = co_await call_agent(n, *n.group[i], {});
   if (n.definition->cancel_rest_on_failure && results[i].error) throw group_member_failed{};
 }
