@@ -129,7 +129,10 @@ inline asio::awaitable<void> worker(const workload& w, results& out, long total)
     const auto started = clock_type::now();
     std::string failure;
     try {
-      auto state = co_await w.hub.run(w.workflow, w.input);
+      // run_options passed explicitly: g++ 12 destroys a defaulted
+      // coroutine argument twice.
+      so::run_options options;
+      auto state = co_await w.hub.run(w.workflow, w.input, std::move(options));
       out.record(i, clock_type::now() - started, state, w.branch_node);
     } catch (const std::exception& e) {
       failure = e.what();

@@ -41,4 +41,4 @@ run_load() {
 run_load --workflows 300 --concurrency 16
 run_load --workflows 20 --concurrency 4 --output-mode json_object
 run_load --workflows 20 --concurrency 4 --output-mode prompt_schema
-echo "bench/e2e: ok ($(head -n1 "$work/load.json" | grep -o '"workflows_per_s":[0-9.]*'))"
+echo "bench/e2e: ok ($(head -n1 "$work/load.json" | grep -o '"workflows_per_s":[0-9.Ee+-]*'))"
