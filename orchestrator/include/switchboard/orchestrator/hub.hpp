@@ -49,6 +49,7 @@
 #include <boost/json/value.hpp>
 
 #include <memory>
+#include <utility>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -104,7 +105,14 @@ class hub {
   hub& operator=(const hub&) = delete;
 
   boost::asio::awaitable<workflow_state> run(std::shared_ptr<const compiled_workflow> workflow,
-                                             boost::json::value input, run_options options = {});
+                                             boost::json::value input, run_options options);
+  // run() with default options. An overload, not a default argument: g++ 12
+  // destroys the defaulted argument of a coroutine awaited inside another
+  // coroutine twice (`co_await hub.run(w, input)` crashed with a double free).
+  boost::asio::awaitable<workflow_state> run(std::shared_ptr<const compiled_workflow> workflow,
+                                             boost::json::value input) {
+    return run(std::move(workflow), std::move(input), run_options{});
+  }
   workflow_handle start(std::shared_ptr<const compiled_workflow> workflow,
                         boost::json::value input, run_options options = {});
 
