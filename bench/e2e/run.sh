@@ -11,6 +11,7 @@
 #   SCALE           multiplies the workflow counts (0.1 for a quick look)
 #   CLIENT_THREADS  threads of the load program (default 1)
 #   SERVER_THREADS  threads of the bench server (default 1)
+#   SKIP_BUILD=1    use the binaries already in BUILD_DIR
 #
 # Every run appends one JSON line to $BUILD_DIR/bench/e2e/results.jsonl
 # (with the case number and the load average when it started).
@@ -24,10 +25,11 @@ cases="${CASES:-1 2 3 4 5}"
 client_threads="${CLIENT_THREADS:-1}"
 server_threads="${SERVER_THREADS:-1}"
 
-echo "== build (Release) in $build" >&2
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-targets=(bench_e2e_server bench_e2e_load bench_e2e_inprocess)
-cmake --build "$build" -j "$(nproc)" --target "${targets[@]}" >&2
+if [[ "${SKIP_BUILD:-0}" != 1 ]]; then
+  echo "== build (Release) in $build" >&2
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build "$build" -j "$(nproc)" --target bench_e2e_server bench_e2e_load bench_e2e_inprocess >&2
+fi
 
 server_bin="$build/bench/e2e/bench_e2e_server"
 load_bin="$build/bench/e2e/bench_e2e_load"
@@ -102,8 +104,8 @@ for c in $cases; do
   case "$c" in
     1) http_case 1 0 1 3000 200 ;;
     2) http_case 2 0 64 20000 2000 ;;
-    3) http_case 3 50 1000 60000 3000 ;;
-    4) http_case 4 50 10000 60000 0 ;;
+    3) http_case 3 50 1000 30000 2000 ;;
+    4) http_case 4 50 10000 40000 0 ;;
     5) inprocess_case ;;
     *) echo "unknown case $c" >&2; exit 2 ;;
   esac
