@@ -114,13 +114,16 @@ asio::awaitable<protocol::envelope> run_with_timeout(agents::agent& a, agents::a
 class workflow_run {
  public:
   workflow_run(std::shared_ptr<hub::impl> hub, std::shared_ptr<const compiled_workflow> workflow,
-               workflow_state state)
+               workflow_state state, std::optional<std::string> answer)
       : hub_(std::move(hub)),
         workflow_(std::move(workflow)),
         w_(workflow_->internals()),
-        state_(std::move(state)) {}
+        state_(std::move(state)),
+        answer_(std::move(answer)) {}
 
-  asio::awaitable<workflow_state> go(std::optional<std::string> answer);
+  // No parameters: an argument built inside `co_await run.go(...)` is a
+  // temporary of the co_await expression, which g++ 12 may destroy twice.
+  asio::awaitable<workflow_state> go();
 
  private:
   asio::awaitable<int> step(int index);
@@ -156,16 +159,22 @@ class workflow_run {
   int last_node_ = no_node;                  // the node of the last agent step
   std::string last_agent_;                   // whose envelope that step produced
   std::optional<protocol::envelope> last_group_;  // a group's merged envelope
+  std::optional<std::string> answer_;             // the clarification answer a resume continues with
 };
+
+// Passed instead of `{}`: a temporary std::string inside a co_await
+// expression is destroyed twice by g++ 12.
+const std::string no_instructions;
 
 // ---------------------------------------------------------------- main loop
 
-asio::awaitable<workflow_state> workflow_run::go(std::optional<std::string> answer) {
+asio::awaitable<workflow_state> workflow_run::go() {
   // Cancellation is observed explicitly (cancelled_now) so the run can still
   // record and checkpoint its `cancelled` state instead of unwinding.
   co_await asio::this_coro::throw_if_cancelled(false);
-  if (answer) {
-    state_.clarification_answers.push_back(std::move(*answer));
+  if (answer_) {
+    state_.clarification_answers.push_back(std::move(*answer_));
+    answer_.reset();
     state_.clarification.reset();
     state_.status = workflow_status::running;
     emit(make_event(event_kind::resumed));
@@ -278,7 +287,7 @@ asio::awaitable<int> workflow_run::step(int index) {
 asio::awaitable<step_outcome> workflow_run::run_node(const compiled_node& n) {
   step_outcome out;
   switch (n.kind()) {
-    case node_kind::agent: out = co_await call_agent(n, *n.agent, {}); break;
+    case node_kind::agent: out = co_await call_agent(n, *n.agent, no_instructions); break;
     case node_kind::parallel: out = co_await run_group(n); break;
     case node_kind::coordinator: out = co_await run_coordinator(n); break;
     case node_kind::synthesis: out = co_await run_synthesis(n); break;
@@ -424,7 +433,7 @@ void workflow_run::finish_call(const compiled_node& n, step_outcome& out) {
 asio::awaitable<void> workflow_run::group_member(const compiled_node& n, std::size_t i,
                                                  std::vector<step_outcome>& results) {
   co_await asio::this_coro::throw_if_cancelled(false);
-  results[i] = co_await call_agent(n, *n.group[i], {});
+  results[i] = co_await call_agent(n, *n.group[i], no_instructions);
   if (n.definition->cancel_rest_on_failure && results[i].error) throw group_member_failed{};
 }
 
@@ -680,12 +689,12 @@ asio::awaitable<step_outcome> workflow_run::synthesize_by_model(const compiled_n
   } catch (const std::exception& e) {
     out.error = make_record("agent_exception", "synthesis node '" + n.name() + "': " + e.what(), false, n.name());
   }
-  if (out.error && co_await cancelled_now()) out.cancelled = true;
+  if (out.error) out.cancelled = co_await cancelled_now();
   co_return out;
 }
 
 asio::awaitable<step_outcome> workflow_run::run_synthesis(const compiled_node& n) {
-  if (n.agent) co_return co_await call_agent(n, *n.agent, {});
+  if (n.agent) co_return co_await call_agent(n, *n.agent, no_instructions);
   const auto started = clock::now();
   step_outcome out;  // if/else, not ?: with co_await (see call_agent)
   if (n.model_schema) {
@@ -846,8 +855,16 @@ void workflow_run::log(const event& e) const {
 asio::awaitable<workflow_state> execute(std::shared_ptr<hub::impl> hub,
                                         std::shared_ptr<const compiled_workflow> workflow, workflow_state state,
                                         std::optional<std::string> answer) {
-  workflow_run run(std::move(hub), std::move(workflow), std::move(state));
-  co_return co_await run.go(std::move(answer));
+  workflow_run run(std::move(hub), std::move(workflow), std::move(state), std::move(answer));
+  co_return co_await run.go();
+}
+
+asio::awaitable<workflow_state> run_on_own_strand(std::shared_ptr<hub::impl> hub,
+                                                  std::shared_ptr<const compiled_workflow> workflow,
+                                                  workflow_state state, std::optional<std::string> answer) {
+  auto strand = asio::make_strand(hub->executor);
+  return asio::co_spawn(strand, execute(std::move(hub), std::move(workflow), std::move(state), std::move(answer)),
+                        asio::use_awaitable);
 }
 
 void spawn(std::shared_ptr<hub::impl> hub, std::shared_ptr<run_control> control,

@@ -47,6 +47,12 @@ boost::asio::awaitable<workflow_state> execute(std::shared_ptr<hub::impl> hub,
                                                std::shared_ptr<const compiled_workflow> workflow,
                                                workflow_state state, std::optional<std::string> answer);
 
+// execute() on a new strand of the hub's executor, for callers that await
+// the run: cancelling the awaiting coroutine cancels the run.
+boost::asio::awaitable<workflow_state> run_on_own_strand(std::shared_ptr<hub::impl> hub,
+                                                         std::shared_ptr<const compiled_workflow> workflow,
+                                                         workflow_state state, std::optional<std::string> answer);
+
 // co_spawns execute() on control->strand, cancellable through control->signal.
 void spawn(std::shared_ptr<hub::impl> hub, std::shared_ptr<run_control> control,
            std::shared_ptr<const compiled_workflow> workflow, workflow_state state,
