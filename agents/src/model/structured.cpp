@@ -26,10 +26,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace switchboard::agents {
 
@@ -45,12 +47,44 @@ constexpr std::size_t max_errors_in_reask = 10;
 constexpr std::size_t provider_name_limit = 64;  // OpenAI: ^[a-zA-Z0-9_-]{1,64}$
 constexpr std::string_view format_rejected_reason = "response_format_unsupported";
 
+// A schema's strict form and what the provider's strict mode cannot take.
+struct strict_form {
+  json::value original;  // the schema it was computed from
+  protocol::strict_provider provider = protocol::strict_provider::openai;
+  json::value strict;    // make_strict(original)
+  std::vector<protocol::unsupported_keyword> unsupported;
+};
+
+// make_strict and strict_mode_unsupported copy and walk the whole schema,
+// and every request of every agent sends its schema: computing them once per
+// schema took about a tenth of the client's CPU per request. Kept per thread
+// (no lock), keyed by the schema's address and confirmed by value, because
+// an address can be reused by another schema once the first is gone.
+std::shared_ptr<const strict_form> strict_form_of(const json::value& schema, protocol::strict_provider provider) {
+  constexpr std::size_t capacity = 64;
+  thread_local std::vector<std::pair<const json::value*, std::shared_ptr<const strict_form>>> cache;
+  for (const auto& [address, form] : cache) {
+    if (address == &schema && form->provider == provider && form->original == schema) return form;
+  }
+  auto form = std::make_shared<strict_form>();
+  form->original = schema;
+  form->provider = provider;
+  form->strict = protocol::make_strict(schema);
+  // Checked on the converted schema: the conversion supplies what strict mode
+  // requires (additionalProperties, required), keywords it cannot express remain.
+  form->unsupported = protocol::strict_mode_unsupported(form->strict, provider);
+  if (cache.size() == capacity) cache.erase(cache.begin());
+  cache.emplace_back(&schema, form);
+  return form;
+}
+
 // What one call of complete_structured works with.
 struct ladder {
   const structured_options& options;
   std::string schema_id;      // names the schema in errors and logs
   std::string provider_name;  // the name sent in response_format
-  bool strict = false;        // send make_strict(schema) with strict: true
+  bool strict = false;        // send the strict form with strict: true
+  std::shared_ptr<const strict_form> strict_schema;  // set when strict
 };
 
 std::string schema_id_of(const structured_options& options) {
@@ -69,15 +103,16 @@ std::string provider_schema_name(std::string_view name) {
   return out.empty() ? std::string("output") : out;
 }
 
-bool use_strict(const chat_model& model, const ladder& l) {
+bool use_strict(const chat_model& model, ladder& l) {
   if (!model.capabilities().strict_schema) return false;
   const auto provider = model.provider() == "anthropic" ? protocol::strict_provider::anthropic
                                                         : protocol::strict_provider::openai;
-  // Checked on the converted schema: the conversion supplies what strict mode
-  // requires (additionalProperties, required), keywords it cannot express remain.
-  const auto unsupported =
-      protocol::strict_mode_unsupported(protocol::make_strict(l.options.schema.json()), provider);
-  if (unsupported.empty()) return true;
+  auto form = strict_form_of(l.options.schema.json(), provider);
+  const auto& unsupported = form->unsupported;
+  if (unsupported.empty()) {
+    l.strict_schema = std::move(form);
+    return true;
+  }
   spdlog::info("schema {}: sending a non-strict json_schema to {}: {}{}", l.schema_id,
                model.provider(), unsupported.front().to_string(),
                unsupported.size() > 1 ? " (and more)" : "");
@@ -118,8 +153,7 @@ chat_request request_for(output_mode mode, const chat_request& base,
       request.format.type = response_format::kind::json_schema;
       request.format.name = l.provider_name;
       request.format.strict = l.strict;
-      request.format.schema = l.strict ? protocol::make_strict(l.options.schema.json())
-                                       : l.options.schema.json();
+      request.format.schema = l.strict ? l.strict_schema->strict : l.options.schema.json();
       break;
     case output_mode::json_object:
       request.format.type = response_format::kind::json_object;
@@ -289,7 +323,7 @@ asio::awaitable<structured_result> complete_structured(chat_model& model, chat_r
   if (options.max_attempts < 1)
     throw std::invalid_argument("complete_structured: max_attempts must be at least 1 (got " +
                                 std::to_string(options.max_attempts) + ")");
-  ladder l{options, schema_id_of(options), {}, false};
+  ladder l{options, schema_id_of(options), {}, false, nullptr};
   l.provider_name = provider_schema_name(options.schema_name.empty() ? options.schema.id()
                                                                      : options.schema_name);
   output_mode mode = options.force_mode.value_or(model.capabilities().best_mode);
