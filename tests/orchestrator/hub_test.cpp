@@ -629,6 +629,24 @@ TEST_F(hub_test, synthesis_by_model_writes_the_final_answer) {
 
 // ---------------------------------------------------------------- handles, cancellation, concurrency
 
+// Named coroutines taking their arguments by value, not capturing coroutine
+// lambdas: nothing in the frame refers to a closure object that may die first.
+asio::awaitable<workflow_state> await_first_then_cancel_second(workflow_handle first, workflow_handle second) {
+  auto done = co_await first.async_wait();
+  EXPECT_EQ(done.status, workflow_status::completed);
+  second.cancel();
+  co_return co_await second.async_wait();
+}
+
+asio::awaitable<std::variant<workflow_state, std::monostate>> run_racing_a_timer(
+    hub& h, std::shared_ptr<const compiled_workflow> workflow, std::chrono::milliseconds limit) {
+  using namespace asio::experimental::awaitable_operators;
+  asio::steady_timer timer(co_await asio::this_coro::executor, limit);
+  auto run = h.run(std::move(workflow), json::object{});
+  auto expired = timer.async_wait(asio::use_awaitable);
+  co_return co_await (std::move(run) || std::move(expired));
+}
+
 TEST_F(hub_test, start_returns_a_handle_that_can_be_awaited_or_cancelled) {
   add(constant_agent("fast"));
   add(constant_agent("slow", {}, 0.9, 30s));
@@ -642,12 +660,7 @@ TEST_F(hub_test, start_returns_a_handle_that_can_be_awaited_or_cancelled) {
   auto done = h.start(quick.compile(registry_), json::object{});
   auto cancelled = h.start(stuck.compile(registry_), json::object{}, {.workflow_id = "my-id"});
   EXPECT_EQ(cancelled.id(), "my-id");
-  auto waited = sync([&]() -> asio::awaitable<workflow_state> {
-    auto first = co_await done.async_wait();
-    EXPECT_EQ(first.status, workflow_status::completed);
-    cancelled.cancel();
-    co_return co_await cancelled.async_wait();
-  }());
+  auto waited = sync(await_first_then_cancel_second(done, cancelled));
   EXPECT_TRUE(done.done());
   EXPECT_EQ(waited.status, workflow_status::cancelled);
   EXPECT_EQ(waited.first_error()->type, "cancelled");
@@ -661,11 +674,7 @@ TEST_F(hub_test, cancelling_the_awaiting_coroutine_cancels_the_workflow) {
   wf.end("done");
   auto& h = make_hub();
   auto compiled = wf.compile(registry_);
-  auto result = sync([&]() -> asio::awaitable<std::variant<workflow_state, std::monostate>> {
-    using namespace asio::experimental::awaitable_operators;
-    asio::steady_timer timer(co_await asio::this_coro::executor, 20ms);
-    co_return co_await (h.run(compiled, json::object{}) || timer.async_wait(asio::use_awaitable));
-  }());
+  auto result = sync(run_racing_a_timer(h, compiled, 20ms));
   EXPECT_EQ(result.index(), 1u);  // the timer won; the run was cancelled and awaited
   EXPECT_EQ(hub_->metrics().collect().empty(), false);
 }
