@@ -8,6 +8,7 @@
 // Exit 0 when a valid value came back, 1 when the model failed to give one
 // (or the request failed), 2 on a usage or configuration error.
 #include "command.hpp"
+#include "schema_lookup.hpp"
 
 #include <switchboard/agents/model/model_error.hpp>
 #include <switchboard/agents/model/model_factory.hpp>
@@ -61,11 +62,6 @@ constexpr std::string_view usage_text =
     "\n"
     "API keys come from OPENAI_API_KEY / ANTHROPIC_API_KEY.\n"
     "exit status: 0 valid value, 1 no valid value or the request failed, 2 usage error\n";
-
-class usage_error : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 struct options {
   std::string schema;
@@ -128,41 +124,6 @@ options parse_options(std::span<const std::string> args) {
   return opts;
 }
 
-std::vector<fs::path> default_schema_dirs() {
-  std::vector<fs::path> dirs;
-  if (const char* env = std::getenv("SWITCHBOARD_SCHEMA_PATH"); env && *env) {
-    std::stringstream list(env);
-    for (std::string dir; std::getline(list, dir, ':');) {
-      if (!dir.empty()) dirs.emplace_back(dir);
-    }
-    return dirs;
-  }
-  if (fs::is_directory("schemas")) dirs.emplace_back("schemas");
-  return dirs;
-}
-
-sp::compiled_schema resolve_schema(const options& opts, sp::schema_registry& registry) {
-  if (fs::is_regular_file(opts.schema)) {
-    std::ifstream in(opts.schema, std::ios::binary);
-    const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-    boost::system::error_code ec;
-    const json::value schema = json::parse(text, ec);
-    if (ec) throw usage_error("schema file '" + opts.schema + "' is not valid JSON: " + ec.message());
-    return sp::compiled_schema::compile(schema, fs::path(opts.schema).stem().string());
-  }
-  if (opts.schema.find('/') != std::string::npos || opts.schema.ends_with(".json")) {
-    throw usage_error("schema file '" + opts.schema + "' does not exist");
-  }
-  const auto dirs = opts.schema_dirs.empty() ? default_schema_dirs() : opts.schema_dirs;
-  if (dirs.empty()) {
-    throw usage_error("'" + opts.schema +
-                      "' is not a file and no schema directory is known (use --schemas DIR or "
-                      "SWITCHBOARD_SCHEMA_PATH)");
-  }
-  for (const auto& dir : dirs) registry.load_directory(dir);
-  return registry.at(opts.schema);
-}
-
 json::object usage_json(const sa::token_usage& usage) {
   return {{"prompt_tokens", usage.prompt_tokens},
           {"completion_tokens", usage.completion_tokens},
@@ -195,7 +156,7 @@ int run_ask(std::span<const std::string> args) {
   try {
     opts = parse_options(args);
     sp::schema_registry registry;
-    schema = resolve_schema(opts, registry);
+    schema = resolve_schema(opts.schema, opts.schema_dirs, registry);
     model = sa::make_model_from_env(opts.model);
   } catch (const usage_error& e) {
     std::cerr << "switchboard ask: " << e.what() << "\n\n" << usage_text;

@@ -58,14 +58,9 @@ namespace cli = switchboard::cli;
 namespace orch = switchboard::orchestrator;
 namespace sched = switchboard::scheduling;
 using switchboard::agents::agent_registry;
+using switchboard::cli::usage_error;
 
 constexpr int exit_paused = 3;
-
-// A bad command line or a missing file: exit code 2.
-class usage_error : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 // What a run needs to be rebuilt on resume; stored in the workflow input
 // under "_switchboard" so that `switchboard resume ID` needs nothing else.

@@ -5,6 +5,7 @@
 //
 // Exit 0 when the answer is valid, 1 when it is not, 2 on a usage error.
 #include "command.hpp"
+#include "schema_lookup.hpp"
 
 #include <switchboard/protocol/output_parser.hpp>
 #include <switchboard/protocol/schema_registry.hpp>
@@ -51,11 +52,6 @@ struct options {
   bool envelope = false;
 };
 
-class usage_error : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
 options parse_options(std::span<const std::string> args) {
   options opts;
   auto value_of = [&](std::size_t& i) -> const std::string& {
@@ -80,19 +76,6 @@ options parse_options(std::span<const std::string> args) {
   return opts;
 }
 
-std::vector<fs::path> default_schema_dirs() {
-  std::vector<fs::path> dirs;
-  if (const char* env = std::getenv("SWITCHBOARD_SCHEMA_PATH"); env && *env) {
-    std::stringstream list(env);
-    for (std::string dir; std::getline(list, dir, ':');) {
-      if (!dir.empty()) dirs.emplace_back(dir);
-    }
-    return dirs;
-  }
-  if (fs::is_directory("schemas")) dirs.emplace_back("schemas");
-  return dirs;
-}
-
 std::string read_all(std::istream& in) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
@@ -105,36 +88,6 @@ std::string read_file(const fs::path& file, std::string_view what) {
   return read_all(in);
 }
 
-bool looks_like_path(std::string_view text) {
-  return text.find('/') != std::string_view::npos || text.ends_with(".json");
-}
-
-// The data schema named on the command line: a file, or a registry lookup.
-// Problems with the schema are usage errors (exit 2): the answer was not
-// checked at all.
-sp::compiled_schema resolve_schema(const options& opts, sp::schema_registry& registry) {
-  if (fs::is_regular_file(opts.schema)) {
-    const std::string text = read_file(opts.schema, "schema file");
-    boost::system::error_code ec;
-    const json::value schema = json::parse(text, ec);
-    if (ec) {
-      throw usage_error("schema file '" + opts.schema + "' is not valid JSON: " + ec.message());
-    }
-    return sp::compiled_schema::compile(schema, fs::path(opts.schema).filename().string());
-  }
-  if (looks_like_path(opts.schema)) {
-    throw usage_error("schema file '" + opts.schema + "' does not exist");
-  }
-  const auto dirs = opts.schema_dirs.empty() ? default_schema_dirs() : opts.schema_dirs;
-  if (dirs.empty()) {
-    throw usage_error("'" + opts.schema +
-                      "' is not a file and no schema directory is known (use --schemas DIR or "
-                      "SWITCHBOARD_SCHEMA_PATH)");
-  }
-  for (const auto& dir : dirs) registry.load_directory(dir);
-  return registry.at(opts.schema);
-}
-
 int run_validate(std::span<const std::string> args) {
   if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {
     std::cout << usage_text;
@@ -145,7 +98,7 @@ int run_validate(std::span<const std::string> args) {
   try {
     const options opts = parse_options(args);
     sp::schema_registry registry;
-    schema = resolve_schema(opts, registry);
+    schema = resolve_schema(opts.schema, opts.schema_dirs, registry);
     if (opts.envelope) {
       schema = sp::compiled_schema::compile(sp::compose_envelope_schema(schema->json()),
                                             "envelope(" + schema->id() + ")");

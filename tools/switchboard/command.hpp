@@ -7,6 +7,7 @@
 #pragma once
 
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,6 +17,12 @@ namespace switchboard::cli {
 inline constexpr int exit_ok = 0;       // success / valid output
 inline constexpr int exit_failure = 1;  // the thing checked was invalid, the run failed
 inline constexpr int exit_usage = 2;    // bad command line, missing file
+
+// A bad command line or a missing file: subcommands exit with exit_usage.
+class usage_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 // args excludes the program and subcommand names.
 using command_fn = int (*)(std::span<const std::string> args);
