@@ -59,6 +59,8 @@ unpack_package() {
   fi
   local tmp
   tmp=$(mktemp -d)
+  # apt downloads as the unprivileged _apt user when it can write there.
+  chown _apt "$tmp" 2>/dev/null || true
   (cd "$tmp" && apt-get download -qq "$name")
   rm -rf "$target"
   mkdir -p "$target"
