@@ -18,6 +18,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <utility>
 
 namespace switchboard::orchestrator {
@@ -251,7 +252,16 @@ class sqlite_checkpoint_store final : public checkpoint_store {
       close_after_setup_failure("checkpoint store '" + path_ + "': " + what + ": " + sqlite3_errmsg(db_));
     }
     statement stmt(raw);
-    const int rc = sqlite3_step(raw);
+    int rc = sqlite3_step(raw);
+    // Switching a new file to WAL needs an exclusive lock and SQLite does not
+    // call the busy handler for it: a second process opening the same new
+    // file at that moment gets "database is locked". Retry within the busy
+    // timeout.
+    for (int waited_ms = 0; (rc & 0xff) == SQLITE_BUSY && waited_ms < busy_timeout_ms; waited_ms += 5) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      sqlite3_reset(raw);
+      rc = sqlite3_step(raw);
+    }
     if (rc != SQLITE_ROW) {
       std::string message = "checkpoint store '" + path_ + "': " + what + ": " + sqlite3_errmsg(db_);
       stmt.reset();
