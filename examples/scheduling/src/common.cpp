@@ -245,6 +245,11 @@ std::optional<interval> slot_from_json(const json::value* value) {
   return interval{*start, *end};
 }
 
+std::optional<interval> recommended_slot(const json::object* scheduling_data) {
+  if (!scheduling_data) return std::nullopt;
+  return slot_from_json(scheduling_data->if_contains("recommended_slot"));
+}
+
 std::string join(const std::vector<std::string>& items, std::string_view last,
                  std::string_view separator) {
   std::string out;

@@ -101,6 +101,8 @@ protocol::envelope make_failure(std::string type, std::string message);
 
 json::object slot_json(const interval& slot);
 std::optional<interval> slot_from_json(const json::value* value);
+// The slot scheduling recommended (its /recommended_slot), if it gave one.
+std::optional<interval> recommended_slot(const json::object* scheduling_data);
 std::string join(const std::vector<std::string>& items, std::string_view last = " and ",
                  std::string_view separator = ", ");
 std::string format_score(double value);

@@ -59,7 +59,7 @@ std::string describe_outcome(const agents::agent_outputs& outputs) {
   const auto* sched = data_of("scheduling");
   const auto* conflicts = data_of("conflict_detection");
   if (!sched || !conflicts) return {};
-  const auto slot = slot_from_json(sched->if_contains("recommended_slot"));
+  const auto slot = recommended_slot(sched);
   const auto* event = sched->if_contains("event");
   if (!slot || !event || !event->is_object()) return {};
   const auto& e = event->get_object();

@@ -44,8 +44,7 @@ class resolution_agent final : public native_agent {
  protected:
   protocol::envelope compute(const agents::agent_context& context) const override {
     const json::object* sched = output_of(context, "scheduling");
-    const std::optional<interval> slot =
-        sched ? slot_from_json(sched->if_contains("recommended_slot")) : std::nullopt;
+    const std::optional<interval> slot = recommended_slot(sched);
     const auto* event_value = sched ? sched->if_contains("event") : nullptr;
     if (!slot || !event_value || !event_value->is_object())
       return make_failure("missing_input",

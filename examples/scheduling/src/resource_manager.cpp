@@ -33,8 +33,7 @@ class resource_manager_agent final : public native_agent {
  protected:
   protocol::envelope compute(const agents::agent_context& context) const override {
     const json::object* sched = output_of(context, "scheduling");
-    const std::optional<interval> slot =
-        sched ? slot_from_json(sched->if_contains("recommended_slot")) : std::nullopt;
+    const std::optional<interval> slot = recommended_slot(sched);
     if (!sched || !slot)
       return make_failure("missing_input",
                           "resource_manager needs scheduling's recommended_slot and there is none "
