@@ -271,4 +271,12 @@ std::vector<unsupported_keyword> strict_mode_unsupported(const json::value& sche
   return out;
 }
 
+strict_form make_strict_form(const json::value& schema, strict_provider provider) {
+  strict_form form{make_strict(schema), {}};
+  // Checked on the converted schema: the conversion supplies what strict mode
+  // requires (additionalProperties, required); keywords it cannot express remain.
+  form.unsupported = strict_mode_unsupported(form.schema.json(), provider);
+  return form;
+}
+
 }  // namespace switchboard::protocol

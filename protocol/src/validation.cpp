@@ -13,7 +13,9 @@
 #include <valijson/validator.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <mutex>
 #include <exception>
 #include <regex>
 #include <set>
@@ -38,8 +40,11 @@ std::string to_string(const std::vector<validation_error>& errors) {
 
 struct compiled_schema::impl {
   std::string id;
-  json::value json;
+  json_document document;
   valijson::Schema schema;
+  // Strict forms, by strict_provider, computed on first use.
+  mutable std::array<std::once_flag, 2> strict_once;
+  mutable std::array<std::optional<protocol::strict_form>, 2> strict;
 };
 
 namespace {
@@ -328,10 +333,10 @@ compiled_schema compiled_schema::compile(const json::value& schema, std::string 
   }
   auto compiled = std::make_shared<impl>();
   compiled->id = std::move(id);
-  compiled->json = schema;
+  compiled->document = schema;
   try {
     valijson::SchemaParser parser(valijson::SchemaParser::kDraft7);
-    valijson::adapters::BoostJsonAdapter adapter(compiled->json);
+    valijson::adapters::BoostJsonAdapter adapter(compiled->document.json());
     if (resolver) {
       auto fetch = [&resolver](const std::string& uri) -> const json::value* {
         auto document = resolver(uri);
@@ -355,7 +360,16 @@ compiled_schema compiled_schema::compile(const json::value& schema, std::string 
 
 const std::string& compiled_schema::id() const noexcept { return impl_->id; }
 
-const json::value& compiled_schema::json() const noexcept { return impl_->json; }
+const json::value& compiled_schema::json() const noexcept { return impl_->document.json(); }
+
+const json_document& compiled_schema::document() const noexcept { return impl_->document; }
+
+const strict_form& compiled_schema::strict_form(strict_provider provider) const {
+  const auto index = static_cast<std::size_t>(provider);
+  std::call_once(impl_->strict_once.at(index),
+                 [&] { impl_->strict[index] = make_strict_form(json(), provider); });
+  return *impl_->strict[index];
+}
 
 std::vector<validation_error> compiled_schema::validate(const json::value& value) const {
   // valijson's Validator caches compiled regexes (keyed by pattern) in a
@@ -374,7 +388,7 @@ std::vector<validation_error> compiled_schema::validate(const json::value& value
     return errors;
   }
   if (!valid) {
-    errors = translate(results, impl_->json, value);
+    errors = translate(results, json(), value);
     if (errors.empty()) {
       // A `false` schema rejects without a message of its own.
       errors.push_back({"", "value rejected by schema '" + impl_->id + "'", errc::schema_violation});

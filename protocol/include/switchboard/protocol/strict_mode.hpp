@@ -6,6 +6,8 @@
 // Pure functions; thread-safe.
 #pragma once
 
+#include <switchboard/protocol/json_document.hpp>
+
 #include <boost/json/value.hpp>
 
 #include <string>
@@ -30,5 +32,15 @@ struct unsupported_keyword {
 // schema can be sent as is.
 std::vector<unsupported_keyword> strict_mode_unsupported(const boost::json::value& schema,
                                                          strict_provider provider);
+
+// A schema's strict form for one provider: make_strict of the schema, and
+// what of it that provider's strict mode cannot take (empty: it can be sent
+// with strict: true). compiled_schema::strict_form computes it once.
+struct strict_form {
+  json_document schema;
+  std::vector<unsupported_keyword> unsupported;
+};
+
+strict_form make_strict_form(const boost::json::value& schema, strict_provider provider);
 
 }  // namespace switchboard::protocol

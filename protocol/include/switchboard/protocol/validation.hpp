@@ -6,6 +6,8 @@
 #pragma once
 
 #include <switchboard/protocol/error.hpp>
+#include <switchboard/protocol/json_document.hpp>
+#include <switchboard/protocol/strict_mode.hpp>
 
 #include <boost/json/value.hpp>
 
@@ -56,6 +58,11 @@ class compiled_schema {
 
   const std::string& id() const noexcept;
   const boost::json::value& json() const noexcept;
+  // The schema with its serialized text, for prompts and requests.
+  const json_document& document() const noexcept;
+  // The strict form for `provider`, computed on first use and kept with the
+  // compiled schema (shared by its copies). Thread-safe.
+  const protocol::strict_form& strict_form(strict_provider provider) const;
 
   // Empty when `value` is valid: every schema error, then (only when the
   // schema passed) every invariant error.
