@@ -6,6 +6,7 @@
 #include <switchboard/agents/model/model_error.hpp>
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/error.hpp>
@@ -17,9 +18,7 @@
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/read.hpp>
-#include <boost/beast/http/span_body.hpp>
 #include <boost/beast/http/string_body.hpp>
-#include <boost/beast/http/write.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/url/parse.hpp>
 #include <openssl/err.h>
@@ -28,6 +27,8 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <array>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <random>
@@ -165,6 +166,31 @@ struct lease {
     if (slot_held) pool.release(std::move(conn), reusable && conn != nullptr);
   }
 };
+
+bool same_header_name(std::string_view a, std::string_view b) {
+  return std::ranges::equal(a, b, [](char x, char y) {
+    return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+  });
+}
+
+// A line break in a name or value would end the header and let the rest be
+// read as another header or a body: refuse it.
+void append_header(std::string& head, std::string_view name, std::string_view value) {
+  if (name.find_first_of("\r\n:") != std::string_view::npos || value.find_first_of("\r\n") != std::string_view::npos) {
+    throw model_error(model_errc::not_configured,
+                      "HTTP header '" + std::string(name.substr(0, name.find_first_of("\r\n"))) +
+                          "' has a line break or colon in its name or a line break in its value");
+  }
+  head.append(name).append(": ").append(value).append("\r\n");
+}
+
+// A default header, unless the caller sends its own of that name.
+void append_default_header(std::string& head, std::string_view name, std::string_view value,
+                           std::span<const http_header> headers) {
+  for (const auto& h : headers)
+    if (same_header_name(h.name, name)) return;
+  append_header(head, name, value);
+}
 
 }  // namespace
 
@@ -393,19 +419,31 @@ class http_client::impl {
     return failure(model_errc::connect_failed, what + " failed: " + ec.message(), true);
   }
 
+  // The request line and headers, written by hand: one string and one
+  // gathered write with the body, instead of Beast's field container and
+  // serializer (a tenth of the client's CPU per request in profiles).
+  std::string request_head(const std::string& target, std::size_t body_size,
+                           std::span<const http_header> headers) const {
+    std::string head;
+    head.reserve(160 + target.size() + url_.host_header.size() + options_.user_agent.size() + 64 * headers.size());
+    head.append("POST ").append(target).append(" HTTP/1.1\r\nHost: ").append(url_.host_header).append("\r\n");
+    append_default_header(head, "User-Agent", options_.user_agent, headers);
+    append_default_header(head, "Content-Type", "application/json", headers);
+    append_default_header(head, "Accept", "application/json", headers);
+    for (const auto& h : headers) append_header(head, h.name, h.value);
+    char length[24];
+    head.append("Content-Length: ")
+        .append(length, std::to_chars(length, length + sizeof length, body_size).ptr)
+        .append("\r\n\r\n");
+    return head;
+  }
+
   asio::awaitable<attempt_result> exchange(lease& held, const std::string& target, std::string_view body,
                                            std::span<const http_header> headers, clock::time_point deadline,
                                            bool& stale) {
     connection& conn = *held.conn;
-    http::request<http::span_body<const char>> request{http::verb::post, target, 11};
-    request.set(http::field::host, url_.host_header);
-    request.set(http::field::user_agent, options_.user_agent);
-    request.set(http::field::content_type, "application/json");
-    request.set(http::field::accept, "application/json");
-    for (const auto& h : headers) request.set(h.name, h.value);
-    request.body() = {body.data(), body.size()};
-    request.prepare_payload();
-    request.keep_alive(true);
+    const std::string head = request_head(target, body.size(), headers);
+    const std::array<asio::const_buffer, 2> request{asio::buffer(head), asio::buffer(body.data(), body.size())};
 
     http::response_parser<http::string_body> parser;
     parser.body_limit(options_.max_response_bytes);
@@ -413,10 +451,10 @@ class http_client::impl {
 
     boost::system::error_code ec;
     if (conn.tls) {
-      std::tie(ec, std::ignore) = co_await http::async_write(*conn.tls, request, use_tuple);
+      std::tie(ec, std::ignore) = co_await asio::async_write(*conn.tls, request, use_tuple);
       if (!ec) std::tie(ec, std::ignore) = co_await http::async_read(*conn.tls, conn.buffer, parser, use_tuple);
     } else {
-      std::tie(ec, std::ignore) = co_await http::async_write(*conn.plain, request, use_tuple);
+      std::tie(ec, std::ignore) = co_await asio::async_write(*conn.plain, request, use_tuple);
       if (!ec) std::tie(ec, std::ignore) = co_await http::async_read(*conn.plain, conn.buffer, parser, use_tuple);
     }
     if (ec) {

@@ -5,6 +5,7 @@
 
 #include <switchboard/agents/model/model_error.hpp>
 
+#include <boost/json/monotonic_resource.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/serialize.hpp>
 
@@ -35,10 +36,10 @@ bool is_object_schema(const json::value& schema) {
 json::value tool_input_schema(const response_format& format, bool& wrapped) {
   wrapped = false;
   if (format.type != response_format::kind::json_schema) return json::object{{"type", "object"}};
-  if (is_object_schema(format.schema)) return format.schema;
+  if (is_object_schema(format.schema.json())) return format.schema.json();
   wrapped = true;
   return json::object{{"type", "object"},
-                      {"properties", json::object{{wrapped_key, format.schema}}},
+                      {"properties", json::object{{wrapped_key, format.schema.json()}}},
                       {"required", json::array{wrapped_key}}};
 }
 
@@ -104,7 +105,9 @@ class anthropic_model::impl {
 
  private:
   static chat_result parse(const std::string& body, bool forced_tool, bool wrapped) {
-    const json::object root = detail::parse_response_object(body, "anthropic");
+    unsigned char buffer[4096];  // most responses parse without touching the heap
+    json::monotonic_resource arena(buffer, sizeof buffer);
+    const json::object root = detail::parse_response_object(body, "anthropic", &arena);
     const auto* content = root.if_contains("content");
     if (!content || !content->is_array()) throw detail::invalid_response("anthropic", "no content array", body);
     chat_result result;

@@ -1,12 +1,13 @@
 #include <switchboard/agents/model/openai_model.hpp>
 
 #include "../http/http_client.hpp"
+#include "json_writer.hpp"
 #include "wire_common.hpp"
 
 #include <switchboard/agents/model/model_error.hpp>
 
+#include <boost/json/monotonic_resource.hpp>
 #include <boost/json/object.hpp>
-#include <boost/json/serialize.hpp>
 
 #include <array>
 
@@ -16,23 +17,34 @@ namespace json = boost::json;
 
 namespace {
 
+// Enough for the body in one allocation: the texts plus room for the keys.
+std::size_t render_reserve(const chat_request& request) {
+  std::size_t size = 256 + request.model.size();
+  for (const auto& m : request.messages) size += m.content.size() + m.content.size() / 8 + 40;
+  if (request.format.type == response_format::kind::json_schema) size += request.format.schema.text().size();
+  return size;
+}
+
 http_options with_default_base(http_options http) {
   if (http.base_url.empty()) http.base_url = "https://api.openai.com/v1";
   return http;
 }
 
-json::value render_response_format(const response_format& format) {
+void write_response_format(detail::json_writer& body, const response_format& format) {
   switch (format.type) {
     case response_format::kind::json_object:
-      return json::object{{"type", "json_object"}};
+      body.key("response_format").begin_object().key("type").string("json_object").end_object();
+      return;
     case response_format::kind::json_schema:
-      return json::object{{"type", "json_schema"},
-                          {"json_schema", json::object{{"name", detail::schema_name_or_default(format.name)},
-                                                       {"strict", format.strict},
-                                                       {"schema", format.schema}}}};
-    case response_format::kind::none: break;
+      body.key("response_format").begin_object().key("type").string("json_schema");
+      body.key("json_schema").begin_object();
+      body.key("name").string(detail::schema_name_or_default(format.name));
+      body.key("strict").boolean(format.strict);
+      body.key("schema").raw(format.schema.text());  // serialized once per schema
+      body.end_object().end_object();
+      return;
+    case response_format::kind::none: return;
   }
-  return nullptr;
 }
 
 }  // namespace
@@ -45,26 +57,27 @@ class openai_model::impl {
         authorization_(options_.api_key.empty() ? std::string() : "Bearer " + options_.api_key) {}
 
   std::string render(const chat_request& request) const {
-    json::object body;
-    body["model"] = detail::model_or_default(request.model, options_.model, "openai");
-    json::array messages;
-    messages.reserve(request.messages.size());
+    std::string text;
+    text.reserve(render_reserve(request));
+    detail::json_writer body(text);
+    body.begin_object();
+    body.key("model").string(detail::model_or_default(request.model, options_.model, "openai"));
+    body.key("messages").begin_array();
     for (const auto& m : request.messages) {
-      messages.push_back(json::object{{"role", to_string(m.role)}, {"content", m.content}});
+      body.begin_object().key("role").string(to_string(m.role)).key("content").string(m.content).end_object();
     }
-    body["messages"] = std::move(messages);
-    if (request.temperature) body["temperature"] = *request.temperature;
-    if (request.max_tokens) body["max_tokens"] = *request.max_tokens;
-    if (request.seed) body["seed"] = *request.seed;
+    body.end_array();
+    if (request.temperature) body.key("temperature").number(*request.temperature);
+    if (request.max_tokens) body.key("max_tokens").number(std::int64_t{*request.max_tokens});
+    if (request.seed) body.key("seed").number(*request.seed);
     if (!request.stop.empty()) {
-      json::array stop;
-      for (const auto& s : request.stop) stop.emplace_back(s);
-      body["stop"] = std::move(stop);
+      body.key("stop").begin_array();
+      for (const auto& s : request.stop) body.string(s);
+      body.end_array();
     }
-    if (auto format = render_response_format(request.format); !format.is_null()) {
-      body["response_format"] = std::move(format);
-    }
-    return json::serialize(body);
+    write_response_format(body, request.format);
+    body.end_object();
+    return text;
   }
 
   boost::asio::awaitable<chat_result> complete(chat_request request) {
@@ -83,7 +96,9 @@ class openai_model::impl {
 
  private:
   static chat_result parse(const std::string& body) {
-    const json::object root = detail::parse_response_object(body, "openai");
+    unsigned char buffer[4096];  // most responses parse without touching the heap
+    json::monotonic_resource arena(buffer, sizeof buffer);
+    const json::object root = detail::parse_response_object(body, "openai", &arena);
     chat_result result;
     const auto* choices = root.if_contains("choices");
     if (!choices || !choices->is_array() || choices->as_array().empty() || !choices->as_array()[0].is_object()) {

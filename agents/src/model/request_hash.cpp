@@ -60,7 +60,7 @@ json::value canonical_format(const response_format& format) {
   if (format.type == response_format::kind::json_schema) {
     out["name"] = format.name;
     out["strict"] = format.strict;
-    out["schema"] = sorted_copy(format.schema);
+    out["schema"] = sorted_copy(format.schema.json());
   }
   return out;
 }

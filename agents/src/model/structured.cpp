@@ -47,44 +47,13 @@ constexpr std::size_t max_errors_in_reask = 10;
 constexpr std::size_t provider_name_limit = 64;  // OpenAI: ^[a-zA-Z0-9_-]{1,64}$
 constexpr std::string_view format_rejected_reason = "response_format_unsupported";
 
-// A schema's strict form and what the provider's strict mode cannot take.
-struct strict_form {
-  json::value original;  // the schema it was computed from
-  protocol::strict_provider provider = protocol::strict_provider::openai;
-  json::value strict;    // make_strict(original)
-  std::vector<protocol::unsupported_keyword> unsupported;
-};
-
-// make_strict and strict_mode_unsupported copy and walk the whole schema,
-// and every request of every agent sends its schema: computing them once per
-// schema took about a tenth of the client's CPU per request. Kept per thread
-// (no lock), keyed by the schema's address and confirmed by value, because
-// an address can be reused by another schema once the first is gone.
-std::shared_ptr<const strict_form> strict_form_of(const json::value& schema, protocol::strict_provider provider) {
-  constexpr std::size_t capacity = 64;
-  thread_local std::vector<std::pair<const json::value*, std::shared_ptr<const strict_form>>> cache;
-  for (const auto& [address, form] : cache) {
-    if (address == &schema && form->provider == provider && form->original == schema) return form;
-  }
-  auto form = std::make_shared<strict_form>();
-  form->original = schema;
-  form->provider = provider;
-  form->strict = protocol::make_strict(schema);
-  // Checked on the converted schema: the conversion supplies what strict mode
-  // requires (additionalProperties, required), keywords it cannot express remain.
-  form->unsupported = protocol::strict_mode_unsupported(form->strict, provider);
-  if (cache.size() == capacity) cache.erase(cache.begin());
-  cache.emplace_back(&schema, form);
-  return form;
-}
-
 // What one call of complete_structured works with.
 struct ladder {
   const structured_options& options;
   std::string schema_id;      // names the schema in errors and logs
   std::string provider_name;  // the name sent in response_format
   bool strict = false;        // send the strict form with strict: true
-  std::shared_ptr<const strict_form> strict_schema;  // set when strict
+  const protocol::strict_form* strict_schema = nullptr;  // set when strict; owned by options.schema
 };
 
 std::string schema_id_of(const structured_options& options) {
@@ -107,10 +76,12 @@ bool use_strict(const chat_model& model, ladder& l) {
   if (!model.capabilities().strict_schema) return false;
   const auto provider = model.provider() == "anthropic" ? protocol::strict_provider::anthropic
                                                         : protocol::strict_provider::openai;
-  auto form = strict_form_of(l.options.schema.json(), provider);
-  const auto& unsupported = form->unsupported;
+  // Computed once per compiled schema: make_strict and the keyword check
+  // walk and copy the whole schema.
+  const auto& form = l.options.schema.strict_form(provider);
+  const auto& unsupported = form.unsupported;
   if (unsupported.empty()) {
-    l.strict_schema = std::move(form);
+    l.strict_schema = &form;
     return true;
   }
   spdlog::info("schema {}: sending a non-strict json_schema to {}: {}{}", l.schema_id,
@@ -121,7 +92,7 @@ bool use_strict(const chat_model& model, ladder& l) {
 
 std::string schema_instructions(const ladder& l) {
   return "Answer with a single JSON value that is valid against this JSON Schema:\n" +
-         json::serialize(l.options.schema.json()) +
+         l.options.schema.document().text() +
          "\nReply with the JSON value only: no prose, no Markdown code fences.";
 }
 
@@ -153,7 +124,7 @@ chat_request request_for(output_mode mode, const chat_request& base,
       request.format.type = response_format::kind::json_schema;
       request.format.name = l.provider_name;
       request.format.strict = l.strict;
-      request.format.schema = l.strict ? l.strict_schema->strict : l.options.schema.json();
+      request.format.schema = l.strict ? l.strict_schema->schema : l.options.schema.document();
       break;
     case output_mode::json_object:
       request.format.type = response_format::kind::json_object;

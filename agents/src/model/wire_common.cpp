@@ -35,9 +35,9 @@ model_error invalid_response(std::string_view provider, std::string_view what, s
                          excerpt + "')");
 }
 
-json::object parse_response_object(std::string_view body, std::string_view provider) {
+json::object parse_response_object(std::string_view body, std::string_view provider, json::storage_ptr storage) {
   boost::system::error_code ec;
-  auto value = json::parse(body, ec);
+  auto value = json::parse(body, ec, std::move(storage));
   if (ec) throw invalid_response(provider, "the body is not JSON (" + ec.message() + ")", body);
   if (!value.is_object()) throw invalid_response(provider, "the body is not a JSON object", body);
   return std::move(value.as_object());

@@ -18,8 +18,11 @@ std::string model_or_default(const std::string& request_model, const std::string
 // A name providers accept for a schema/tool: [A-Za-z0-9_-]{1,64}; "" -> "structured_output".
 std::string schema_name_or_default(std::string_view name);
 
-// The body as a JSON object, or model_error(invalid_response) naming the provider.
-boost::json::object parse_response_object(std::string_view body, std::string_view provider);
+// The body as a JSON object, or model_error(invalid_response) naming the
+// provider. Allocates from `storage` (a caller's monotonic buffer: a response
+// is read once and dropped).
+boost::json::object parse_response_object(std::string_view body, std::string_view provider,
+                                          boost::json::storage_ptr storage = {});
 
 model_error invalid_response(std::string_view provider, std::string_view what, std::string_view body);
 

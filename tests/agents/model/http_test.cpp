@@ -71,6 +71,22 @@ TEST(HttpTransport, SuccessfulExchangeMapsTheAnswer) {
   EXPECT_EQ(requests[0].header("Authorization"), std::string("Bearer ") + test::secret_key);
   EXPECT_EQ(requests[0].header("Content-Type"), "application/json");
   EXPECT_EQ(requests[0].header("Host"), "127.0.0.1:" + std::to_string(server.port()));
+  EXPECT_EQ(requests[0].header("Accept"), "application/json");
+  EXPECT_EQ(requests[0].header("User-Agent"), "switchboard/0.1");
+}
+
+TEST(HttpTransport, HeaderWithALineBreakIsRefusedAndNothingIsSent) {
+  loopback_model_server server;
+  server.enqueue(server_action::reply("{}"));
+  auto options = options_for(server);
+  options.api_key = std::string(test::secret_key) + "\r\nX-Injected: yes";
+  openai_model model(options);
+  const auto error = error_of([&] { ask(model); });
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->errc(), model_errc::not_configured);
+  EXPECT_NE(std::string(error->what()).find("Authorization"), std::string::npos) << error->what();
+  EXPECT_EQ(std::string(error->what()).find(test::secret_key), std::string::npos) << error->what();
+  EXPECT_TRUE(server.requests().empty());
 }
 
 TEST(HttpTransport, FencedJsonIsPassedThroughAsText) {

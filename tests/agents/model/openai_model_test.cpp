@@ -90,6 +90,23 @@ TEST(OpenAiModel, JsonSchemaResponseFormat) {
   EXPECT_EQ(object_mode.at("response_format"), json::parse(R"({"type":"json_object"})"));
 }
 
+TEST(OpenAiModel, MessageTextsSurviveRenderingExactly) {
+  openai_options options;
+  options.http.base_url = "http://127.0.0.1:9/v1";
+  openai_model model(options);
+  std::string tricky = "quote \" backslash \\ slash / tab \t newline \n cr \r ";
+  for (char c = 1; c < 0x20; ++c) tricky += c;
+  tricky += " del \x7f utf-8 \xc3\xa9\xe2\x82\xac\xf0\x9f\x99\x82 end";
+  auto request = full_request();
+  request.messages = {{chat_role::system, tricky}, {chat_role::user, ""}};
+  const auto body = json::parse(model.render_request(request)).as_object();
+  const auto& messages = body.at("messages").as_array();
+  ASSERT_EQ(messages.size(), 2u);
+  EXPECT_EQ(messages[0].at("content").as_string(), tricky);
+  EXPECT_EQ(messages[1].at("content").as_string(), "");
+  EXPECT_EQ(body.at("temperature").to_number<double>(), *request.temperature);
+}
+
 TEST(OpenAiModel, NoModelAnywhereIsNotConfigured) {
   openai_options options;
   options.http.base_url = "http://127.0.0.1:9/v1";

@@ -64,7 +64,11 @@ TEST(request_hash, every_field_changes_the_hash) {
   EXPECT_TRUE(changed([](chat_request& r) { r.stop.clear(); }));
   EXPECT_TRUE(changed([](chat_request& r) { r.format.strict = false; }));
   EXPECT_TRUE(changed([](chat_request& r) { r.format.name = "x"; }));
-  EXPECT_TRUE(changed([](chat_request& r) { r.format.schema.as_object()["type"] = "array"; }));
+  EXPECT_TRUE(changed([](chat_request& r) {
+    auto schema = r.format.schema.json();
+    schema.as_object()["type"] = "array";
+    r.format.schema = std::move(schema);
+  }));
   EXPECT_TRUE(changed([](chat_request& r) { r.format.type = response_format::kind::json_object; }));
 }
 

@@ -203,7 +203,7 @@ TEST(complete_structured, json_schema_rung_sends_a_strict_schema_when_supported)
   EXPECT_TRUE(sent.format.strict);
   EXPECT_EQ(sent.format.name, "scheduling_output_1") << "provider names allow [A-Za-z0-9_-] only";
   EXPECT_EQ(sent.format.schema, protocol::make_strict(json::parse(schema_text)));
-  EXPECT_EQ(sent.format.schema.at("additionalProperties"), false);
+  EXPECT_EQ(sent.format.schema.json().at("additionalProperties"), false);
   EXPECT_EQ(sent.messages.size(), question().messages.size()) << "no schema in the prompt on this rung";
   EXPECT_EQ(sent.messages.back().content, question().messages.back().content);
   // The null stands for the absent optional "note" and is removed.

@@ -14,6 +14,8 @@
 // coroutines, on one or several threads.
 #pragma once
 
+#include <switchboard/protocol/json_document.hpp>
+
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/value.hpp>
 
@@ -40,7 +42,9 @@ struct response_format {
   kind type = kind::none;
   std::string name;            // json_schema: the schema's name
   bool strict = false;         // json_schema: provider enforces the schema
-  boost::json::value schema;   // json_schema: the schema itself
+  // json_schema: the schema itself. A json_document so that the schema an
+  // agent sends with every request is shared and serialized only once.
+  protocol::json_document schema;
 };
 
 // The rungs of the structured-output ladder, best first.
