@@ -203,13 +203,13 @@ std::optional<workflow_state> hub::impl::find(std::string_view id) const {
   return std::nullopt;
 }
 
+// run() is not a coroutine itself: it returns the operation that runs the
+// workflow, so a workflow in flight holds no frame of run()'s (with a copy of
+// its state) on top of its own.
 asio::awaitable<workflow_state> hub::run(std::shared_ptr<const compiled_workflow> workflow,
                                          boost::json::value input, run_options options) {
   auto state = impl_->initial_state(*workflow, std::move(input), options);
-  // A named operation: no temporaries inside the co_await expression (g++ 12
-  // destroys some of them twice; see async_wait).
-  auto run = detail::run_on_own_strand(impl_, std::move(workflow), std::move(state), std::nullopt);
-  co_return co_await std::move(run);
+  return detail::run_on_own_strand(impl_, std::move(workflow), std::move(state), std::nullopt);
 }
 
 workflow_handle hub::start(std::shared_ptr<const compiled_workflow> workflow, boost::json::value input,
@@ -222,6 +222,8 @@ workflow_handle hub::start(std::shared_ptr<const compiled_workflow> workflow, bo
 
 asio::awaitable<workflow_state> hub::resume(std::shared_ptr<const compiled_workflow> workflow,
                                             std::string workflow_id, std::string answer) {
+  // A coroutine, unlike run(): the paused state is taken only once the
+  // resume is awaited, so an operation that is never awaited loses nothing.
   auto state = impl_->take_paused(*workflow, workflow_id);
   auto run = detail::run_on_own_strand(impl_, std::move(workflow), std::move(state), std::move(answer));
   co_return co_await std::move(run);

@@ -126,15 +126,20 @@ class workflow_run {
   asio::awaitable<workflow_state> go();
 
  private:
+  // The node coroutines write their outcome into `out` rather than return it:
+  // a returned step_outcome is a temporary that g++ keeps in the awaiting
+  // frame once per co_await, and frames are most of the memory a workflow in
+  // flight holds.
   asio::awaitable<int> step(int index);
-  asio::awaitable<step_outcome> run_node(const compiled_node& n);
-  asio::awaitable<step_outcome> call_agent(const compiled_node& n, agents::agent& a, const std::string& instructions);
-  asio::awaitable<step_outcome> run_group(const compiled_node& n);
+  asio::awaitable<void> run_node(const compiled_node& n, step_outcome& out);
+  asio::awaitable<void> call_agent(const compiled_node& n, agents::agent& a, const std::string& instructions,
+                                   step_outcome& out);
+  asio::awaitable<void> run_group(const compiled_node& n, step_outcome& out);
   asio::awaitable<void> group_member(const compiled_node& n, std::size_t i, std::vector<step_outcome>& results);
-  asio::awaitable<step_outcome> run_coordinator(const compiled_node& n);
-  asio::awaitable<choice> choose(const compiled_node& n);
-  asio::awaitable<step_outcome> run_synthesis(const compiled_node& n);
-  asio::awaitable<step_outcome> synthesize_by_model(const compiled_node& n);
+  asio::awaitable<void> run_coordinator(const compiled_node& n, step_outcome& out);
+  asio::awaitable<void> choose(const compiled_node& n, choice& result);
+  asio::awaitable<void> run_synthesis(const compiled_node& n, step_outcome& out);
+  asio::awaitable<void> synthesize_by_model(const compiled_node& n, step_outcome& out);
   step_outcome synthesize_deterministically(const compiled_node& n);
 
   std::optional<protocol::error_record> check_envelope(const agents::agent& a, const protocol::envelope& e) const;
@@ -255,7 +260,8 @@ asio::awaitable<int> workflow_run::step(int index) {
   started.agent = n.agent ? n.agent->name() : std::string_view{};
   emit(started);
 
-  auto out = co_await run_node(n);
+  step_outcome out;
+  co_await run_node(n, out);
   if (out.cancelled) {
     cancel(n.name());
     co_return no_node;
@@ -284,17 +290,15 @@ asio::awaitable<int> workflow_run::step(int index) {
   co_return route(n, *e);
 }
 
-asio::awaitable<step_outcome> workflow_run::run_node(const compiled_node& n) {
-  step_outcome out;
+asio::awaitable<void> workflow_run::run_node(const compiled_node& n, step_outcome& out) {
   switch (n.kind()) {
-    case node_kind::agent: out = co_await call_agent(n, *n.agent, no_instructions); break;
-    case node_kind::parallel: out = co_await run_group(n); break;
-    case node_kind::coordinator: out = co_await run_coordinator(n); break;
-    case node_kind::synthesis: out = co_await run_synthesis(n); break;
+    case node_kind::agent: co_await call_agent(n, *n.agent, no_instructions, out); break;
+    case node_kind::parallel: co_await run_group(n, out); break;
+    case node_kind::coordinator: co_await run_coordinator(n, out); break;
+    case node_kind::synthesis: co_await run_synthesis(n, out); break;
     default: break;
   }
   if (!out.error && !out.cancelled && n.kind() != node_kind::parallel) store(n, out);
-  co_return out;
 }
 
 void workflow_run::store(const compiled_node& n, step_outcome& out) {
@@ -332,9 +336,8 @@ std::optional<protocol::error_record> workflow_run::check_envelope(const agents:
   }
 }
 
-asio::awaitable<step_outcome> workflow_run::call_agent(const compiled_node& n, agents::agent& a,
-                                                       const std::string& instructions) {
-  step_outcome out;
+asio::awaitable<void> workflow_run::call_agent(const compiled_node& n, agents::agent& a,
+                                               const std::string& instructions, step_outcome& out) {
   out.agent = a.name();
   const auto started = clock::now();
   const auto& policy = n.definition->retry;
@@ -393,7 +396,6 @@ asio::awaitable<step_outcome> workflow_run::call_agent(const compiled_node& n, a
   }
   out.duration = std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - started);
   if (!out.cancelled) finish_call(n, out);
-  co_return out;
 }
 
 // Audit entry and event for one agent call (or synthesis).
@@ -433,11 +435,11 @@ void workflow_run::finish_call(const compiled_node& n, step_outcome& out) {
 asio::awaitable<void> workflow_run::group_member(const compiled_node& n, std::size_t i,
                                                  std::vector<step_outcome>& results) {
   co_await asio::this_coro::throw_if_cancelled(false);
-  results[i] = co_await call_agent(n, *n.group[i], no_instructions);
+  co_await call_agent(n, *n.group[i], no_instructions, results[i]);
   if (n.definition->cancel_rest_on_failure && results[i].error) throw group_member_failed{};
 }
 
-asio::awaitable<step_outcome> workflow_run::run_group(const compiled_node& n) {
+asio::awaitable<void> workflow_run::run_group(const compiled_node& n, step_outcome& group) {
   std::vector<step_outcome> results(n.group.size());
   auto executor = co_await asio::this_coro::executor;
   using member_op = decltype(asio::co_spawn(executor, std::declval<asio::awaitable<void>>(), asio::deferred));
@@ -458,12 +460,11 @@ asio::awaitable<step_outcome> workflow_run::run_group(const compiled_node& n) {
     }  // anything else is a bug in the hub: let it propagate
   }
 
-  step_outcome group;
   group.agent = n.name();
   group.duration = std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - started);
   if (co_await cancelled_now()) {
     group.cancelled = true;
-    co_return group;
+    co_return;
   }
   const step_outcome* first_failure = nullptr;
   for (auto& r : results) {
@@ -512,7 +513,6 @@ asio::awaitable<step_outcome> workflow_run::run_group(const compiled_node& n) {
     last_group_ = std::move(merged);
   }
   state_.audit.push_back(std::move(entry));
-  co_return group;
 }
 
 // ---------------------------------------------------------------- coordinator
@@ -546,13 +546,12 @@ std::string outputs_summary(const workflow_state& state, bool with_data) {
   return text;
 }
 
-asio::awaitable<choice> workflow_run::choose(const compiled_node& n) {
+asio::awaitable<void> workflow_run::choose(const compiled_node& n, choice& result) {
   const auto& options = n.definition->coordinator;
   auto candidate = [&](std::string_view name) -> agents::agent* {
     auto it = std::find(n.candidate_names.begin(), n.candidate_names.end(), name);
     return it == n.candidate_names.end() ? nullptr : n.group[it - n.candidate_names.begin()];
   };
-  choice result;
   std::string failure;
   if (options.router) {
     try {
@@ -561,7 +560,7 @@ asio::awaitable<choice> workflow_run::choose(const compiled_node& n) {
         result.agent = a;
         result.instructions = std::move(request.additional_instructions);
         result.note = "router chose '" + request.agent_name + "'";
-        co_return result;
+        co_return;
       }
       failure = "router chose '" + request.agent_name + "', which is not a candidate";
     } catch (const std::exception& e) {
@@ -584,7 +583,7 @@ asio::awaitable<choice> workflow_run::choose(const compiled_node& n) {
         result.agent = candidate(parsed.request->agent_name);
         result.instructions = std::move(parsed.request->additional_instructions);
         result.note = "coordinator chose '" + parsed.request->agent_name + "'";
-        co_return result;
+        co_return;
       }
       failure = "the model's choice was refused: " + protocol::to_string(parsed.errors);
     } catch (const agents::structured_output_error& e) {
@@ -603,11 +602,11 @@ asio::awaitable<choice> workflow_run::choose(const compiled_node& n) {
                                "coordinator node '" + n.name() + "': " + failure + "; using default agent '" +
                                    options.default_agent + "'",
                                false, n.name());
-  co_return result;
 }
 
-asio::awaitable<step_outcome> workflow_run::run_coordinator(const compiled_node& n) {
-  auto chosen = co_await choose(n);
+asio::awaitable<void> workflow_run::run_coordinator(const compiled_node& n, step_outcome& out) {
+  choice chosen;
+  co_await choose(n, chosen);
   if (chosen.failure) {
     hub_->logger->warn("[{}] {}", state_.id, chosen.failure->message);
     state_.errors.push_back(*chosen.failure);
@@ -617,14 +616,13 @@ asio::awaitable<step_outcome> workflow_run::run_coordinator(const compiled_node&
     failed.error = &state_.errors.back();
     emit(failed);
   }
-  auto out = co_await call_agent(n, *chosen.agent, chosen.instructions);
+  co_await call_agent(n, *chosen.agent, chosen.instructions, out);
   out.tokens += chosen.tokens;
   if (!state_.audit.empty()) {
     state_.audit.back().note = chosen.note;
     state_.audit.back().tokens += chosen.tokens;
   }
   out.note = std::move(chosen.note);
-  co_return out;
 }
 
 // ---------------------------------------------------------------- synthesis
@@ -652,8 +650,7 @@ step_outcome workflow_run::synthesize_deterministically(const compiled_node& n) 
   return out;
 }
 
-asio::awaitable<step_outcome> workflow_run::synthesize_by_model(const compiled_node& n) {
-  step_outcome out;
+asio::awaitable<void> workflow_run::synthesize_by_model(const compiled_node& n, step_outcome& out) {
   out.agent = n.name();
   out.attempts = 1;
   out.prompt_version = "synthesis@1";
@@ -663,7 +660,7 @@ asio::awaitable<step_outcome> workflow_run::synthesize_by_model(const compiled_n
                             "synthesis node '" + n.name() + "': no model for role '" +
                                 n.definition->synthesis.model_role + "' (nor 'default') is configured",
                             false, n.name());
-    co_return out;
+    co_return;
   }
   try {
     agents::chat_request request;
@@ -690,21 +687,21 @@ asio::awaitable<step_outcome> workflow_run::synthesize_by_model(const compiled_n
     out.error = make_record("agent_exception", "synthesis node '" + n.name() + "': " + e.what(), false, n.name());
   }
   if (out.error) out.cancelled = co_await cancelled_now();
-  co_return out;
 }
 
-asio::awaitable<step_outcome> workflow_run::run_synthesis(const compiled_node& n) {
-  if (n.agent) co_return co_await call_agent(n, *n.agent, no_instructions);
+asio::awaitable<void> workflow_run::run_synthesis(const compiled_node& n, step_outcome& out) {
+  if (n.agent) {
+    co_await call_agent(n, *n.agent, no_instructions, out);
+    co_return;
+  }
   const auto started = clock::now();
-  step_outcome out;  // if/else, not ?: with co_await (see call_agent)
   if (n.model_schema) {
-    out = co_await synthesize_by_model(n);
+    co_await synthesize_by_model(n, out);
   } else {
     out = synthesize_deterministically(n);
   }
   out.duration = std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - started);
   if (!out.cancelled) finish_call(n, out);
-  co_return out;
 }
 
 // ---------------------------------------------------------------- routing and endings
@@ -852,11 +849,18 @@ void workflow_run::log(const event& e) const {
 
 }  // namespace
 
+namespace {
+
+asio::awaitable<workflow_state> go(std::unique_ptr<workflow_run> run) { co_return co_await run->go(); }
+
+}  // namespace
+
 asio::awaitable<workflow_state> execute(std::shared_ptr<hub::impl> hub,
                                         std::shared_ptr<const compiled_workflow> workflow, workflow_state state,
                                         std::optional<std::string> answer) {
-  workflow_run run(std::move(hub), std::move(workflow), std::move(state), std::move(answer));
-  co_return co_await run.go();
+  // Not a coroutine: the run (with its state) is built once on the heap
+  // instead of in a frame that would also keep these parameters' copies.
+  return go(std::make_unique<workflow_run>(std::move(hub), std::move(workflow), std::move(state), std::move(answer)));
 }
 
 asio::awaitable<workflow_state> run_on_own_strand(std::shared_ptr<hub::impl> hub,
