@@ -199,35 +199,47 @@ chat_request llm_agent::build_request(const agent_context& context, const prompt
   return request;
 }
 
-boost::asio::awaitable<protocol::envelope> llm_agent::run(agent_context& context) {
-  const prompt_file& prompt = select(context.prompt_version);
-  std::vector<std::string> applied;
-  chat_request request = build_request(context, prompt, applied);
+struct llm_agent::prepared_call {
+  const prompt_file* prompt = nullptr;
+  chat_model* model = nullptr;
+  chat_request request;
+  structured_options options;
+  std::vector<std::string> applied;  // policies that matched
+};
 
-  chat_model* model = context.models.find(prompt.model.role);
-  if (model == nullptr) {
+llm_agent::prepared_call llm_agent::prepare(agent_context& context) const {
+  prepared_call call;
+  call.prompt = &select(context.prompt_version);
+  const prompt_file& prompt = *call.prompt;
+  call.request = build_request(context, prompt, call.applied);
+
+  call.model = context.models.find(prompt.model.role);
+  if (call.model == nullptr) {
     throw model_error(model_errc::not_configured,
                       "agent '" + std::string(name()) + "': no model configured for role '" +
                           prompt.model.role + "' (nor a default one)");
   }
 
-  structured_options options;
-  options.schema = envelope_schema_;
-  options.schema_name = sanitize_schema_name(name());
-  options.max_attempts = prompt.model.max_attempts;
-  options.token_budget = prompt.model.token_budget;
-  options.force_mode = prompt.model.mode;
-  options.metrics = options_.metrics;
+  call.options.schema = envelope_schema_;
+  call.options.schema_name = sanitize_schema_name(name());
+  call.options.max_attempts = prompt.model.max_attempts;
+  call.options.token_budget = prompt.model.token_budget;
+  call.options.force_mode = prompt.model.mode;
+  call.options.metrics = options_.metrics;
 
   context.used_prompt_version = prompt.version_tag();
-  context.applied_policies = applied;
+  context.applied_policies = call.applied;
   context.logger->debug("agent {}: prompt {}, policies [{}], model role {}", name(),
-                        prompt.version_tag(), join(applied, ", "), prompt.model.role);
+                        prompt.version_tag(), join(call.applied, ", "), prompt.model.role);
+  return call;
+}
 
+boost::asio::awaitable<protocol::envelope> llm_agent::run(agent_context& context) {
+  prepared_call call = prepare(context);
   std::optional<structured_result> result;
   std::optional<protocol::envelope> failed;
   try {
-    result = co_await complete_structured(*model, std::move(request), std::move(options));
+    result = co_await complete_structured(*call.model, std::move(call.request), std::move(call.options));
   } catch (const structured_output_error& e) {
     context.usage += e.usage();
     const std::string type(to_string(e.errc()));
@@ -235,13 +247,17 @@ boost::asio::awaitable<protocol::envelope> llm_agent::run(agent_context& context
     failed = failure_envelope(name(), e, type);
   }
   if (failed) co_return std::move(*failed);
-  context.usage += result->usage;
+  co_return finish(context, call, std::move(*result));
+}
 
-  auto converted = boost::json::try_value_to<protocol::envelope>(result->value);
+protocol::envelope llm_agent::finish(agent_context& context, const prepared_call& call,
+                                     structured_result result) const {
+  context.usage += result.usage;
+  auto converted = boost::json::try_value_to<protocol::envelope>(result.value);
   if (!converted) {
     // complete_structured validated against the envelope schema; a value
     // that still does not convert is a schema/converter disagreement.
-    co_return protocol::make_error_envelope(
+    return protocol::make_error_envelope(
         {"invalid_envelope",
          "agent '" + std::string(name()) + "': validated answer does not convert to an envelope: " +
              converted.error().message(),
@@ -250,18 +266,19 @@ boost::asio::awaitable<protocol::envelope> llm_agent::run(agent_context& context
   }
   protocol::envelope out = std::move(*converted);
 
+  const prompt_file& prompt = *call.prompt;
   if (!prompt.confidence.empty()) {
     out.reasoning += (out.reasoning.empty() ? "" : "\n") + prompt.confidence.apply(out);
   }
   if (prompt.explanation_template) out.explanation = prompt.explanation_template->render(out.data);
-  if (!applied.empty()) {
+  if (!call.applied.empty()) {
     out.reasoning += (out.reasoning.empty() ? "" : "\n") +
-                     std::string("Prompt policies applied: ") + join(applied, ", ") + ".";
+                     std::string("Prompt policies applied: ") + join(call.applied, ", ") + ".";
   }
   context.logger->info("agent {}: prompt {}, confidence {:.2f}, {} attempt(s), {} tokens", name(),
-                       prompt.version_tag(), out.confidence, result->attempts.size(),
-                       result->usage.total());
-  co_return out;
+                       prompt.version_tag(), out.confidence, result.attempts.size(),
+                       result.usage.total());
+  return out;
 }
 
 std::size_t register_prompt_agents(agent_registry& registry, const prompt_library& library,

@@ -91,13 +91,15 @@ class anthropic_model::impl {
     const auto started = std::chrono::steady_clock::now();
     bool wrapped = false;
     const std::string body = render(request, &wrapped);
+    const bool forced_tool = request.format.type != response_format::kind::none;
+    request = {};  // the messages are not needed while the answer is awaited
     const std::array<detail::http_header, 2> headers{{{"x-api-key", options_.api_key, true},
                                                       {"anthropic-version", options_.version, false}}};
     const std::span<const detail::http_header> sent =
         options_.api_key.empty() ? std::span<const detail::http_header>(headers).subspan(1)
                                  : std::span<const detail::http_header>(headers);
     auto response = co_await client_.post_json("/v1/messages", body, sent);
-    chat_result result = parse(response.body, request.format.type != response_format::kind::none, wrapped);
+    chat_result result = parse(response.body, forced_tool, wrapped);
     result.latency = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
     result.raw_body = std::move(response.body);
     co_return result;

@@ -83,6 +83,7 @@ class openai_model::impl {
   boost::asio::awaitable<chat_result> complete(chat_request request) {
     const auto started = std::chrono::steady_clock::now();
     const std::string body = render(request);
+    request = {};  // the messages are not needed while the answer is awaited
     std::array<detail::http_header, 1> headers{{{"Authorization", authorization_, true}}};
     const std::span<const detail::http_header> sent(headers.data(), authorization_.empty() ? 0 : 1);
     auto response = co_await client_.post_json("/chat/completions", body, sent);

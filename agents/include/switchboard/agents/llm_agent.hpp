@@ -47,6 +47,8 @@ namespace switchboard::protocol { class parser_metrics; }
 
 namespace switchboard::agents {
 
+struct structured_result;
+
 class agent_registry;
 
 struct llm_agent_options {
@@ -93,6 +95,12 @@ class llm_agent final : public agent {
   const prompt_file& newest() const noexcept { return versions_.back(); }
 
  private:
+  // What run() sends and how it reads the answer; built before the model is
+  // awaited, by plain functions, so the coroutine's frame stays small.
+  struct prepared_call;
+  prepared_call prepare(agent_context& context) const;
+  protocol::envelope finish(agent_context& context, const prepared_call& call, structured_result result) const;
+
   std::vector<prompt_file> versions_;  // oldest first
   std::shared_ptr<protocol::schema_registry> schemas_;
   llm_agent_options options_;
