@@ -175,8 +175,12 @@ bool same_header_name(std::string_view a, std::string_view b) {
 
 // A line break in a name or value would end the header and let the rest be
 // read as another header or a body: refuse it.
+bool has_line_break(std::string_view text) {
+  return std::ranges::any_of(text, [](char c) { return c == '\r' || c == '\n'; });
+}
+
 void append_header(std::string& head, std::string_view name, std::string_view value) {
-  if (name.find_first_of("\r\n:") != std::string_view::npos || value.find_first_of("\r\n") != std::string_view::npos) {
+  if (has_line_break(name) || name.find(':') != std::string_view::npos || has_line_break(value)) {
     throw model_error(model_errc::not_configured,
                       "HTTP header '" + std::string(name.substr(0, name.find_first_of("\r\n"))) +
                           "' has a line break or colon in its name or a line break in its value");

@@ -5,6 +5,8 @@
 
 #include <array>
 #include <charconv>
+#include <cstdint>
+#include <cstring>
 
 namespace switchboard::agents::detail {
 
@@ -37,17 +39,39 @@ void append_escape(std::string& out, unsigned char c) {
 
 }  // namespace
 
+// Whether any of the 8 bytes in `word` is a control character, '"' or '\\'
+// (bit tricks on a 64-bit word: message texts are long and rarely escaped,
+// so they are scanned 8 bytes at a time).
+bool has_special_byte(std::uint64_t word) {
+  constexpr std::uint64_t ones = 0x0101010101010101ULL;
+  constexpr std::uint64_t highs = 0x8080808080808080ULL;
+  auto has_zero = [](std::uint64_t v) { return (v - ones) & ~v & highs; };
+  const std::uint64_t below_space = (word - ones * 0x20) & ~word & highs;
+  return below_space | has_zero(word ^ (ones * '"')) | has_zero(word ^ (ones * '\\'));
+}
+
 void append_json_string(std::string& out, std::string_view text) {
   out.reserve(out.size() + text.size() + 2);
   out += '"';
   const char* plain = text.data();
   const char* const end = text.data() + text.size();
-  for (const char* p = plain; p != end; ++p) {
+  const char* p = plain;
+  while (p != end) {
+    if (end - p >= 8) {
+      std::uint64_t word;
+      std::memcpy(&word, p, sizeof word);
+      if (!has_special_byte(word)) {
+        p += 8;
+        continue;
+      }
+    }
     const auto c = static_cast<unsigned char>(*p);
-    if (!escape_table[c]) continue;
-    out.append(plain, p);
-    append_escape(out, c);
-    plain = p + 1;
+    if (escape_table[c]) {
+      out.append(plain, p);
+      append_escape(out, c);
+      plain = p + 1;
+    }
+    ++p;
   }
   out.append(plain, end);
   out += '"';

@@ -107,6 +107,25 @@ TEST(OpenAiModel, MessageTextsSurviveRenderingExactly) {
   EXPECT_EQ(body.at("temperature").to_number<double>(), *request.temperature);
 }
 
+TEST(OpenAiModel, EscapesAreFoundAtEveryPositionOfLongTexts) {
+  // Texts are scanned several bytes at a time: a character to escape must be
+  // found wherever it falls in (or at the end of) such a block.
+  openai_options options;
+  options.http.base_url = "http://127.0.0.1:9/v1";
+  openai_model model(options);
+  for (const char special : {'"', '\\', '\n', '\x01', '\x1f'}) {
+    for (std::size_t at = 0; at < 40; ++at) {
+      std::string text(40, 'a');
+      text[at] = special;
+      text += "\xc3\xa9";  // and a multi-byte character after it
+      auto request = full_request();
+      request.messages = {{chat_role::user, text}};
+      const auto body = json::parse(model.render_request(request)).as_object();
+      ASSERT_EQ(body.at("messages").at(0).at("content").as_string(), text) << int(special) << " at " << at;
+    }
+  }
+}
+
 TEST(OpenAiModel, NoModelAnywhereIsNotConfigured) {
   openai_options options;
   options.http.base_url = "http://127.0.0.1:9/v1";
