@@ -3,6 +3,7 @@
 #include <switchboard/protocol/validation.hpp>
 
 #include "detail/json_pointer.hpp"
+#include "validator/fast_schema.hpp"
 
 #include <boost/json/serialize.hpp>
 
@@ -42,6 +43,9 @@ struct compiled_schema::impl {
   std::string id;
   json_document document;
   valijson::Schema schema;
+  // The same schema as a fast pre-check; null when it uses keywords the
+  // fast path does not cover (valijson alone then).
+  std::unique_ptr<const detail::fast_schema> fast;
   // Strict forms, by strict_provider, computed on first use.
   mutable std::array<std::once_flag, 2> strict_once;
   mutable std::array<std::optional<protocol::strict_form>, 2> strict;
@@ -353,6 +357,7 @@ compiled_schema compiled_schema::compile(const json::value& schema, std::string 
                          "schema '" + compiled->id + "' is not a valid draft-07 JSON Schema: " +
                              e.what());
   }
+  compiled->fast = detail::fast_schema::compile(compiled->document.json());
   compiled_schema result;
   result.impl_ = std::move(compiled);
   return result;
@@ -372,28 +377,34 @@ const strict_form& compiled_schema::strict_form(strict_provider provider) const 
 }
 
 std::vector<validation_error> compiled_schema::validate(const json::value& value) const {
-  // valijson's Validator caches compiled regexes (keyed by pattern) in a
-  // non-synchronised member: one per thread keeps validate() safe to call
-  // concurrently without recompiling every pattern on every call.
-  thread_local valijson::Validator validator;
-  valijson::ValidationResults results;
-  valijson::adapters::BoostJsonAdapter target(value);
   std::vector<validation_error> errors;
-  bool valid = true;
-  try {
-    valid = validator.validate(impl_->schema, target, &results);
-  } catch (const std::exception& e) {
-    errors.push_back({"", "schema '" + impl_->id + "' could not be applied: " + e.what(),
-                      errc::schema_violation});
-    return errors;
-  }
-  if (!valid) {
-    errors = translate(results, json(), value);
-    if (errors.empty()) {
-      // A `false` schema rejects without a message of its own.
-      errors.push_back({"", "value rejected by schema '" + impl_->id + "'", errc::schema_violation});
+  // The fast path only answers "valid"; anything else goes to valijson, whose
+  // errors stay the ones users see.
+  const bool fast_valid =
+      impl_->fast && !detail::reference_validation_only() && impl_->fast->accepts(value);
+  if (!fast_valid) {
+    // valijson's Validator caches compiled regexes (keyed by pattern) in a
+    // non-synchronised member: one per thread keeps validate() safe to call
+    // concurrently without recompiling every pattern on every call.
+    thread_local valijson::Validator validator;
+    valijson::ValidationResults results;
+    valijson::adapters::BoostJsonAdapter target(value);
+    bool valid = true;
+    try {
+      valid = validator.validate(impl_->schema, target, &results);
+    } catch (const std::exception& e) {
+      errors.push_back({"", "schema '" + impl_->id + "' could not be applied: " + e.what(),
+                        errc::schema_violation});
+      return errors;
     }
-    return errors;
+    if (!valid) {
+      errors = translate(results, json(), value);
+      if (errors.empty()) {
+        // A `false` schema rejects without a message of its own.
+        errors.push_back({"", "value rejected by schema '" + impl_->id + "'", errc::schema_violation});
+      }
+      return errors;
+    }
   }
   for (const auto& invariant : invariants_) {
     std::optional<validation_error> failed;

@@ -3,7 +3,13 @@
 // reason (see `exclusions`). Remote references (http://localhost:1234/...)
 // are served from the suite's own remotes/ directory through a resolver,
 // so refRemote runs without a server.
+//
+// Every case runs twice: through valijson alone (the reference) and through
+// compiled_schema's fast path where the schema is eligible. The fast path
+// must agree with both the suite and valijson on every eligible case.
 #include <switchboard/protocol/validation.hpp>
+
+#include "../../protocol/src/validator/fast_schema.hpp"
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -77,6 +83,15 @@ sp::schema_resolver remotes_resolver(const fs::path& remotes) {
 
 }  // namespace
 
+// Runs valijson alone for the lifetime of the guard.
+class reference_only {
+ public:
+  reference_only() { sp::detail::set_reference_validation_only(true); }
+  ~reference_only() { sp::detail::set_reference_validation_only(false); }
+  reference_only(const reference_only&) = delete;
+  reference_only& operator=(const reference_only&) = delete;
+};
+
 TEST(JsonSchemaTestSuite, Draft7) {
   const fs::path draft7 = SWITCHBOARD_JSON_SCHEMA_TEST_SUITE;
   ASSERT_TRUE(fs::is_directory(draft7)) << draft7 << " missing: run scripts/setup.sh";
@@ -89,7 +104,8 @@ TEST(JsonSchemaTestSuite, Draft7) {
   std::ranges::sort(files);
   ASSERT_FALSE(files.empty());
 
-  int passed = 0, total = 0, skipped = 0;
+  int passed = 0, total = 0, skipped = 0, eligible = 0;
+  std::vector<std::string> ineligible_groups;
   std::vector<std::string> failures;
   for (const auto& file : files) {
     const auto groups = read_json(file);
@@ -104,6 +120,9 @@ TEST(JsonSchemaTestSuite, Draft7) {
       } catch (const std::exception& e) {
         compile_error = e.what();
       }
+      std::string why_not;
+      const auto fast = sp::detail::fast_schema::compile(group.at("schema"), &why_not);
+      if (!fast) ineligible_groups.push_back(name + " / " + group_name + ": " + why_not);
       for (const auto& test : group.at("tests").as_array()) {
         const std::string test_name(test.at("description").as_string());
         if (excluded(name, group_name, test_name)) {
@@ -117,17 +136,33 @@ TEST(JsonSchemaTestSuite, Draft7) {
           failures.push_back(where + ": schema did not compile: " + compile_error);
           continue;
         }
+        bool reference = false;
+        {
+          const reference_only guard;
+          reference = schema->validate(test.at("data")).empty();
+        }
         const bool actual = schema->validate(test.at("data")).empty();
-        if (actual == expected) {
+        if (reference == expected && actual == expected) {
           ++passed;
         } else {
-          failures.push_back(where + ": expected " + (expected ? "valid" : "invalid"));
+          failures.push_back(where + ": expected " + (expected ? "valid" : "invalid") +
+                             (reference == expected ? " (valijson agrees, compiled_schema not)" : ""));
+        }
+        if (fast) {
+          ++eligible;
+          const bool fast_valid = fast->accepts(test.at("data"));
+          if (fast_valid != expected || fast_valid != reference) {
+            failures.push_back(where + ": the fast path says " + (fast_valid ? "valid" : "invalid"));
+          }
         }
       }
     }
   }
   std::cout << "JSON-Schema-Test-Suite draft-07: " << passed << "/" << total << " passed, "
-            << skipped << " excluded\n";
+            << skipped << " excluded; " << eligible << "/" << total
+            << " cases fast-path eligible\n";
+  for (const auto& g : ineligible_groups) std::cout << "  not eligible: " << g << "\n";
   for (const auto& f : failures) ADD_FAILURE() << f;
   EXPECT_GT(total, 400);  // the Debian 12 suite has 423 non-optional draft-07 cases
+  EXPECT_GT(eligible, 300);  // most keyword files compile to the fast path
 }
