@@ -3,6 +3,7 @@
 
 #include "detail/json_pointer.hpp"
 
+#include <boost/json/monotonic_resource.hpp>
 #include <boost/json/serialize.hpp>
 
 #include <cmath>
@@ -95,6 +96,11 @@ void check_unknown_fields(const json::object& obj, std::vector<validation_error>
   }
 }
 
+void check_text_value(std::string_view text, const char* path,
+                      std::vector<validation_error>& errors) {
+  if (text.empty()) errors.push_back({path, "must be a non-empty string", errc::schema_violation});
+}
+
 const json::string* string_field(const json::object& obj, std::string_view key) {
   const auto* v = obj.if_contains(key);
   return v ? v->if_string() : nullptr;
@@ -121,19 +127,40 @@ std::vector<validation_error> validate_envelope(const json::value& envelope_json
   return errors;
 }
 
+// The struct's own fields are well-typed by construction; only their values
+// can be wrong. Errors, their order and their wording are those of the JSON
+// overload applied to json::value_from(value), without building that value.
 std::vector<validation_error> validate_envelope(const envelope& value,
                                                 const compiled_schema& data_schema) {
-  if (!std::isfinite(value.confidence)) {
-    // JSON cannot carry NaN or infinity; say so before serialising.
-    auto errors = validate_envelope(
-        json::value_from(envelope{value.data, value.explanation, 0.0, value.reasoning, value.error}),
-        data_schema);
-    errors.insert(errors.begin(), {"/confidence", "must be a finite number in [0, 1], got " +
-                                                      std::to_string(value.confidence),
-                                   errc::schema_violation});
-    return errors;
+  std::vector<validation_error> errors;
+  const bool finite = std::isfinite(value.confidence);
+  if (!finite) {
+    // JSON cannot carry NaN or infinity; this comes first.
+    errors.push_back({"/confidence",
+                      "must be a finite number in [0, 1], got " + std::to_string(value.confidence),
+                      errc::schema_violation});
   }
-  return validate_envelope(json::value_from(value), data_schema);
+  {
+    // `data` as a json::value for the validator, copied into a stack buffer:
+    // no heap allocation for a typical answer.
+    unsigned char buffer[4096];
+    json::monotonic_resource resource(buffer, sizeof buffer);
+    const json::value data(value.data, &resource);
+    for (auto& e : data_schema.validate(data)) {
+      e.path = "/data" + e.path;
+      errors.push_back(std::move(e));
+    }
+  }
+  check_text_value(value.explanation, "/explanation", errors);
+  if (finite && (value.confidence < 0.0 || value.confidence > 1.0)) {
+    errors.push_back({"/confidence",
+                      "must be a finite number in [0, 1], got " +
+                          detail::readable_json(json::value(value.confidence)),
+                      errc::schema_violation});
+  }
+  check_text_value(value.reasoning, "/reasoning", errors);
+  // An error_record always converts to a valid record; there are no unknown fields.
+  return errors;
 }
 
 void tag_invoke(json::value_from_tag, json::value& out, const error_record& in) {

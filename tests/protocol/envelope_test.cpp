@@ -135,3 +135,53 @@ TEST(ValidateEnvelope, MalformedErrorRecordIsReported) {
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_EQ(errors[0].path, "/error");
 }
+
+// The struct overload checks the fields directly; its errors must be those
+// the JSON overload gives for the same envelope, in the same order.
+TEST(ValidateEnvelope, TypedEnvelopeGivesTheErrorsOfItsJsonForm) {
+  const auto schema = candidates_schema();
+  auto same_as_json = [&](const sp::envelope& e) {
+    const auto typed = sp::validate_envelope(e, schema);
+    const auto as_json = sp::validate_envelope(json::value_from(e), schema);
+    ASSERT_EQ(typed.size(), as_json.size()) << sp::to_string(typed) << "\nvs\n" << sp::to_string(as_json);
+    for (std::size_t i = 0; i < typed.size(); ++i) {
+      EXPECT_EQ(typed[i].path, as_json[i].path);
+      EXPECT_EQ(typed[i].message, as_json[i].message);
+      EXPECT_EQ(typed[i].kind, as_json[i].kind);
+    }
+  };
+  const auto good = *json::try_value_to<sp::envelope>(good_envelope());
+  same_as_json(good);
+
+  auto e = good;
+  e.explanation.clear();
+  e.reasoning.clear();
+  e.confidence = 1.25;
+  e.data = json::parse(R"({"candidate_times": [{"time": 9}], "extra": true})").as_object();
+  same_as_json(e);
+  const auto errors = sp::validate_envelope(e, schema);
+  ASSERT_EQ(errors.size(), 5u);
+  EXPECT_EQ(errors[0].to_string(), "/data/candidate_times/0/time: expected string, got integer");
+  EXPECT_EQ(errors[1].to_string(), "/data/candidate_times/0/score: required property missing");
+  EXPECT_EQ(errors[2].to_string(), "/explanation: must be a non-empty string");
+  EXPECT_EQ(errors[3].to_string(), "/confidence: must be a finite number in [0, 1], got 1.25");
+  EXPECT_EQ(errors[4].to_string(), "/reasoning: must be a non-empty string");
+
+  e = good;
+  e.confidence = -0.5;
+  same_as_json(e);
+  e = sp::make_error_envelope({"timeout", "agent 'x' timed out", true, "x"}, "The agent timed out.");
+  e.data = good.data;
+  same_as_json(e);
+  EXPECT_TRUE(sp::validate_envelope(e, schema).empty());
+
+  // NaN cannot be written as JSON: its error comes first, then the rest.
+  e = good;
+  e.confidence = std::numeric_limits<double>::infinity();
+  e.explanation.clear();
+  const auto non_finite = sp::validate_envelope(e, schema);
+  ASSERT_EQ(non_finite.size(), 2u);
+  EXPECT_EQ(non_finite[0].path, "/confidence");
+  EXPECT_THAT(non_finite[0].message, HasSubstr("inf"));
+  EXPECT_EQ(non_finite[1].to_string(), "/explanation: must be a non-empty string");
+}
