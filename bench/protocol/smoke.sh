@@ -3,4 +3,5 @@
 # smoke run mean nothing. Usage: bench/protocol/smoke.sh <build dir>
 set -euo pipefail
 "$1/bench/protocol/bench_protocol_parse" --benchmark_min_time=0.01 >/dev/null
+"$1/bench/protocol/bench_protocol_validate" --benchmark_min_time=0.01 >/dev/null
 echo "bench/protocol: ok"

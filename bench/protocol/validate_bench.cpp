@@ -1,0 +1,135 @@
+// Validation of a valid agent answer: a ~300-byte and a ~2 KB `data` value
+// against their schemas, through compiled_schema's fast path and through
+// valijson alone (the reference it falls back to), plus validate_envelope on
+// an envelope struct as the hub calls it.
+#include <switchboard/protocol/envelope.hpp>
+#include <switchboard/protocol/validation.hpp>
+
+#include "../../protocol/src/validator/fast_schema.hpp"
+
+#include <benchmark/benchmark.h>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+#include <string>
+
+namespace sp = switchboard::protocol;
+namespace json = boost::json;
+
+namespace {
+
+// The e2e benchmark's research agent: a small answer.
+const sp::compiled_schema& small_schema() {
+  static const auto schema = sp::compiled_schema::compile(json::parse(R"({
+    "type": "object", "additionalProperties": false,
+    "required": ["topic", "findings", "sources"],
+    "properties": {
+      "topic": {"type": "string", "minLength": 1},
+      "findings": {"type": "array", "minItems": 2, "items": {"type": "string", "minLength": 1}},
+      "sources": {"type": "array", "minItems": 1, "items": {
+        "type": "object", "additionalProperties": false, "required": ["title", "year"],
+        "properties": {"title": {"type": "string"}, "year": {"type": "integer", "minimum": 1900}}}}
+    }
+  })"), "bench.findings@1");
+  return schema;
+}
+
+json::value small_data() {
+  return json::parse(R"({
+    "topic": "Scheduling a design review across three time zones",
+    "findings": ["Thursday 10:30 CET suits all three attendees",
+                 "Room B2 is free for the whole morning"],
+    "sources": [{"title": "Team calendar export", "year": 2026},
+                {"title": "Room booking system", "year": 2026}]
+  })");
+}
+
+// The sample's scheduling agent with six candidate slots: a large answer.
+const sp::compiled_schema& large_schema() {
+  static const auto schema = sp::compiled_schema::compile(json::parse(R"({
+    "type": "object",
+    "properties": {
+      "candidate_times": {"type": "array", "maxItems": 20, "items": {
+        "type": "object",
+        "properties": {
+          "start": {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}$"},
+          "duration_minutes": {"type": "integer", "minimum": 5, "maximum": 480},
+          "score": {"type": "number", "minimum": 0, "maximum": 1},
+          "attendees": {"type": "array", "items": {"type": "string"}},
+          "room": {"type": ["string", "null"]},
+          "conflicts": {"type": "array", "items": {"type": "string"}}
+        },
+        "required": ["start", "duration_minutes", "score", "attendees"],
+        "additionalProperties": false}},
+      "timezone": {"type": "string"},
+      "notes": {"type": "string"}
+    },
+    "required": ["candidate_times", "timezone"]
+  })"), "scheduling.output@1");
+  return schema;
+}
+
+json::value large_data() {
+  json::array candidates;
+  for (int i = 0; i < 6; ++i) {
+    candidates.push_back(json::object{
+        {"start", "2026-11-2" + std::to_string(i % 9) + "T1" + std::to_string(i) + ":30"},
+        {"duration_minutes", 30 + 15 * i},
+        {"score", 0.9 - 0.1 * i},
+        {"attendees", json::array{"ana@example.com", "kwame@example.com", "li@example.com"}},
+        {"room", i % 2 ? json::value("B2") : json::value(nullptr)},
+        {"conflicts", json::array{"weekly 1:1 with the design team overlaps by 15 minutes"}},
+    });
+  }
+  return json::object{{"candidate_times", std::move(candidates)},
+                      {"timezone", "Europe/Berlin"},
+                      {"notes", "Thursday mornings are preferred by two of three attendees; "
+                                "Friday afternoons conflict with the release review."}};
+}
+
+void run(benchmark::State& state, const sp::compiled_schema& schema, const json::value& data,
+         bool reference_only) {
+  sp::detail::set_reference_validation_only(reference_only);
+  if (!schema.validate(data).empty()) {
+    state.SkipWithError("benchmark data does not validate");
+    sp::detail::set_reference_validation_only(false);
+    return;
+  }
+  for (auto _ : state) {
+    auto errors = schema.validate(data);
+    benchmark::DoNotOptimize(errors);
+  }
+  sp::detail::set_reference_validation_only(false);
+  state.counters["bytes"] = static_cast<double>(json::serialize(data).size());
+}
+
+void BM_validate_small_fast(benchmark::State& state) { run(state, small_schema(), small_data(), false); }
+void BM_validate_small_valijson(benchmark::State& state) { run(state, small_schema(), small_data(), true); }
+void BM_validate_large_fast(benchmark::State& state) { run(state, large_schema(), large_data(), false); }
+void BM_validate_large_valijson(benchmark::State& state) { run(state, large_schema(), large_data(), true); }
+
+void BM_validate_envelope_struct(benchmark::State& state) {
+  sp::envelope e;
+  e.data = small_data().as_object();
+  e.explanation = "Thursday 10:30 suits everyone.";
+  e.reasoning = "All three calendars are free then.";
+  e.confidence = 0.86;
+  if (!sp::validate_envelope(e, small_schema()).empty()) {
+    state.SkipWithError("benchmark envelope does not validate");
+    return;
+  }
+  for (auto _ : state) {
+    auto errors = sp::validate_envelope(e, small_schema());
+    benchmark::DoNotOptimize(errors);
+  }
+}
+
+}  // namespace
+
+BENCHMARK(BM_validate_small_fast);
+BENCHMARK(BM_validate_small_valijson);
+BENCHMARK(BM_validate_large_fast);
+BENCHMARK(BM_validate_large_valijson);
+BENCHMARK(BM_validate_envelope_struct);
+
+BENCHMARK_MAIN();
