@@ -14,7 +14,10 @@ namespace json = boost::json;
 std::optional<json::value> parse_strict(std::string_view text, boost::system::error_code& ec) {
   json::parse_options options;
   options.max_depth = 64;
-  json::stream_parser parser({}, options);
+  // The parser's working stack lives on ours: no heap allocation for it on a
+  // typical answer (the value itself still uses the default resource).
+  unsigned char temp[4096];
+  json::stream_parser parser({}, options, temp, sizeof temp);
   parser.write(text.data(), text.size(), ec);
   if (!ec) parser.finish(ec);
   if (ec) return std::nullopt;

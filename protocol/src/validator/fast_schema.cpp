@@ -409,14 +409,18 @@ verdict fast_schema::program::eval_object(const node& n, const json::object& o,
     if (!o.contains(name)) result = verdict::fail;
   }
   if (!n.has_properties) return result;
-  if (n.pattern_properties.empty() && n.additional_properties == extra_kind::any) {
-    // The common case: look the schema's properties up in the value.
+  if (n.pattern_properties.empty() && n.additional_properties != extra_kind::schema) {
+    // The common case: look the schema's properties up in the value; with
+    // additionalProperties false, any member left unmatched fails.
+    std::size_t matched = 0;
     for (const auto& [name, schema] : n.properties) {
       if (const auto* member = o.if_contains(name)) {
+        ++matched;
         result = worst(result, eval(schema, *member, depth + 1));
         if (result == verdict::unsure) return result;
       }
     }
+    if (n.additional_properties == extra_kind::none && matched != o.size()) result = verdict::fail;
     return result;
   }
   for (const auto& [key, member] : o) {
