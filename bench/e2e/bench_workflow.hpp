@@ -12,6 +12,8 @@
 #include <switchboard/orchestrator/workflow.hpp>
 #include <switchboard/protocol/schema_registry.hpp>
 
+#include "../protocol/bench_schemas.hpp"
+
 #include <boost/json/parse.hpp>
 
 #include <memory>
@@ -19,19 +21,8 @@
 
 namespace bench {
 
-// Output schemas of the four agents: small, like the sample's.
-inline constexpr std::string_view findings_schema = R"({
-  "type": "object", "additionalProperties": false,
-  "required": ["topic", "findings", "sources"],
-  "properties": {
-    "topic": {"type": "string", "minLength": 1},
-    "findings": {"type": "array", "minItems": 2, "items": {"type": "string", "minLength": 1}},
-    "sources": {"type": "array", "minItems": 1, "items": {
-      "type": "object", "additionalProperties": false, "required": ["title", "year"],
-      "properties": {"title": {"type": "string"}, "year": {"type": "integer", "minimum": 1900}}}}
-  }
-})";
-
+// Output schemas of the four agents: small, like the sample's
+// (findings_schema is shared with the protocol benchmarks).
 inline constexpr std::string_view review_schema = R"({
   "type": "object", "additionalProperties": false,
   "required": ["verdict", "notes", "score"],

@@ -4,6 +4,8 @@
 #include <switchboard/protocol/output_parser.hpp>
 #include <switchboard/protocol/schema_registry.hpp>
 
+#include "bench_schemas.hpp"
+
 #include <benchmark/benchmark.h>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -18,26 +20,7 @@ namespace {
 const sp::compiled_schema& envelope_schema() {
   static const sp::compiled_schema schema = [] {
     static sp::schema_registry registry;
-    registry.add({"scheduling.output", 1}, json::parse(R"({
-      "type": "object",
-      "properties": {
-        "candidate_times": {"type": "array", "maxItems": 20, "items": {
-          "type": "object",
-          "properties": {
-            "start": {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}$"},
-            "duration_minutes": {"type": "integer", "minimum": 5, "maximum": 480},
-            "score": {"type": "number", "minimum": 0, "maximum": 1},
-            "attendees": {"type": "array", "items": {"type": "string"}},
-            "room": {"type": ["string", "null"]},
-            "conflicts": {"type": "array", "items": {"type": "string"}}
-          },
-          "required": ["start", "duration_minutes", "score", "attendees"],
-          "additionalProperties": false}},
-        "timezone": {"type": "string"},
-        "notes": {"type": "string"}
-      },
-      "required": ["candidate_times", "timezone"]
-    })"));
+    registry.add({"scheduling.output", 1}, json::parse(bench::scheduling_output_schema));
     return registry.envelope_schema("scheduling.output");
   }();
   return schema;

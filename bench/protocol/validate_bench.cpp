@@ -6,6 +6,7 @@
 #include <switchboard/protocol/validation.hpp>
 
 #include "../../protocol/src/validator/fast_schema.hpp"
+#include "bench_schemas.hpp"
 
 #include <benchmark/benchmark.h>
 #include <boost/json/parse.hpp>
@@ -20,17 +21,7 @@ namespace {
 
 // The e2e benchmark's research agent: a small answer.
 const sp::compiled_schema& small_schema() {
-  static const auto schema = sp::compiled_schema::compile(json::parse(R"({
-    "type": "object", "additionalProperties": false,
-    "required": ["topic", "findings", "sources"],
-    "properties": {
-      "topic": {"type": "string", "minLength": 1},
-      "findings": {"type": "array", "minItems": 2, "items": {"type": "string", "minLength": 1}},
-      "sources": {"type": "array", "minItems": 1, "items": {
-        "type": "object", "additionalProperties": false, "required": ["title", "year"],
-        "properties": {"title": {"type": "string"}, "year": {"type": "integer", "minimum": 1900}}}}
-    }
-  })"), "bench.findings@1");
+  static const auto schema = sp::compiled_schema::compile(json::parse(bench::findings_schema), "bench.findings@1");
   return schema;
 }
 
@@ -46,26 +37,8 @@ json::value small_data() {
 
 // The sample's scheduling agent with six candidate slots: a large answer.
 const sp::compiled_schema& large_schema() {
-  static const auto schema = sp::compiled_schema::compile(json::parse(R"({
-    "type": "object",
-    "properties": {
-      "candidate_times": {"type": "array", "maxItems": 20, "items": {
-        "type": "object",
-        "properties": {
-          "start": {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}$"},
-          "duration_minutes": {"type": "integer", "minimum": 5, "maximum": 480},
-          "score": {"type": "number", "minimum": 0, "maximum": 1},
-          "attendees": {"type": "array", "items": {"type": "string"}},
-          "room": {"type": ["string", "null"]},
-          "conflicts": {"type": "array", "items": {"type": "string"}}
-        },
-        "required": ["start", "duration_minutes", "score", "attendees"],
-        "additionalProperties": false}},
-      "timezone": {"type": "string"},
-      "notes": {"type": "string"}
-    },
-    "required": ["candidate_times", "timezone"]
-  })"), "scheduling.output@1");
+  static const auto schema =
+      sp::compiled_schema::compile(json::parse(bench::scheduling_output_schema), "scheduling.output@1");
   return schema;
 }
 
