@@ -33,13 +33,7 @@ using testing::server_action;
 using test::error_of;
 using test::run;
 
-openai_options options_for(const loopback_model_server& server) {
-  openai_options options;
-  options.http = test::fast_http(server);
-  options.api_key = test::secret_key;
-  options.model = "gpt-test";
-  return options;
-}
+openai_options options_for(const loopback_model_server& server) { return test::openai_for(server, "gpt-test"); }
 
 chat_result ask(openai_model& model, std::string text = "hello") {
   return run(model.complete(test::user_request(std::move(text))));

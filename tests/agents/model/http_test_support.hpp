@@ -5,6 +5,7 @@
 
 #include <switchboard/agents/model/http_options.hpp>
 #include <switchboard/agents/model/model_error.hpp>
+#include <switchboard/agents/model/openai_model.hpp>
 #include <switchboard/testing/loopback_model_server.hpp>
 
 #include <spdlog/sinks/ostream_sink.h>
@@ -32,6 +33,16 @@ inline http_options fast_http(const testing::loopback_model_server& server, std:
   http.request_timeout = std::chrono::seconds(20);
   if (!server.ca_file().empty()) http.ca_file = server.ca_file();
   return http;
+}
+
+// An OpenAI-compatible client of `server` with the test key and `model` as
+// its default model.
+inline openai_options openai_for(const testing::loopback_model_server& server, std::string model) {
+  openai_options options;
+  options.http = fast_http(server);
+  options.api_key = secret_key;
+  options.model = std::move(model);
+  return options;
 }
 
 // Records every retry_event the client announces.

@@ -16,13 +16,7 @@ using testing::server_action;
 using test::error_of;
 using test::run;
 
-openai_options options_for(const loopback_model_server& server) {
-  openai_options options;
-  options.http = test::fast_http(server);
-  options.api_key = test::secret_key;
-  options.model = "default-model";
-  return options;
-}
+openai_options options_for(const loopback_model_server& server) { return test::openai_for(server, "default-model"); }
 
 chat_request full_request() {
   chat_request request;
