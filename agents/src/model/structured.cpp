@@ -20,13 +20,11 @@
 #include <switchboard/protocol/strict_mode.hpp>
 
 #include <boost/json/object.hpp>
-#include <boost/json/serialize.hpp>
 
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cctype>
-#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string_view>
