@@ -215,7 +215,7 @@ asio::awaitable<workflow_state> hub::run(std::shared_ptr<const compiled_workflow
 workflow_handle hub::start(std::shared_ptr<const compiled_workflow> workflow, boost::json::value input,
                            run_options options) {
   auto state = impl_->initial_state(*workflow, std::move(input), options);
-  auto control = std::make_shared<detail::run_control>(state.id, asio::make_strand(impl_->executor));
+  auto control = std::make_shared<detail::run_control>(state.id, detail::make_run_strand(impl_->executor));
   detail::spawn(impl_, control, std::move(workflow), std::move(state), {});
   return workflow_handle(control);
 }
@@ -232,7 +232,7 @@ asio::awaitable<workflow_state> hub::resume(std::shared_ptr<const compiled_workf
 workflow_handle hub::start_resume(std::shared_ptr<const compiled_workflow> workflow, std::string workflow_id,
                                   std::string answer) {
   auto state = impl_->take_paused(*workflow, workflow_id);
-  auto control = std::make_shared<detail::run_control>(state.id, asio::make_strand(impl_->executor));
+  auto control = std::make_shared<detail::run_control>(state.id, detail::make_run_strand(impl_->executor));
   detail::spawn(impl_, control, std::move(workflow), std::move(state), std::move(answer));
   return workflow_handle(control);
 }

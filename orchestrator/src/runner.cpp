@@ -23,7 +23,9 @@
 #include <boost/asio/deferred.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/experimental/parallel_group.hpp>
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json/parse.hpp>
@@ -863,10 +865,15 @@ asio::awaitable<workflow_state> execute(std::shared_ptr<hub::impl> hub,
   return go(std::make_unique<workflow_run>(std::move(hub), std::move(workflow), std::move(state), std::move(answer)));
 }
 
+asio::any_io_executor make_run_strand(const asio::any_io_executor& executor) {
+  if (const auto* io = executor.target<asio::io_context::executor_type>()) return asio::make_strand(*io);
+  return asio::make_strand(executor);
+}
+
 asio::awaitable<workflow_state> run_on_own_strand(std::shared_ptr<hub::impl> hub,
                                                   std::shared_ptr<const compiled_workflow> workflow,
                                                   workflow_state state, std::optional<std::string> answer) {
-  auto strand = asio::make_strand(hub->executor);
+  auto strand = make_run_strand(hub->executor);
   return asio::co_spawn(strand, execute(std::move(hub), std::move(workflow), std::move(state), std::move(answer)),
                         asio::use_awaitable);
 }

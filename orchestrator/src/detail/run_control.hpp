@@ -7,7 +7,6 @@
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/cancellation_signal.hpp>
-#include <boost/asio/strand.hpp>
 
 #include <condition_variable>
 #include <exception>
@@ -19,11 +18,11 @@
 namespace switchboard::orchestrator::detail {
 
 struct run_control {
-  run_control(std::string workflow_id, boost::asio::strand<boost::asio::any_io_executor> s)
+  run_control(std::string workflow_id, boost::asio::any_io_executor s)
       : id(std::move(workflow_id)), strand(std::move(s)) {}
 
   const std::string id;
-  boost::asio::strand<boost::asio::any_io_executor> strand;
+  boost::asio::any_io_executor strand;  // a strand (make_run_strand)
   boost::asio::cancellation_signal signal;  // emitted on `strand` only
 
   // Called once, on the strand, when the run stopped.
