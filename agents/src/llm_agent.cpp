@@ -253,7 +253,7 @@ boost::asio::awaitable<protocol::envelope> llm_agent::run(agent_context& context
 protocol::envelope llm_agent::finish(agent_context& context, const prepared_call& call,
                                      structured_result result) const {
   context.usage += result.usage;
-  auto converted = boost::json::try_value_to<protocol::envelope>(result.value);
+  auto converted = protocol::take_envelope(std::move(result.value));
   if (!converted) {
     // complete_structured validated against the envelope schema; a value
     // that still does not convert is a schema/converter disagreement.

@@ -226,4 +226,15 @@ boost::system::result<envelope> tag_invoke(json::try_value_to_tag<envelope>,
   return out;
 }
 
+boost::system::result<envelope> take_envelope(json::value&& in) {
+  // Converts with `data` emptied (so nothing big is copied), then moves it in.
+  json::object data;
+  if (auto* obj = in.if_object()) {
+    if (auto* d = obj->if_contains("data"); d && d->is_object()) data = std::move(d->get_object());
+  }
+  auto out = json::try_value_to<envelope>(in);
+  if (out) out->data = std::move(data);
+  return out;
+}
+
 }  // namespace switchboard::protocol

@@ -58,6 +58,27 @@ TEST(Envelope, ConversionRefusesMalformedEnvelopes) {
   }
 }
 
+TEST(Envelope, TakeEnvelopeConvertsLikeValueToAndMovesData) {
+  json::value source = good_envelope();
+  const json::value* data_before = &source.at("data").at("candidate_times");
+  const void* items_before = data_before->as_array().data();
+  const auto taken = sp::take_envelope(std::move(source));
+  ASSERT_TRUE(taken);
+  EXPECT_EQ(json::value_from(*taken), good_envelope());
+  // The array's storage moved with it: nothing was copied.
+  EXPECT_EQ(taken->data.at("candidate_times").as_array().data(), items_before);
+
+  for (const char* bad : {
+           R"({"data": {"a": 1}, "explanation": "e", "confidence": 1.01, "reasoning": "r"})",
+           R"({"data": [], "explanation": "e", "confidence": 0.5, "reasoning": "r"})",
+           R"({"data": {"a": 1}, "explanation": "e", "confidence": 0.5})",
+       }) {
+    const auto result = sp::take_envelope(json::parse(bad));
+    ASSERT_FALSE(result) << bad;
+    EXPECT_EQ(result.error(), sp::errc::invalid_envelope) << bad;
+  }
+}
+
 TEST(Envelope, ErrorEnvelopeCarriesTheRecord) {
   const auto e = sp::make_error_envelope(
       {"timeout", "agent 'scheduler' did not answer within 30 s", true, "scheduler"},

@@ -62,5 +62,9 @@ void tag_invoke(boost::json::value_from_tag, boost::json::value& out, const enve
 // finite in [0, 1]); schema validation of `data` is validate_envelope's job.
 boost::system::result<envelope> tag_invoke(boost::json::try_value_to_tag<envelope>,
                                            const boost::json::value& in);
+// The same conversion for a value that is no longer needed: `data` is moved
+// out of `in` instead of copied (on success and on failure `in` is left
+// valid but unspecified).
+boost::system::result<envelope> take_envelope(boost::json::value&& in);
 
 }  // namespace switchboard::protocol
