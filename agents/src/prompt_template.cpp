@@ -204,6 +204,26 @@ const boost::json::value* at_pointer(const boost::json::value& value, std::strin
   return value.find_pointer(pointer, ec);
 }
 
+// Looks `pointer` up in `object` without copying it into a value: the
+// first token picks the member, find_pointer does the rest. Nullptr when
+// absent; `pointer` must not be empty.
+const boost::json::value* at_pointer(const boost::json::object& object, std::string_view pointer) {
+  if (!pointer.starts_with('/')) return nullptr;
+  const auto end = pointer.find('/', 1);
+  const std::string_view raw = pointer.substr(1, end == std::string_view::npos ? pointer.npos : end - 1);
+  std::string token;
+  for (std::size_t i = 0; i < raw.size(); ++i) {
+    if (raw[i] == '~' && i + 1 < raw.size() && (raw[i + 1] == '0' || raw[i + 1] == '1')) {
+      token += raw[++i] == '0' ? '~' : '/';
+    } else {
+      token += raw[i];
+    }
+  }
+  const auto* member = object.if_contains(token);
+  if (member == nullptr || end == std::string_view::npos) return member;
+  return at_pointer(*member, pointer.substr(end));
+}
+
 std::string join_lines(std::span<const std::string> items) {
   std::string out;
   for (const auto& s : items) {
@@ -226,16 +246,28 @@ std::string prompt_template::render_with(const prompt_scope* scope,
     std::string missing;  // why it could not be resolved
     // Holders for values built on the fly (an agent's envelope as JSON).
     boost::json::value holder;
-    auto lookup = [&](const boost::json::value& base, std::string_view what) {
-      if (const auto* found = at_pointer(base, v.pointer)) {
-        value = render_value(*found);
+    auto found = [&](const boost::json::value* at, std::string_view what) {
+      if (at != nullptr) {
+        value = render_value(*at);
       } else {
         missing = std::string(what) + " has no value at " + v.pointer;
       }
     };
+    auto lookup = [&](const boost::json::value& base, std::string_view what) {
+      found(at_pointer(base, v.pointer), what);
+    };
+    // Objects are looked into in place; only a whole object is copied to
+    // be rendered.
+    auto lookup_object = [&](const boost::json::object& base, std::string_view what) {
+      if (v.pointer.empty()) {
+        holder = base;
+        lookup(holder, what);
+      } else {
+        found(at_pointer(base, v.pointer), what);
+      }
+    };
     if (data != nullptr) {
-      holder = *data;
-      lookup(holder, "the agent's data");
+      lookup_object(*data, "the agent's data");
     } else if (v.root == "input") {
       if (scope->input != nullptr) {
         lookup(*scope->input, "the workflow input");
@@ -245,7 +277,13 @@ std::string prompt_template::render_with(const prompt_scope* scope,
     } else if (v.root == "outputs") {
       const protocol::envelope* env =
           scope->outputs != nullptr ? scope->outputs->latest(v.agent) : nullptr;
-      if (env != nullptr) {
+      if (env != nullptr && v.pointer.starts_with("/data/")) {  // the usual case: no copy of the envelope
+        if (const auto* at = at_pointer(env->data, std::string_view(v.pointer).substr(5))) {
+          value = render_value(*at);
+        } else {
+          missing = "the output of agent '" + v.agent + "' has no value at " + v.pointer;
+        }
+      } else if (env != nullptr) {
         holder = boost::json::value_from(*env);
         lookup(holder, "the output of agent '" + v.agent + "'");
       } else {

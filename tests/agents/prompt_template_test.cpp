@@ -64,6 +64,41 @@ TEST_F(PromptTemplateScope, RendersEveryRoot) {
   EXPECT_FALSE(prompt_template::parse("x {{input}}", origin()).uses("policies"));
 }
 
+TEST_F(PromptTemplateScope, OutputPointersUnescapeKeysAndNameWhatIsMissing) {
+  protocol::envelope parsed;
+  parsed.data = json::parse(R"({"a/b": {"c~d": [10, 20]}, "plain": "p"})").as_object();
+  parsed.explanation = "e";
+  parsed.reasoning = "r";
+  outputs.set("nl_parser", parsed);
+  const auto t = prompt_template::parse(
+      "{{outputs.nl_parser/data/a~1b/c~0d/1}} {{outputs.nl_parser/data/plain}} {{outputs.nl_parser/explanation}}",
+      origin());
+  EXPECT_EQ(t.render(scope()), "20 p e");
+
+  const auto missing = prompt_template::parse("{{outputs.nl_parser/data/a~1b/none}}", origin());
+  try {
+    (void)missing.render(scope());
+    FAIL() << "expected agent_error";
+  } catch (const agent_error& e) {
+    EXPECT_EQ(code_of(e), agent_errc::template_variable_unknown);
+    EXPECT_THAT(e.what(), HasSubstr("the output of agent 'nl_parser' has no value at /data/a~1b/none"));
+  }
+}
+
+TEST(PromptTemplate, ExplanationTemplatesReadTheDataInPlace) {
+  const auto data = json::parse(R"({"items_shown": 3, "slots": [{"start": "09:00"}], "x~y": true})").as_object();
+  const auto t = prompt_template::parse("{{items_shown}} from {{/slots/0/start}} {{/x~0y}}",
+                                        origin(), template_kind::explanation);
+  EXPECT_EQ(t.render(data), "3 from 09:00 true");
+  const auto absent = prompt_template::parse("{{/slots/1/start}}", origin(), template_kind::explanation);
+  try {
+    (void)absent.render(data);
+    FAIL() << "expected agent_error";
+  } catch (const agent_error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("the agent's data has no value at /slots/1/start"));
+  }
+}
+
 TEST_F(PromptTemplateScope, TextWithoutVariablesIsKeptVerbatim) {
   const auto t = prompt_template::parse("JSON looks like {\"a\": 1} } {", origin());
   EXPECT_EQ(t.render(scope()), "JSON looks like {\"a\": 1} } {");
