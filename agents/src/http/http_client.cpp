@@ -240,7 +240,9 @@ class http_client::impl {
     for (int attempt = 1;; ++attempt) {
       auto result = co_await run_attempt(target, body, headers);
       if (result.response && result.response->status / 100 == 2) {
-        spdlog::debug("{} -> HTTP {}", describe(target), result.response->status);
+        if (spdlog::should_log(spdlog::level::debug)) {
+          spdlog::debug("{} -> HTTP {}", describe(target), result.response->status);
+        }
         co_return std::move(*result.response);
       }
 

@@ -25,8 +25,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <stdexcept>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -70,6 +73,17 @@ std::string provider_schema_name(std::string_view name) {
   return out.empty() ? std::string("output") : out;
 }
 
+// True the first time a schema goes non-strict to a provider: the reason is
+// the same on every request, so it is logged once, not once per call.
+bool first_report(std::string_view schema_id, std::string_view provider) {
+  if (!spdlog::should_log(spdlog::level::info)) return false;
+  static std::mutex mutex;
+  static std::set<std::string, std::less<>> reported;
+  std::string key = std::string(schema_id) + '\n' + std::string(provider);
+  std::lock_guard lock(mutex);
+  return reported.insert(std::move(key)).second;
+}
+
 bool use_strict(const chat_model& model, ladder& l) {
   if (!model.capabilities().strict_schema) return false;
   const auto provider = model.provider() == "anthropic" ? protocol::strict_provider::anthropic
@@ -82,9 +96,11 @@ bool use_strict(const chat_model& model, ladder& l) {
     l.strict_schema = &form;
     return true;
   }
-  spdlog::info("schema {}: sending a non-strict json_schema to {}: {}{}", l.schema_id,
-               model.provider(), unsupported.front().to_string(),
-               unsupported.size() > 1 ? " (and more)" : "");
+  if (first_report(l.schema_id, model.provider())) {
+    spdlog::info("schema {}: sending a non-strict json_schema to {}: {}{}", l.schema_id,
+                 model.provider(), unsupported.front().to_string(),
+                 unsupported.size() > 1 ? " (and more)" : "");
+  }
   return false;
 }
 

@@ -1,5 +1,6 @@
 #include <switchboard/agents/model/structured.hpp>
 
+#include "http_test_support.hpp"
 #include "model_test_support.hpp"
 
 #include <switchboard/agents/model/openai_model.hpp>
@@ -242,6 +243,25 @@ TEST(complete_structured, schemas_strict_mode_cannot_express_are_sent_non_strict
   run(complete_structured(model, question(), opts));
   EXPECT_FALSE(model.request(0).format.strict);
   EXPECT_EQ(model.request(0).format.schema, opts.schema.json());
+}
+
+TEST(complete_structured, why_a_schema_goes_non_strict_is_logged_once_not_per_request) {
+  structured_options opts = options();
+  opts.schema = protocol::compiled_schema::compile(
+      json::parse(R"({"type":"object","properties":{"tags":{"type":"array","uniqueItems":true}}})"),
+      "tags.logged-once@1");
+  scripted_model model({scripted_response::text(R"({"tags":["a"]})"), scripted_response::text(R"({"tags":["b"]})"),
+                        scripted_response::text(R"({"tags":["c"]})")},
+                       strict_schema_model, "openai");
+  test::captured_log log;
+  for (int i = 0; i < 3; ++i) run(complete_structured(model, question(), opts));
+  EXPECT_FALSE(model.request(2).format.strict);
+  const std::string text = log.text();
+  const auto first = text.find("tags.logged-once@1: sending a non-strict json_schema to openai");
+  ASSERT_NE(first, std::string::npos) << text;
+  EXPECT_NE(text.find("uniqueItems", first), std::string::npos) << text;
+  const auto second = text.find("sending a non-strict", text.find("sending a non-strict") + 1);
+  EXPECT_EQ(second, std::string::npos) << text;
 }
 
 TEST(complete_structured, json_object_rung_puts_the_schema_in_the_system_prompt) {
