@@ -28,6 +28,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -456,13 +457,16 @@ class http_client::impl {
     conn.tcp().expires_at(deadline);
 
     boost::system::error_code ec;
+    std::size_t received = 0;
+    prepare_read_buffer(conn.buffer);
     if (conn.tls) {
       std::tie(ec, std::ignore) = co_await asio::async_write(*conn.tls, request, use_tuple);
-      if (!ec) std::tie(ec, std::ignore) = co_await http::async_read(*conn.tls, conn.buffer, parser, use_tuple);
+      if (!ec) std::tie(ec, received) = co_await http::async_read(*conn.tls, conn.buffer, parser, use_tuple);
     } else {
       std::tie(ec, std::ignore) = co_await asio::async_write(*conn.plain, request, use_tuple);
-      if (!ec) std::tie(ec, std::ignore) = co_await http::async_read(*conn.plain, conn.buffer, parser, use_tuple);
+      if (!ec) std::tie(ec, received) = co_await http::async_read(*conn.plain, conn.buffer, parser, use_tuple);
     }
+    release_read_buffer(conn.buffer, received);
     if (ec) {
       const bool was_cancelled = (co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none;
       co_return exchange_failure(ec, was_cancelled, conn, parser.got_some(), stale);
@@ -474,6 +478,25 @@ class http_client::impl {
     result.retry_after = std::string(response[http::field::retry_after]);
     held.reusable = response.keep_alive();
     co_return result;
+  }
+
+  // Beast reads at most max(512, free capacity) bytes at a time, so a
+  // response larger than the buffer costs a second read (a syscall and a
+  // trip through the reactor). The buffer is sized for the responses this
+  // client has seen while a request is out, and freed between requests so
+  // that idle pooled connections hold none.
+  void prepare_read_buffer(beast::flat_buffer& buffer) const {
+    const std::size_t wanted = read_size_hint_.load(std::memory_order_relaxed);
+    if (buffer.capacity() < wanted) buffer.reserve(wanted);
+  }
+
+  void release_read_buffer(beast::flat_buffer& buffer, std::size_t received) {
+    if (received > 0) {
+      constexpr std::size_t granule = 512;
+      const std::size_t wanted = std::clamp((received + granule - 1) / granule * granule, min_read_size, max_read_size);
+      read_size_hint_.store(wanted, std::memory_order_relaxed);
+    }
+    if (buffer.size() == 0) buffer.shrink_to_fit();
   }
 
   attempt_result exchange_failure(const boost::system::error_code& ec, bool was_cancelled, const connection& conn,
@@ -509,6 +532,9 @@ class http_client::impl {
   const endpoint_url url_;
   std::optional<asio::ssl::context> tls_;
   connection_pool pool_;
+  static constexpr std::size_t min_read_size = 1024;
+  static constexpr std::size_t max_read_size = 16 * 1024;
+  std::atomic<std::size_t> read_size_hint_{min_read_size};  // see prepare_read_buffer
 };
 
 http_client::http_client(http_options options, std::string provider)
