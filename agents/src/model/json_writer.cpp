@@ -4,6 +4,7 @@
 #include <boost/json/value.hpp>
 
 #include <array>
+#include <bit>
 #include <charconv>
 #include <cstdint>
 #include <cstring>
@@ -20,61 +21,77 @@ constexpr auto escape_table = [] {
   return table;
 }();
 
-void append_escape(std::string& out, unsigned char c) {
-  static constexpr char hex[] = "0123456789abcdef";
-  switch (c) {
-    case '"': out += "\\\""; return;
-    case '\\': out += "\\\\"; return;
-    case '\n': out += "\\n"; return;
-    case '\r': out += "\\r"; return;
-    case '\t': out += "\\t"; return;
-    case '\b': out += "\\b"; return;
-    case '\f': out += "\\f"; return;
-    default:
-      out += "\\u00";
-      out += hex[c >> 4];
-      out += hex[c & 0xf];
-  }
+// The character after the backslash for the two-character escapes, 0 for
+// the bytes written as \u00XX.
+constexpr auto short_escape = [] {
+  std::array<char, 256> table{};
+  table['"'] = '"';
+  table['\\'] = '\\';
+  table['\n'] = 'n';
+  table['\r'] = 'r';
+  table['\t'] = 't';
+  table['\b'] = 'b';
+  table['\f'] = 'f';
+  return table;
+}();
+
+// Finding the first flagged byte with countr_zero assumes little endian.
+static_assert(std::endian::native == std::endian::little);
+
+// One bit set (the byte's high bit) for each of the 8 bytes of `word` that
+// is a control character, '"' or '\\'. Bytes above the first flagged one may
+// be flagged wrongly (borrows), so only the lowest set bit is exact.
+std::uint64_t special_bytes(std::uint64_t word) {
+  constexpr std::uint64_t ones = 0x0101010101010101ULL;
+  constexpr std::uint64_t highs = 0x8080808080808080ULL;
+  auto zero_bytes = [](std::uint64_t v) { return (v - ones) & ~v & highs; };
+  const std::uint64_t below_space = (word - ones * 0x20) & ~word & highs;
+  return below_space | zero_bytes(word ^ (ones * '"')) | zero_bytes(word ^ (ones * '\\'));
 }
 
 }  // namespace
 
-// Whether any of the 8 bytes in `word` is a control character, '"' or '\\'
-// (bit tricks on a 64-bit word: message texts are long and rarely escaped,
-// so they are scanned 8 bytes at a time).
-bool has_special_byte(std::uint64_t word) {
-  constexpr std::uint64_t ones = 0x0101010101010101ULL;
-  constexpr std::uint64_t highs = 0x8080808080808080ULL;
-  auto has_zero = [](std::uint64_t v) { return (v - ones) & ~v & highs; };
-  const std::uint64_t below_space = (word - ones * 0x20) & ~word & highs;
-  return below_space | has_zero(word ^ (ones * '"')) | has_zero(word ^ (ones * '\\'));
-}
-
+// Message texts are long and rarely escaped, but prompts that quote JSON
+// have many short runs between quotes: the text is scanned 8 bytes at a
+// time, jumps straight to the next byte to escape, and is written through a
+// pointer into room reserved up front (two output bytes per input byte,
+// enough for every escape but the rare \u00XX, which grows it).
 void append_json_string(std::string& out, std::string_view text) {
-  out.reserve(out.size() + text.size() + 2);
-  out += '"';
-  const char* plain = text.data();
-  const char* const end = text.data() + text.size();
-  const char* p = plain;
+  const std::size_t start = out.size();
+  out.resize(start + 2 * text.size() + 2);
+  char* o = out.data() + start;
+  *o++ = '"';
+  const char* p = text.data();
+  const char* const end = p + text.size();
   while (p != end) {
     if (end - p >= 8) {
       std::uint64_t word;
       std::memcpy(&word, p, sizeof word);
-      if (!has_special_byte(word)) {
-        p += 8;
-        continue;
-      }
+      std::memcpy(o, p, sizeof word);  // room: at least 2 * (end - p) + 1 bytes
+      const std::uint64_t special = special_bytes(word);
+      const int plain = special == 0 ? 8 : std::countr_zero(special) / 8;
+      o += plain;
+      p += plain;
+      if (plain == 8) continue;
     }
-    const auto c = static_cast<unsigned char>(*p);
-    if (escape_table[c]) {
-      out.append(plain, p);
-      append_escape(out, c);
-      plain = p + 1;
+    const auto c = static_cast<unsigned char>(*p++);
+    if (!escape_table[c]) {
+      *o++ = static_cast<char>(c);
+    } else if (const char e = short_escape[c]) {
+      *o++ = '\\';
+      *o++ = e;
+    } else {
+      static constexpr char hex[] = "0123456789abcdef";
+      const std::size_t at = static_cast<std::size_t>(o - out.data());
+      out.resize(out.size() + 4);  // six bytes instead of the two reserved
+      o = out.data() + at;
+      const char escaped[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 0xf]};
+      std::memcpy(o, escaped, sizeof escaped);
+      o += sizeof escaped;
     }
-    ++p;
   }
-  out.append(plain, end);
-  out += '"';
+  *o++ = '"';
+  out.resize(static_cast<std::size_t>(o - out.data()));
 }
 
 void json_writer::separate() {
