@@ -333,29 +333,36 @@ class http_client::impl {
   // server is replaced once without counting as an attempt.
   asio::awaitable<attempt_result> run_attempt(const std::string& target, std::string_view body,
                                               std::span<const http_header> headers) {
+    // This frame lives while the response is awaited: getting a connection
+    // is a coroutine of its own, so its locals are gone by then.
     const auto deadline = clock::now() + options_.request_timeout;
     for (int stale_retries = 0;; ++stale_retries) {
-      std::unique_ptr<connection> pooled;
-      try {
-        pooled = co_await pool_.acquire(deadline);
-      } catch (const boost::system::system_error& e) {
-        if (e.code() == beast::error::timeout) {
-          co_return failure(model_errc::timeout, "no free connection before the request deadline",
-                            options_.retry.retry_timeouts);
-        }
-        co_return failure(model_errc::cancelled, "request cancelled", false);
-      }
-      lease held{pool_, std::move(pooled)};
-      if (!held.conn) {
-        held.conn = std::make_unique<connection>(co_await asio::this_coro::executor, tls_ ? &*tls_ : nullptr);
-        auto failed = co_await open(*held.conn, deadline);
-        if (failed) co_return std::move(*failed);
-      }
+      lease held{pool_, nullptr, false};
+      auto failed = co_await connect(held, deadline);
+      if (failed) co_return std::move(*failed);
       bool stale = false;
       auto result = co_await exchange(held, target, body, headers, deadline, stale);
       if (stale && stale_retries == 0) continue;
       co_return result;
     }
+  }
+
+  // A pooled connection, or a new one opened, for `held`.
+  asio::awaitable<std::optional<attempt_result>> connect(lease& held, clock::time_point deadline) {
+    try {
+      held.conn = co_await pool_.acquire(deadline);
+    } catch (const boost::system::system_error& e) {
+      if (e.code() == beast::error::timeout) {
+        co_return failure(model_errc::timeout, "no free connection before the request deadline",
+                          options_.retry.retry_timeouts);
+      }
+      co_return failure(model_errc::cancelled, "request cancelled", false);
+    }
+    held.slot_held = true;
+    if (held.conn) co_return std::nullopt;
+    held.conn = std::make_unique<connection>(co_await asio::this_coro::executor, tls_ ? &*tls_ : nullptr);
+    auto failed = co_await open(*held.conn, deadline);
+    co_return failed;
   }
 
   asio::awaitable<std::optional<attempt_result>> open(connection& conn, clock::time_point deadline) {
