@@ -201,36 +201,39 @@ chat_request llm_agent::build_request(const agent_context& context, const prompt
 
 struct llm_agent::prepared_call {
   const prompt_file* prompt = nullptr;
-  chat_model* model = nullptr;
-  chat_request request;
-  structured_options options;
   std::vector<std::string> applied;  // policies that matched
+  // complete_structured for this call, created but not started: the request
+  // and options live in its frame only, not also in run()'s (which lasts as
+  // long as the model call).
+  boost::asio::awaitable<structured_result> answer;
 };
 
 llm_agent::prepared_call llm_agent::prepare(agent_context& context) const {
   prepared_call call;
   call.prompt = &select(context.prompt_version);
   const prompt_file& prompt = *call.prompt;
-  call.request = build_request(context, prompt, call.applied);
+  chat_request request = build_request(context, prompt, call.applied);
 
-  call.model = context.models.find(prompt.model.role);
-  if (call.model == nullptr) {
+  chat_model* model = context.models.find(prompt.model.role);
+  if (model == nullptr) {
     throw model_error(model_errc::not_configured,
                       "agent '" + std::string(name()) + "': no model configured for role '" +
                           prompt.model.role + "' (nor a default one)");
   }
 
-  call.options.schema = envelope_schema_;
-  call.options.schema_name = sanitize_schema_name(name());
-  call.options.max_attempts = prompt.model.max_attempts;
-  call.options.token_budget = prompt.model.token_budget;
-  call.options.force_mode = prompt.model.mode;
-  call.options.metrics = options_.metrics;
+  structured_options options;
+  options.schema = envelope_schema_;
+  options.schema_name = sanitize_schema_name(name());
+  options.max_attempts = prompt.model.max_attempts;
+  options.token_budget = prompt.model.token_budget;
+  options.force_mode = prompt.model.mode;
+  options.metrics = options_.metrics;
 
   context.used_prompt_version = prompt.version_tag();
   context.applied_policies = call.applied;
   context.logger->debug("agent {}: prompt {}, policies [{}], model role {}", name(),
                         prompt.version_tag(), join(call.applied, ", "), prompt.model.role);
+  call.answer = complete_structured(*model, std::move(request), std::move(options));
   return call;
 }
 
@@ -239,7 +242,7 @@ boost::asio::awaitable<protocol::envelope> llm_agent::run(agent_context& context
   std::optional<structured_result> result;
   std::optional<protocol::envelope> failed;
   try {
-    result = co_await complete_structured(*call.model, std::move(call.request), std::move(call.options));
+    result = co_await std::move(call.answer);
   } catch (const structured_output_error& e) {
     context.usage += e.usage();
     const std::string type(to_string(e.errc()));

@@ -152,6 +152,14 @@ chat_request request_for(output_mode mode, const chat_request& base,
   return request;
 }
 
+// Starts the model call. Not a coroutine: the request it builds is moved
+// into the model's frame, so complete_structured's frame (alive for the
+// whole call) needs no slot for it.
+asio::awaitable<chat_result> ask(chat_model& model, output_mode mode, const chat_request& base,
+                                 const std::vector<chat_message>& conversation, const ladder& l) {
+  return model.complete(request_for(mode, base, conversation, l));
+}
+
 // --- strict-mode nulls -------------------------------------------------------
 
 const json::value* resolve_local_ref(const json::value& root, const json::value& schema) {
@@ -326,7 +334,7 @@ asio::awaitable<structured_result> complete_structured(chat_model& model, chat_r
     std::optional<std::string> rejection;
     chat_result answer;
     try {
-      answer = co_await model.complete(request_for(mode, request, conversation, l));
+      answer = co_await ask(model, mode, request, conversation, l);
     } catch (const model_error& error) {
       if (options.force_mode || mode == output_mode::prompt_schema || !is_format_rejection(error))
         throw;
