@@ -213,10 +213,12 @@ const boost::json::value* at_pointer(const boost::json::object& object, std::str
   const std::string_view raw = pointer.substr(1, end == std::string_view::npos ? pointer.npos : end - 1);
   std::string token;
   for (std::size_t i = 0; i < raw.size(); ++i) {
-    if (raw[i] == '~' && i + 1 < raw.size() && (raw[i + 1] == '0' || raw[i + 1] == '1')) {
+    if (raw[i] != '~') {
+      token += raw[i];
+    } else if (i + 1 < raw.size() && (raw[i + 1] == '0' || raw[i + 1] == '1')) {
       token += raw[++i] == '0' ? '~' : '/';
     } else {
-      token += raw[i];
+      return nullptr;  // not a JSON Pointer escape: as find_pointer, nothing found
     }
   }
   const auto* member = object.if_contains(token);

@@ -90,6 +90,8 @@ TEST(PromptTemplate, ExplanationTemplatesReadTheDataInPlace) {
   const auto t = prompt_template::parse("{{items_shown}} from {{/slots/0/start}} {{/x~0y}}",
                                         origin(), template_kind::explanation);
   EXPECT_EQ(t.render(data), "3 from 09:00 true");
+  const auto bad_escape = prompt_template::parse("{{/x~2y}}", origin(), template_kind::explanation);
+  EXPECT_THROW((void)bad_escape.render(data), agent_error);
   const auto absent = prompt_template::parse("{{/slots/1/start}}", origin(), template_kind::explanation);
   try {
     (void)absent.render(data);
