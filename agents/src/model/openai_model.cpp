@@ -2,18 +2,14 @@
 
 #include "../http/http_client.hpp"
 #include "json_writer.hpp"
+#include "openai_response.hpp"
 #include "wire_common.hpp"
 
 #include <switchboard/agents/model/model_error.hpp>
 
-#include <boost/json/monotonic_resource.hpp>
-#include <boost/json/object.hpp>
-
 #include <array>
 
 namespace switchboard::agents {
-
-namespace json = boost::json;
 
 namespace {
 
@@ -87,7 +83,7 @@ class openai_model::impl {
     std::array<detail::http_header, 1> headers{{{"Authorization", authorization_, true}}};
     const std::span<const detail::http_header> sent(headers.data(), authorization_.empty() ? 0 : 1);
     auto response = co_await client_.post_json("/chat/completions", body, sent);
-    chat_result result = parse(response.body);
+    chat_result result = detail::read_openai_completion(response.body);
     result.latency = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
     result.raw_body = std::move(response.body);
     co_return result;
@@ -96,34 +92,6 @@ class openai_model::impl {
   const openai_options& options() const noexcept { return options_; }
 
  private:
-  static chat_result parse(const std::string& body) {
-    unsigned char buffer[4096];  // most responses parse without touching the heap
-    json::monotonic_resource arena(buffer, sizeof buffer);
-    const json::object root = detail::parse_response_object(body, "openai", &arena);
-    chat_result result;
-    const auto* choices = root.if_contains("choices");
-    if (!choices || !choices->is_array() || choices->as_array().empty() || !choices->as_array()[0].is_object()) {
-      throw detail::invalid_response("openai", "no choices[0] in the response", body);
-    }
-    const auto& choice = choices->as_array()[0].as_object();
-    const auto* message = choice.if_contains("message");
-    if (!message || !message->is_object()) throw detail::invalid_response("openai", "no choices[0].message", body);
-    const auto& msg = message->as_object();
-    if (const auto* content = msg.if_contains("content"); content && content->is_string()) {
-      result.text = std::string(content->as_string());
-    } else if (const auto* refusal = msg.if_contains("refusal"); refusal && refusal->is_string()) {
-      throw model_error(model_errc::invalid_response,
-                        "openai: the model refused: " + std::string(refusal->as_string()));
-    }
-    result.finish_reason = detail::string_field(choice, "finish_reason");
-    result.model = detail::string_field(root, "model");
-    if (const auto* usage = root.if_contains("usage"); usage && usage->is_object()) {
-      result.usage.prompt_tokens = detail::int_field(usage->as_object(), "prompt_tokens");
-      result.usage.completion_tokens = detail::int_field(usage->as_object(), "completion_tokens");
-    }
-    return result;
-  }
-
   openai_options options_;
   detail::http_client client_;
   std::string authorization_;

@@ -1,0 +1,247 @@
+#include "openai_response.hpp"
+
+#include "wire_common.hpp"
+
+#include <switchboard/agents/model/model_error.hpp>
+
+#include <boost/json/basic_parser_impl.hpp>
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace switchboard::agents::detail {
+
+namespace {
+
+namespace json = boost::json;
+using boost::system::error_code;
+
+// The fields of a response that a chat_result needs, as the parser saw them.
+// As in a parsed document, a key given twice keeps its last value.
+struct completion_fields {
+  bool root_is_object = false;
+  bool first_choice_is_object = false;   // choices is an array whose first element is an object
+  bool message_is_object = false;        // choices[0].message
+  std::optional<std::string> content;    // choices[0].message.content, when a string
+  std::optional<std::string> refusal;    // choices[0].message.refusal, when a string
+  std::string finish_reason;             // choices[0].finish_reason, when a string
+  std::string model;                     // model, when a string
+  std::int64_t prompt_tokens = 0;        // usage.*, when integers
+  std::int64_t completion_tokens = 0;
+};
+
+// The objects and arrays whose members matter.
+enum class place : std::uint8_t { other, root, choices, first_choice, message, usage };
+enum class kind : std::uint8_t { object, array, scalar };
+
+// The event handler for json::basic_parser: tracks where each value sits
+// (its parent's place and key) and keeps the values of completion_fields.
+class completion_handler {
+ public:
+  static constexpr std::size_t max_object_size = std::size_t(-1);
+  static constexpr std::size_t max_array_size = std::size_t(-1);
+  static constexpr std::size_t max_key_size = std::size_t(-1);
+  static constexpr std::size_t max_string_size = std::size_t(-1);
+
+  completion_fields fields;
+
+  bool on_document_begin(error_code&) { return true; }
+  bool on_document_end(error_code&) { return true; }
+  bool on_object_begin(error_code&) { return open(kind::object); }
+  bool on_object_end(std::size_t, error_code&) { return close(); }
+  bool on_array_begin(error_code&) { return open(kind::array); }
+  bool on_array_end(std::size_t, error_code&) { return close(); }
+
+  bool on_key_part(std::string_view part, std::size_t, error_code&) {
+    key(part);
+    return true;
+  }
+  bool on_key(std::string_view part, std::size_t, error_code&) {
+    key(part);
+    key_complete_ = true;
+    return true;
+  }
+
+  bool on_string_part(std::string_view part, std::size_t, error_code&) {
+    if (!in_string_) {
+      in_string_ = true;
+      string_ = string_slot(begin_value(kind::scalar).field);
+    }
+    if (string_ != nullptr) string_->append(part);
+    return true;
+  }
+  bool on_string(std::string_view part, std::size_t total, error_code& ec) {
+    on_string_part(part, total, ec);
+    in_string_ = false;
+    string_ = nullptr;
+    return true;
+  }
+
+  bool on_number_part(std::string_view, error_code&) { return true; }
+  bool on_int64(std::int64_t value, std::string_view, error_code&) {
+    if (auto* tokens = token_slot(begin_value(kind::scalar).field)) *tokens = value;
+    return true;
+  }
+  bool on_uint64(std::uint64_t value, std::string_view, error_code&) {
+    if (auto* tokens = token_slot(begin_value(kind::scalar).field)) *tokens = static_cast<std::int64_t>(value);
+    return true;
+  }
+  bool on_double(double, std::string_view, error_code&) { return scalar(); }
+  bool on_bool(bool, error_code&) { return scalar(); }
+  bool on_null(error_code&) { return scalar(); }
+  bool on_comment_part(std::string_view, error_code&) { return true; }
+  bool on_comment(std::string_view, error_code&) { return true; }
+
+ private:
+  // The field a value sets, from its parent's place and key.
+  enum class slot : std::uint8_t { none, model, finish_reason, content, refusal, prompt_tokens, completion_tokens };
+
+  void key(std::string_view part) {
+    if (key_complete_) {
+      key_.clear();
+      key_complete_ = false;
+    }
+    key_.append(part);
+  }
+
+  bool open(kind k) {
+    const place p = begin_value(k).where;
+    if (depth_ < places_.size()) places_[depth_] = p;
+    ++depth_;
+    return true;
+  }
+  bool close() {
+    --depth_;
+    return true;
+  }
+  bool scalar() {
+    begin_value(kind::scalar);
+    return true;
+  }
+
+  place parent() const {
+    if (depth_ == 0 || depth_ > places_.size()) return place::other;
+    return places_[depth_ - 1];
+  }
+
+  struct value_start {
+    slot field;   // the field this value sets, if any
+    place where;  // for an object or array: its place
+  };
+
+  // Called once at the start of every value: clears the field the value
+  // replaces (a later duplicate key wins, whatever its type) and records
+  // the shape facts.
+  value_start begin_value(kind k) {
+    const slot s = slot_of(parent());
+    if (s == slot::content) fields.content.reset();
+    if (s == slot::refusal) fields.refusal.reset();
+    if (s == slot::model) fields.model.clear();
+    if (s == slot::finish_reason) fields.finish_reason.clear();
+    if (s == slot::prompt_tokens) fields.prompt_tokens = 0;
+    if (s == slot::completion_tokens) fields.completion_tokens = 0;
+    return {s, begin_place(k)};
+  }
+
+  // The place of a new value (`other` for scalars), and the shape facts.
+  place begin_place(kind k) {
+    if (depth_ == 0) {
+      fields.root_is_object = k == kind::object;
+      return k == kind::object ? place::root : place::other;
+    }
+    switch (parent()) {
+      case place::root:
+        if (key_ == "choices") {
+          fields.first_choice_is_object = false;
+          choices_seen_ = 0;
+          return k == kind::array ? place::choices : place::other;
+        }
+        if (key_ == "usage") return k == kind::object ? place::usage : place::other;
+        return place::other;
+      case place::choices:
+        if (choices_seen_++ > 0) return place::other;
+        fields.first_choice_is_object = k == kind::object;
+        return k == kind::object ? place::first_choice : place::other;
+      case place::first_choice:
+        if (key_ == "message") {
+          fields.message_is_object = k == kind::object;
+          return k == kind::object ? place::message : place::other;
+        }
+        return place::other;
+      default:
+        return place::other;
+    }
+  }
+
+  slot slot_of(place p) const {
+    switch (p) {
+      case place::root:
+        return key_ == "model" ? slot::model : slot::none;
+      case place::first_choice:
+        return key_ == "finish_reason" ? slot::finish_reason : slot::none;
+      case place::message:
+        if (key_ == "content") return slot::content;
+        return key_ == "refusal" ? slot::refusal : slot::none;
+      case place::usage:
+        if (key_ == "prompt_tokens") return slot::prompt_tokens;
+        return key_ == "completion_tokens" ? slot::completion_tokens : slot::none;
+      default:
+        return slot::none;
+    }
+  }
+
+  std::string* string_slot(slot s) {
+    switch (s) {
+      case slot::model: return &fields.model;
+      case slot::finish_reason: return &fields.finish_reason;
+      case slot::content: return &fields.content.emplace();
+      case slot::refusal: return &fields.refusal.emplace();
+      default: return nullptr;
+    }
+  }
+
+  std::int64_t* token_slot(slot s) {
+    if (s == slot::prompt_tokens) return &fields.prompt_tokens;
+    if (s == slot::completion_tokens) return &fields.completion_tokens;
+    return nullptr;
+  }
+
+  // Places of the open objects and arrays; deeper ones are all `other`.
+  std::array<place, 16> places_{};
+  std::size_t depth_ = 0;
+  std::string key_;  // the current key of the innermost open object
+  bool key_complete_ = false;
+  bool in_string_ = false;
+  std::string* string_ = nullptr;  // where the current string's parts go
+  std::size_t choices_seen_ = 0;   // elements of choices begun so far
+};
+
+}  // namespace
+
+chat_result read_openai_completion(std::string_view body) {
+  json::basic_parser<completion_handler> parser(json::parse_options{});
+  error_code ec;
+  const std::size_t used = parser.write_some(false, body.data(), body.size(), ec);
+  if (!ec && used < body.size()) ec = json::error::extra_data;
+  if (ec) throw invalid_response("openai", "the body is not JSON (" + ec.message() + ")", body);
+
+  completion_fields& f = parser.handler().fields;
+  if (!f.root_is_object) throw invalid_response("openai", "the body is not a JSON object", body);
+  if (!f.first_choice_is_object) throw invalid_response("openai", "no choices[0] in the response", body);
+  if (!f.message_is_object) throw invalid_response("openai", "no choices[0].message", body);
+  chat_result result;
+  if (f.content) {
+    result.text = std::move(*f.content);
+  } else if (f.refusal) {
+    throw model_error(model_errc::invalid_response, "openai: the model refused: " + *f.refusal);
+  }
+  result.finish_reason = std::move(f.finish_reason);
+  result.model = std::move(f.model);
+  result.usage.prompt_tokens = f.prompt_tokens;
+  result.usage.completion_tokens = f.completion_tokens;
+  return result;
+}
+
+}  // namespace switchboard::agents::detail

@@ -1,0 +1,18 @@
+// Reads an OpenAI chat-completions response body into a chat_result. The
+// body is parsed as a stream of events (Boost.JSON's basic_parser) and only
+// the fields a chat_result needs are kept: building the whole document as a
+// DOM first cost more than the rest of reading a response. Internal.
+#pragma once
+
+#include <switchboard/agents/model/chat_model.hpp>
+
+#include <string_view>
+
+namespace switchboard::agents::detail {
+
+// Throws model_error(invalid_response) naming what is wrong: a body that is
+// not JSON, not an object, without choices[0] or choices[0].message, or a
+// refusal. Sets text, finish_reason, model and usage (not latency or raw_body).
+chat_result read_openai_completion(std::string_view body);
+
+}  // namespace switchboard::agents::detail
