@@ -1,12 +1,12 @@
 // `switchboard validate`: runs the built binary as a user would.
+#include "../cli_runner.hpp"
+
 #include <boost/json/parse.hpp>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
@@ -16,19 +16,7 @@ using ::testing::HasSubstr;
 
 namespace {
 
-struct run_result {
-  int exit_code = -1;
-  std::string out;  // stdout and stderr, merged
-};
-
-std::string shell_quoted(const std::string& s) {
-  std::string out = "'";
-  for (const char c : s) {
-    if (c == '\'') out += "'\\''";
-    else out += c;
-  }
-  return out + "'";
-}
+using switchboard::test::shell_quoted;
 
 class CmdValidate : public ::testing::Test {
  protected:
@@ -53,21 +41,8 @@ class CmdValidate : public ::testing::Test {
   }
 
   // Runs `switchboard validate <args>` with `stdin_text` on standard input.
-  run_result run(const std::string& args, const std::string& stdin_text = "") {
-    const std::string input = write("stdin.txt", stdin_text);
-    const std::string command = "cd " + shell_quoted(dir_.string()) + " && " +
-                                shell_quoted(SWITCHBOARD_BINARY_DIR "/bin/switchboard") + " validate " +
-                                args + " < " + shell_quoted(input) + " 2>&1";
-    run_result result;
-    FILE* pipe = ::popen(command.c_str(), "r");
-    if (!pipe) return result;
-    char buffer[4096];
-    for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) {
-      result.out.append(buffer, n);
-    }
-    const int status = ::pclose(pipe);
-    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return result;
+  switchboard::test::cli_result run(const std::string& args, const std::string& stdin_text = "") {
+    return switchboard::test::run_switchboard(dir_, "validate " + args, write("stdin.txt", stdin_text));
   }
 
   fs::path dir_;
