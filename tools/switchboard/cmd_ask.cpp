@@ -20,6 +20,8 @@
 #include <boost/asio/use_future.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
 
 #include <charconv>
 #include <cstdlib>
@@ -150,6 +152,9 @@ int run_ask(std::span<const std::string> args) {
     std::cout << usage_text;
     return exit_ok;
   }
+  // Standard output is the JSON result: warnings (retries, the ladder's
+  // failures) go to standard error.
+  spdlog::set_default_logger(spdlog::stderr_color_mt("switchboard-ask"));
   options opts;
   std::optional<sp::compiled_schema> schema;
   std::unique_ptr<sa::chat_model> model;
