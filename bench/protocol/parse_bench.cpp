@@ -27,22 +27,8 @@ const sp::compiled_schema& envelope_schema() {
 }
 
 std::string typical_envelope() {
-  json::array candidates;
-  for (int i = 0; i < 6; ++i) {
-    candidates.push_back(json::object{
-        {"start", "2026-11-2" + std::to_string(i % 9) + "T1" + std::to_string(i) + ":30"},
-        {"duration_minutes", 30 + 15 * i},
-        {"score", 0.9 - 0.1 * i},
-        {"attendees", json::array{"ana@example.com", "kwame@example.com", "li@example.com"}},
-        {"room", i % 2 ? json::value("B2") : json::value(nullptr)},
-        {"conflicts", json::array{"weekly 1:1 with the design team overlaps by 15 minutes"}},
-    });
-  }
   const json::value envelope{
-      {"data", json::object{{"candidate_times", std::move(candidates)},
-                            {"timezone", "Europe/Berlin"},
-                            {"notes", "Thursday mornings are preferred by two of three attendees; "
-                                      "Friday afternoons conflict with the release review."}}},
+      {"data", bench::scheduling_data()},
       {"explanation", "I found six slots this week; Thursday 10:30 suits everyone best."},
       {"confidence", 0.82},
       {"reasoning", "All three calendars are free on Thursday morning and the room is available; "

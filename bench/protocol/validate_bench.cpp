@@ -42,23 +42,7 @@ const sp::compiled_schema& large_schema() {
   return schema;
 }
 
-json::value large_data() {
-  json::array candidates;
-  for (int i = 0; i < 6; ++i) {
-    candidates.push_back(json::object{
-        {"start", "2026-11-2" + std::to_string(i % 9) + "T1" + std::to_string(i) + ":30"},
-        {"duration_minutes", 30 + 15 * i},
-        {"score", 0.9 - 0.1 * i},
-        {"attendees", json::array{"ana@example.com", "kwame@example.com", "li@example.com"}},
-        {"room", i % 2 ? json::value("B2") : json::value(nullptr)},
-        {"conflicts", json::array{"weekly 1:1 with the design team overlaps by 15 minutes"}},
-    });
-  }
-  return json::object{{"candidate_times", std::move(candidates)},
-                      {"timezone", "Europe/Berlin"},
-                      {"notes", "Thursday mornings are preferred by two of three attendees; "
-                                "Friday afternoons conflict with the release review."}};
-}
+json::value large_data() { return bench::scheduling_data(); }
 
 void run(benchmark::State& state, const sp::compiled_schema& schema, const json::value& data,
          bool reference_only) {
