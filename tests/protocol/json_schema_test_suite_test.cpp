@@ -83,15 +83,6 @@ sp::schema_resolver remotes_resolver(const fs::path& remotes) {
 
 }  // namespace
 
-// Runs valijson alone for the lifetime of the guard.
-class reference_only {
- public:
-  reference_only() { sp::detail::set_reference_validation_only(true); }
-  ~reference_only() { sp::detail::set_reference_validation_only(false); }
-  reference_only(const reference_only&) = delete;
-  reference_only& operator=(const reference_only&) = delete;
-};
-
 TEST(JsonSchemaTestSuite, Draft7) {
   const fs::path draft7 = SWITCHBOARD_JSON_SCHEMA_TEST_SUITE;
   ASSERT_TRUE(fs::is_directory(draft7)) << draft7 << " missing: run scripts/setup.sh";
@@ -138,7 +129,7 @@ TEST(JsonSchemaTestSuite, Draft7) {
         }
         bool reference = false;
         {
-          const reference_only guard;
+          const sp::detail::reference_validation_scope guard;
           reference = schema->validate(test.at("data")).empty();
         }
         const bool actual = schema->validate(test.at("data")).empty();

@@ -55,4 +55,13 @@ class fast_schema {
 void set_reference_validation_only(bool only) noexcept;
 bool reference_validation_only() noexcept;
 
+// Runs valijson alone for the lifetime of the guard (tests).
+class reference_validation_scope {
+ public:
+  reference_validation_scope() noexcept { set_reference_validation_only(true); }
+  ~reference_validation_scope() { set_reference_validation_only(false); }
+  reference_validation_scope(const reference_validation_scope&) = delete;
+  reference_validation_scope& operator=(const reference_validation_scope&) = delete;
+};
+
 }  // namespace switchboard::protocol::detail

@@ -22,14 +22,6 @@ using ::testing::HasSubstr;
 
 namespace {
 
-class reference_only {
- public:
-  reference_only() { sp::detail::set_reference_validation_only(true); }
-  ~reference_only() { sp::detail::set_reference_validation_only(false); }
-  reference_only(const reference_only&) = delete;
-  reference_only& operator=(const reference_only&) = delete;
-};
-
 std::unique_ptr<const fast_schema> fast(std::string_view schema) {
   std::string why_not;
   auto compiled = fast_schema::compile(json::parse(schema), &why_not);
@@ -39,7 +31,7 @@ std::unique_ptr<const fast_schema> fast(std::string_view schema) {
 
 std::vector<sp::validation_error> reference_errors(const sp::compiled_schema& schema,
                                                    const json::value& value) {
-  const reference_only guard;
+  const sp::detail::reference_validation_scope guard;
   return schema.validate(value);
 }
 
