@@ -16,15 +16,6 @@ namespace switchboard::agents::detail {
 
 namespace asio = boost::asio;
 
-connection::connection(const asio::any_io_executor& ex, asio::ssl::context* tls_context)
-    : context(&asio::query(ex, asio::execution::context)) {
-  if (tls_context) {
-    tls.emplace(ex, *tls_context);
-  } else {
-    plain.emplace(ex);
-  }
-}
-
 // A request waiting for a connection. The channel wakes it; `granted` and
 // `conn` (guarded by the pool's mutex) say what it got.
 struct connection_pool::waiter {

@@ -6,6 +6,7 @@
 #include <switchboard/agents/model/model_error.hpp>
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/connect.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -367,13 +368,13 @@ class http_client::impl {
 
   asio::awaitable<std::optional<attempt_result>> open(connection& conn, clock::time_point deadline) {
     const auto connect_deadline = std::min(deadline, clock::now() + options_.connect_timeout);
-    auto& stream = conn.tcp();
-    stream.expires_at(connect_deadline);
+    auto& socket = conn.socket();
     boost::system::error_code ec;
     if (url_.host_is_ip) {
       const tcp::endpoint endpoint(asio::ip::make_address(url_.host),
                                    static_cast<unsigned short>(std::stoi(url_.port)));
-      std::tie(ec) = co_await stream.async_connect(endpoint, use_tuple);
+      conn.deadline.start(connect_deadline, socket, co_await asio::this_coro::executor);
+      std::tie(ec) = co_await socket.async_connect(endpoint, use_tuple);
     } else {
       tcp::resolver resolver(co_await asio::this_coro::executor);
       asio::steady_timer timer(co_await asio::this_coro::executor);
@@ -388,18 +389,23 @@ class http_client::impl {
       }
       auto [rec, endpoints] = std::get<0>(resolved);
       if (rec) co_return failure(model_errc::connect_failed, "cannot resolve " + url_.host + ": " + rec.message(), true);
-      std::tie(ec, std::ignore) = co_await stream.async_connect(endpoints, use_tuple);
+      conn.deadline.start(connect_deadline, socket, co_await asio::this_coro::executor);
+      // Once the deadline has closed the socket, no further address is tried.
+      const auto before_deadline = [&conn](const boost::system::error_code&, const tcp::endpoint&) {
+        return !conn.deadline.expired();
+      };
+      std::tie(ec, std::ignore) = co_await asio::async_connect(socket, endpoints, before_deadline, use_tuple);
     }
     if (ec) {
+      conn.deadline.stop();
       const bool was_cancelled = (co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none;
-      co_return connect_failure(ec, was_cancelled, "connect to " + url_.host_header);
+      co_return connect_failure(ec, was_cancelled, conn.deadline.expired(), "connect to " + url_.host_header);
     }
-    stream.socket().set_option(tcp::no_delay(true), ec);
-    if (conn.tls) {
-      auto failed = co_await handshake(conn);
-      if (failed) co_return failed;
-    }
-    co_return std::nullopt;
+    socket.set_option(tcp::no_delay(true), ec);
+    std::optional<attempt_result> failed;
+    if (conn.tls) failed = co_await handshake(conn);
+    conn.deadline.stop();
+    co_return failed;
   }
 
   asio::awaitable<std::optional<attempt_result>> handshake(connection& conn) {
@@ -423,13 +429,13 @@ class http_client::impl {
                         "TLS verification of " + url_.host + " failed: " + why, false);
     }
     const bool was_cancelled = (co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none;
-    co_return connect_failure(ec, was_cancelled, "TLS handshake with " + url_.host_header);
+    co_return connect_failure(ec, was_cancelled, conn.deadline.expired(), "TLS handshake with " + url_.host_header);
   }
 
-  static attempt_result connect_failure(const boost::system::error_code& ec, bool was_cancelled,
+  static attempt_result connect_failure(const boost::system::error_code& ec, bool was_cancelled, bool timed_out,
                                         const std::string& what) {
     if (was_cancelled) return failure(model_errc::cancelled, "request cancelled", false);
-    if (ec == beast::error::timeout) return failure(model_errc::timeout, what + " timed out", true);
+    if (timed_out) return failure(model_errc::timeout, what + " timed out", true);
     return failure(model_errc::connect_failed, what + " failed: " + ec.message(), true);
   }
 
@@ -461,7 +467,7 @@ class http_client::impl {
 
     http::response_parser<http::string_body> parser;
     parser.body_limit(options_.max_response_bytes);
-    conn.tcp().expires_at(deadline);
+    conn.deadline.start(deadline, conn.socket(), co_await asio::this_coro::executor);
 
     boost::system::error_code ec;
     std::size_t received = 0;
@@ -473,6 +479,7 @@ class http_client::impl {
       std::tie(ec, std::ignore) = co_await asio::async_write(*conn.plain, request, use_tuple);
       if (!ec) std::tie(ec, received) = co_await http::async_read(*conn.plain, conn.buffer, parser, use_tuple);
     }
+    conn.deadline.stop();
     release_read_buffer(conn.buffer, received);
     if (ec) {
       const bool was_cancelled = (co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none;
@@ -483,7 +490,7 @@ class http_client::impl {
     attempt_result result;
     result.response = http_response{static_cast<int>(response.result_int()), std::move(response.body())};
     result.retry_after = std::string(response[http::field::retry_after]);
-    held.reusable = response.keep_alive();
+    held.reusable = response.keep_alive() && !conn.deadline.expired();  // expiry closes the socket
     co_return result;
   }
 
@@ -509,7 +516,7 @@ class http_client::impl {
   attempt_result exchange_failure(const boost::system::error_code& ec, bool was_cancelled, const connection& conn,
                                   bool got_response_bytes, bool& stale) const {
     if (was_cancelled) return failure(model_errc::cancelled, "request cancelled", false);
-    if (ec == beast::error::timeout) {
+    if (conn.deadline.expired()) {
       return failure(model_errc::timeout,
                         "no complete response within " + std::to_string(options_.request_timeout.count()) + " ms",
                         options_.retry.retry_timeouts);

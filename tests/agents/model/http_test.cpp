@@ -418,6 +418,46 @@ TEST(HttpTransport, DnsNameMatchingTheCertificateIsAccepted) {
   EXPECT_EQ(server.requests().at(0).header("Host"), "localhost:" + std::to_string(server.port()));
 }
 
+TEST(HttpTransport, TlsServerThatNeverAnswersTheHandshakeIsAConnectTimeout) {
+  // A listening socket nobody accepts on: the kernel completes the TCP
+  // handshake, then the TLS handshake waits for an answer that never comes.
+  asio::io_context io;
+  asio::ip::tcp::acceptor silent(io, {asio::ip::make_address("127.0.0.1"), 0});
+  openai_options options;
+  options.http.base_url = "https://127.0.0.1:" + std::to_string(silent.local_endpoint().port()) + "/v1";
+  options.http.connect_timeout = 150ms;
+  options.http.retry.max_attempts = 2;
+  options.http.retry.initial_backoff = 1ms;
+  options.model = "m";
+  test::retry_log retries;
+  options.http.retry.on_retry = retries.observer();
+  openai_model model(options);
+  const auto error = error_of([&] { ask(model); });
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->errc(), model_errc::timeout);
+  EXPECT_NE(std::string(error->what()).find("TLS handshake with 127.0.0.1:"), std::string::npos) << error->what();
+  EXPECT_NE(std::string(error->what()).find("timed out"), std::string::npos) << error->what();
+  ASSERT_EQ(retries.events.size(), 1u);  // a connect timeout is retried like any timeout
+  EXPECT_EQ(retries.events[0].reason, "timeout");
+}
+
+TEST(HttpTransport, TlsStallPastTheDeadlineIsATimeoutAndTheConnectionIsNotReused) {
+  loopback_model_server server({.tls = true});
+  server.enqueue(server_action::stall());
+  server.set_default(server_action::reply("after the timeout"));
+  auto options = options_for(server);
+  options.http.request_timeout = 150ms;
+  options.http.retry.max_attempts = 1;
+  openai_model model(options);
+  const auto error = error_of([&] { ask(model); });
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->errc(), model_errc::timeout);
+  EXPECT_NE(std::string(error->what()).find("150 ms"), std::string::npos) << error->what();
+  // The timed-out connection was closed: the next request opens a new one.
+  EXPECT_EQ(run(ask_in_sequence(model, 2)), "after the timeoutafter the timeout");
+  EXPECT_EQ(server.accepted_connections(), 2u);
+}
+
 // ---------------------------------------------------------------- cancellation
 
 TEST(HttpTransport, CancellationEndsAStalledRequestAndFreesTheConnection) {
