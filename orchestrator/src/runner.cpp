@@ -123,9 +123,13 @@ class workflow_run {
         state_(std::move(state)),
         answer_(std::move(answer)) {}
 
-  // No parameters: an argument built inside `co_await run.go(...)` is a
-  // temporary of the co_await expression, which g++ 12 may destroy twice.
-  asio::awaitable<workflow_state> go();
+  // Runs until the workflow stops; the final state stays here for
+  // take_state(). No parameters: an argument built inside
+  // `co_await run.go(...)` is a temporary of the co_await expression, which
+  // g++ 12 may destroy twice. No result either: an awaitable's frame keeps a
+  // slot for its result (a workflow_state is ~570 bytes) for its whole life.
+  asio::awaitable<void> go();
+  workflow_state take_state() { return std::move(state_); }
 
  private:
   // The node coroutines write their outcome into `out` rather than return it:
@@ -175,7 +179,7 @@ const std::string no_instructions;
 
 // ---------------------------------------------------------------- main loop
 
-asio::awaitable<workflow_state> workflow_run::go() {
+asio::awaitable<void> workflow_run::go() {
   // Cancellation is observed explicitly (cancelled_now) so the run can still
   // record and checkpoint its `cancelled` state instead of unwinding.
   co_await asio::this_coro::throw_if_cancelled(false);
@@ -225,7 +229,6 @@ asio::awaitable<workflow_state> workflow_run::go() {
     save();
   }
   hub_->remember_paused(state_);
-  co_return std::move(state_);
 }
 
 asio::awaitable<int> workflow_run::step(int index) {
@@ -853,17 +856,15 @@ void workflow_run::log(const event& e) const {
 
 namespace {
 
-asio::awaitable<workflow_state> go(std::unique_ptr<workflow_run> run) { co_return co_await run->go(); }
+// The run goes on `strand`; this frame (on the caller's executor) owns it
+// and is the only one with a slot for the final state.
+asio::awaitable<workflow_state> await_run(std::unique_ptr<workflow_run> run, asio::any_io_executor strand) {
+  auto going = asio::co_spawn(strand, run->go(), asio::use_awaitable);
+  co_await std::move(going);
+  co_return run->take_state();
+}
 
 }  // namespace
-
-asio::awaitable<workflow_state> execute(std::shared_ptr<hub::impl> hub,
-                                        std::shared_ptr<const compiled_workflow> workflow, workflow_state state,
-                                        std::optional<std::string> answer) {
-  // Not a coroutine: the run (with its state) is built once on the heap
-  // instead of in a frame that would also keep these parameters' copies.
-  return go(std::make_unique<workflow_run>(std::move(hub), std::move(workflow), std::move(state), std::move(answer)));
-}
 
 asio::any_io_executor make_run_strand(const asio::any_io_executor& executor) {
   if (const auto* io = executor.target<asio::io_context::executor_type>()) return asio::make_strand(*io);
@@ -873,22 +874,27 @@ asio::any_io_executor make_run_strand(const asio::any_io_executor& executor) {
 asio::awaitable<workflow_state> run_on_own_strand(std::shared_ptr<hub::impl> hub,
                                                   std::shared_ptr<const compiled_workflow> workflow,
                                                   workflow_state state, std::optional<std::string> answer) {
+  // Not a coroutine: the run (with its state) is built once on the heap
+  // instead of in a frame that would also keep these parameters' copies.
   auto strand = make_run_strand(hub->executor);
-  return asio::co_spawn(strand, execute(std::move(hub), std::move(workflow), std::move(state), std::move(answer)),
-                        asio::use_awaitable);
+  return await_run(
+      std::make_unique<workflow_run>(std::move(hub), std::move(workflow), std::move(state), std::move(answer)),
+      std::move(strand));
 }
 
 void spawn(std::shared_ptr<hub::impl> hub, std::shared_ptr<run_control> control,
            std::shared_ptr<const compiled_workflow> workflow, workflow_state state,
            std::optional<std::string> answer) {
   auto slot = control->signal.slot();
-  asio::co_spawn(control->strand,
-                 execute(std::move(hub), std::move(workflow), std::move(state), std::move(answer)),
-                 asio::bind_cancellation_slot(slot, [control](std::exception_ptr error, workflow_state result) {
+  auto run = std::make_unique<workflow_run>(std::move(hub), std::move(workflow), std::move(state), std::move(answer));
+  auto going = run->go();
+  // The completion handler owns the run: it outlives the coroutines that use it.
+  asio::co_spawn(control->strand, std::move(going),
+                 asio::bind_cancellation_slot(slot, [control, run = std::move(run)](std::exception_ptr error) {
                    if (error) {
                      control->finish(error, std::nullopt);
                    } else {
-                     control->finish(nullptr, std::move(result));
+                     control->finish(nullptr, run->take_state());
                    }
                  }));
 }

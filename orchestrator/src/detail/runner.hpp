@@ -41,25 +41,22 @@ namespace detail {
 
 workflow_state state_from_checkpoint(const checkpoint& cp);
 
-// Runs (or, with an answer, resumes) a workflow until it stops. Never
-// throws for workflow failures; they end in the returned state.
-boost::asio::awaitable<workflow_state> execute(std::shared_ptr<hub::impl> hub,
-                                               std::shared_ptr<const compiled_workflow> workflow,
-                                               workflow_state state, std::optional<std::string> answer);
-
 // A new strand on `executor`. When that is an io_context's executor the
 // strand is built on the concrete type, so it fits inside an
 // any_io_executor: a strand over any_io_executor does not, and every async
 // operation of the run would then copy it to the heap.
 boost::asio::any_io_executor make_run_strand(const boost::asio::any_io_executor& executor);
 
-// execute() on a new strand of the hub's executor, for callers that await
-// the run: cancelling the awaiting coroutine cancels the run.
+// Runs (or, with an answer, resumes) a workflow on a new strand of the hub's
+// executor until it stops, for callers that await the run: cancelling the
+// awaiting coroutine cancels the run. Never throws for workflow failures;
+// they end in the returned state.
 boost::asio::awaitable<workflow_state> run_on_own_strand(std::shared_ptr<hub::impl> hub,
                                                          std::shared_ptr<const compiled_workflow> workflow,
                                                          workflow_state state, std::optional<std::string> answer);
 
-// co_spawns execute() on control->strand, cancellable through control->signal.
+// The same, co_spawned on control->strand and cancellable through
+// control->signal; control->finish() receives the final state.
 void spawn(std::shared_ptr<hub::impl> hub, std::shared_ptr<run_control> control,
            std::shared_ptr<const compiled_workflow> workflow, workflow_state state,
            std::optional<std::string> answer);
