@@ -104,13 +104,32 @@ asio::awaitable<bool> cancelled_now() {
   co_return state.cancelled() != asio::cancellation_type::none;
 }
 
-asio::awaitable<protocol::envelope> run_with_timeout(agents::agent& a, agents::agent_context& context,
-                                                     std::chrono::milliseconds limit) {
+asio::awaitable<void> run_with_timeout(agents::agent& a, agents::agent_context& context,
+                                       std::chrono::milliseconds limit, protocol::envelope& answer) {
   using namespace asio::experimental::awaitable_operators;
   asio::steady_timer timer(co_await asio::this_coro::executor, limit);
   auto result = co_await (a.run(context) || timer.async_wait(asio::use_awaitable));
   if (result.index() == 1) throw timeout_expired{};
-  co_return std::move(std::get<0>(result));
+  answer = std::move(std::get<0>(result));
+}
+
+// One call of the agent into `answer` (throws timeout_expired past `limit`).
+// A coroutine of its own so that the caller's frame, alive across retries,
+// keeps no slots for the envelope a call returns.
+asio::awaitable<void> run_agent(agents::agent& a, agents::agent_context& context,
+                                std::optional<std::chrono::milliseconds> limit, protocol::envelope& answer) {
+  if (limit) {
+    co_await run_with_timeout(a, context, *limit, answer);
+  } else {
+    answer = co_await a.run(context);
+  }
+}
+
+// Waits `delay`; false when the wait was cancelled.
+asio::awaitable<bool> wait_before_retry(std::chrono::milliseconds delay) {
+  asio::steady_timer timer(co_await asio::this_coro::executor, delay);
+  auto [ec] = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+  co_return !ec;
 }
 
 class workflow_run {
@@ -353,15 +372,8 @@ asio::awaitable<void> workflow_run::call_agent(const compiled_node& n, agents::a
                                   hub_->logger, {}, {}, {}, {}};
     std::optional<protocol::error_record> error;
     try {
-      // No co_await inside ?: — g++ 12 destroys the result twice (double free).
-      protocol::envelope e;
-      if (n.definition->timeout) {
-        e = co_await run_with_timeout(a, context, *n.definition->timeout);
-      } else {
-        e = co_await a.run(context);
-      }
-      error = check_envelope(a, e);
-      if (!error) out.envelope = std::move(e);
+      co_await run_agent(a, context, n.definition->timeout, out.envelope);
+      error = check_envelope(a, out.envelope);
     } catch (const timeout_expired&) {
       error = make_record("timeout", "agent '" + out.agent + "' did not answer within " +
                                          std::to_string(n.definition->timeout->count()) + " ms at node '" +
@@ -389,9 +401,7 @@ asio::awaitable<void> workflow_run::call_agent(const compiled_node& n, agents::a
     hub_->logger->warn("[{}] agent '{}' attempt {}/{} failed ({}), retrying: {}", state_.id, out.agent, attempt,
                        policy.max_attempts, error->type, error->message);
     if (backoff.count() > 0) {
-      asio::steady_timer timer(co_await asio::this_coro::executor, backoff);
-      auto [ec] = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
-      if (ec) {
+      if (!co_await wait_before_retry(backoff)) {
         out.cancelled = true;
         break;
       }
