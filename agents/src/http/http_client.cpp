@@ -235,39 +235,35 @@ class http_client::impl {
     if (url_.tls) setup_tls();
   }
 
-  asio::awaitable<http_response> post_json(std::string_view path, std::string_view body,
-                                           std::span<const http_header> headers) {
-    const std::string target = url_.base_path + std::string(path);
-    const int max_attempts = std::max(1, options_.retry.max_attempts);
-    for (int attempt = 1;; ++attempt) {
-      auto result = co_await run_attempt(target, body, headers);
-      if (result.response && result.response->status / 100 == 2) {
-        if (spdlog::should_log(spdlog::level::debug)) {
-          spdlog::debug("{} -> HTTP {}", describe(target), result.response->status);
+  // The whole request, retries included. Static and owning the client: a
+  // request in flight keeps it alive, and no wrapper coroutine (one more
+  // frame while the response is awaited) is needed for that.
+  static asio::awaitable<http_response> post_json(std::shared_ptr<impl> self, std::string_view path,
+                                                  std::string_view body, std::span<const http_header> headers) {
+    try {
+      const std::string target = self->url_.base_path + std::string(path);
+      const int max_attempts = std::max(1, self->options_.retry.max_attempts);
+      for (int attempt = 1;; ++attempt) {
+        attempt_result result;
+        co_await self->run_attempt(target, body, headers, result);
+        if (result.response && result.response->status / 100 == 2) {
+          if (spdlog::should_log(spdlog::level::debug)) {
+            spdlog::debug("{} -> HTTP {}", self->describe(target), result.response->status);
+          }
+          co_return std::move(*result.response);
         }
-        co_return std::move(*result.response);
+        const milliseconds delay = self->delay_before_retry(result, target, headers, attempt, max_attempts);
+        co_await self->sleep(delay);
       }
-
-      std::optional<milliseconds> retry_after;
-      std::string message;
-      model_error error = make_error(result, target, headers, attempt, message);
-      if (result.response) retry_after = parse_retry_after(result.retry_after);
-      if (!error.retryable() || attempt >= max_attempts) throw error;
-      if (retry_after && *retry_after > options_.retry.max_retry_after) {
-        throw model_error(error.errc(),
-                          message + " (Retry-After " +
-                              std::to_string(retry_after->count() / 1000) +
-                              "s is longer than the client waits)",
-                          error.http_status(), error.provider_message(), true);
-      }
-      const milliseconds delay = retry_after ? *retry_after : backoff_delay(options_.retry, attempt);
-      announce_retry(error, message, attempt, max_attempts, delay, retry_after.has_value());
-      co_await sleep(delay);
+    } catch (const boost::system::system_error& e) {
+      // Asio refuses to start another operation once the coroutine is
+      // cancelled (this_coro::throw_if_cancelled): report that as ours.
+      if (e.code() != asio::error::operation_aborted) throw;
+      throw model_error(model_errc::cancelled, self->provider_ + ": request cancelled");
     }
   }
 
   const http_options& options() const noexcept { return options_; }
-  const std::string& provider() const noexcept { return provider_; }
 
  private:
   void setup_tls() {
@@ -285,6 +281,26 @@ class http_client::impl {
       }
     }
     tls_->set_verify_mode(options_.verify_peer ? asio::ssl::verify_peer : asio::ssl::verify_none);
+  }
+
+  // How long to wait before the next attempt after a failed one; throws the
+  // attempt's error when it is not retried.
+  milliseconds delay_before_retry(const attempt_result& result, const std::string& target,
+                                  std::span<const http_header> headers, int attempt, int max_attempts) const {
+    std::optional<milliseconds> retry_after;
+    std::string message;
+    model_error error = make_error(result, target, headers, attempt, message);
+    if (result.response) retry_after = parse_retry_after(result.retry_after);
+    if (!error.retryable() || attempt >= max_attempts) throw error;
+    if (retry_after && *retry_after > options_.retry.max_retry_after) {
+      throw model_error(error.errc(),
+                        message + " (Retry-After " + std::to_string(retry_after->count() / 1000) +
+                            "s is longer than the client waits)",
+                        error.http_status(), error.provider_message(), true);
+    }
+    const milliseconds delay = retry_after ? *retry_after : backoff_delay(options_.retry, attempt);
+    announce_retry(error, message, attempt, max_attempts, delay, retry_after.has_value());
+    return delay;
   }
 
   std::string describe(const std::string& target) const {
@@ -330,40 +346,41 @@ class http_client::impl {
   }
 
 
-  // One attempt; a pooled connection that turns out to be closed by the
-  // server is replaced once without counting as an attempt.
-  asio::awaitable<attempt_result> run_attempt(const std::string& target, std::string_view body,
-                                              std::span<const http_header> headers) {
-    // This frame lives while the response is awaited: getting a connection
-    // is a coroutine of its own, so its locals are gone by then.
+  // One attempt into `result`; a pooled connection that turns out to be
+  // closed by the server is replaced once without counting as an attempt.
+  // The frames alive while the response is awaited hold no result of their
+  // own (an awaitable's frame keeps a slot for its result), and getting a
+  // connection is a coroutine of its own, so its locals are gone by then.
+  asio::awaitable<void> run_attempt(const std::string& target, std::string_view body,
+                                    std::span<const http_header> headers, attempt_result& result) {
     const auto deadline = clock::now() + options_.request_timeout;
     for (int stale_retries = 0;; ++stale_retries) {
       lease held{pool_, nullptr, false};
-      auto failed = co_await connect(held, deadline);
-      if (failed) co_return std::move(*failed);
+      if (!co_await connect(held, deadline, result)) co_return;
       bool stale = false;
-      auto result = co_await exchange(held, target, body, headers, deadline, stale);
-      if (stale && stale_retries == 0) continue;
-      co_return result;
+      co_await exchange(held, target, body, headers, deadline, stale, result);
+      if (!stale || stale_retries > 0) co_return;
     }
   }
 
-  // A pooled connection, or a new one opened, for `held`.
-  asio::awaitable<std::optional<attempt_result>> connect(lease& held, clock::time_point deadline) {
+  // A pooled connection, or a new one opened, for `held`; false (and the
+  // failure in `result`) when there is none.
+  asio::awaitable<bool> connect(lease& held, clock::time_point deadline, attempt_result& result) {
     try {
       held.conn = co_await pool_.acquire(deadline);
     } catch (const boost::system::system_error& e) {
-      if (e.code() == beast::error::timeout) {
-        co_return failure(model_errc::timeout, "no free connection before the request deadline",
-                          options_.retry.retry_timeouts);
-      }
-      co_return failure(model_errc::cancelled, "request cancelled", false);
+      result = e.code() == beast::error::timeout
+                   ? failure(model_errc::timeout, "no free connection before the request deadline",
+                             options_.retry.retry_timeouts)
+                   : failure(model_errc::cancelled, "request cancelled", false);
+      co_return false;
     }
     held.slot_held = true;
-    if (held.conn) co_return std::nullopt;
+    if (held.conn) co_return true;
     held.conn = std::make_unique<connection>(co_await asio::this_coro::executor, tls_ ? &*tls_ : nullptr);
     auto failed = co_await open(*held.conn, deadline);
-    co_return failed;
+    if (failed) result = std::move(*failed);
+    co_return !failed;
   }
 
   asio::awaitable<std::optional<attempt_result>> open(connection& conn, clock::time_point deadline) {
@@ -458,9 +475,9 @@ class http_client::impl {
     return head;
   }
 
-  asio::awaitable<attempt_result> exchange(lease& held, const std::string& target, std::string_view body,
-                                           std::span<const http_header> headers, clock::time_point deadline,
-                                           bool& stale) {
+  asio::awaitable<void> exchange(lease& held, const std::string& target, std::string_view body,
+                                 std::span<const http_header> headers, clock::time_point deadline, bool& stale,
+                                 attempt_result& result) {
     connection& conn = *held.conn;
     const std::string head = request_head(target, body.size(), headers);
     const std::array<asio::const_buffer, 2> request{asio::buffer(head), asio::buffer(body.data(), body.size())};
@@ -472,26 +489,28 @@ class http_client::impl {
     boost::system::error_code ec;
     std::size_t received = 0;
     prepare_read_buffer(conn.buffer);
-    if (conn.tls) {
-      std::tie(ec, std::ignore) = co_await asio::async_write(*conn.tls, request, use_tuple);
-      if (!ec) std::tie(ec, received) = co_await http::async_read(*conn.tls, conn.buffer, parser, use_tuple);
-    } else {
-      std::tie(ec, std::ignore) = co_await asio::async_write(*conn.plain, request, use_tuple);
-      if (!ec) std::tie(ec, received) = co_await http::async_read(*conn.plain, conn.buffer, parser, use_tuple);
+    // Both streams' operations are the same awaitable type: one co_await
+    // each (a frame keeps a slot for every co_await's temporaries).
+    auto write = conn.tls ? asio::async_write(*conn.tls, request, use_tuple)
+                          : asio::async_write(*conn.plain, request, use_tuple);
+    std::tie(ec, std::ignore) = co_await std::move(write);
+    if (!ec) {
+      auto read = conn.tls ? http::async_read(*conn.tls, conn.buffer, parser, use_tuple)
+                           : http::async_read(*conn.plain, conn.buffer, parser, use_tuple);
+      std::tie(ec, received) = co_await std::move(read);
     }
     conn.deadline.stop();
     release_read_buffer(conn.buffer, received);
     if (ec) {
       const bool was_cancelled = (co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none;
-      co_return exchange_failure(ec, was_cancelled, conn, parser.got_some(), stale);
+      result = exchange_failure(ec, was_cancelled, conn, parser.got_some(), stale);
+      co_return;
     }
 
     auto& response = parser.get();
-    attempt_result result;
     result.response = http_response{static_cast<int>(response.result_int()), std::move(response.body())};
     result.retry_after = std::string(response[http::field::retry_after]);
     held.reusable = response.keep_alive() && !conn.deadline.expired();  // expiry closes the socket
-    co_return result;
   }
 
   // Beast reads at most max(512, free capacity) bytes at a time, so a
@@ -558,15 +577,7 @@ http_client::~http_client() = default;
 
 asio::awaitable<http_response> http_client::post_json(std::string_view path, std::string_view body,
                                                       std::span<const http_header> headers) {
-  auto keep = impl_;
-  try {
-    co_return co_await keep->post_json(path, body, headers);
-  } catch (const boost::system::system_error& e) {
-    // Asio refuses to start another operation once the coroutine is
-    // cancelled (this_coro::throw_if_cancelled): report that as ours.
-    if (e.code() != asio::error::operation_aborted) throw;
-    throw model_error(model_errc::cancelled, keep->provider() + ": request cancelled");
-  }
+  return impl::post_json(impl_, path, body, headers);
 }
 
 const http_options& http_client::options() const noexcept { return impl_->options(); }
