@@ -87,25 +87,41 @@ class anthropic_model::impl {
     return json::serialize(body);
   }
 
-  boost::asio::awaitable<chat_result> complete(chat_request request) {
+  // Not a coroutine: the request is rendered at once, so the frame that
+  // awaits the answer holds the body but not the request's messages.
+  boost::asio::awaitable<chat_result> complete(const chat_request& request) {
     const auto started = std::chrono::steady_clock::now();
     bool wrapped = false;
-    const std::string body = render(request, &wrapped);
+    std::string body;
+    try {
+      body = render(request, &wrapped);
+    } catch (...) {
+      return detail::failed_completion(std::current_exception());
+    }
     const bool forced_tool = request.format.type != response_format::kind::none;
-    request = {};  // the messages are not needed while the answer is awaited
+    return send(std::move(body), started, forced_tool, wrapped);
+  }
+
+ private:
+  boost::asio::awaitable<chat_result> send(std::string body, std::chrono::steady_clock::time_point started,
+                                           bool forced_tool, bool wrapped) {
     const std::array<detail::http_header, 2> headers{{{"x-api-key", options_.api_key, true},
                                                       {"anthropic-version", options_.version, false}}};
     const std::span<const detail::http_header> sent =
         options_.api_key.empty() ? std::span<const detail::http_header>(headers).subspan(1)
                                  : std::span<const detail::http_header>(headers);
     auto response = co_await client_.post_json("/v1/messages", body, sent);
-    chat_result result = parse(response.body, forced_tool, wrapped);
-    result.latency = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
-    result.raw_body = std::move(response.body);
-    co_return result;
+    co_return finish(std::move(response.body), started, forced_tool, wrapped);
   }
 
- private:
+  static chat_result finish(std::string body, std::chrono::steady_clock::time_point started, bool forced_tool,
+                            bool wrapped) {
+    chat_result result = parse(body, forced_tool, wrapped);
+    result.latency = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
+    result.raw_body = std::move(body);
+    return result;
+  }
+
   static chat_result parse(const std::string& body, bool forced_tool, bool wrapped) {
     unsigned char buffer[4096];  // most responses parse without touching the heap
     json::monotonic_resource arena(buffer, sizeof buffer);
@@ -149,7 +165,7 @@ anthropic_model::anthropic_model(anthropic_options options)
 anthropic_model::~anthropic_model() = default;
 
 boost::asio::awaitable<chat_result> anthropic_model::complete(chat_request request) {
-  return impl_->complete(std::move(request));
+  return impl_->complete(request);
 }
 
 std::string anthropic_model::render_request(const chat_request& request) const { return impl_->render(request); }

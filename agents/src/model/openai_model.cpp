@@ -76,22 +76,36 @@ class openai_model::impl {
     return text;
   }
 
-  boost::asio::awaitable<chat_result> complete(chat_request request) {
+  // Not a coroutine: the request is rendered at once, so the frame that
+  // awaits the answer holds the body but not the request's messages.
+  boost::asio::awaitable<chat_result> complete(const chat_request& request) {
     const auto started = std::chrono::steady_clock::now();
-    const std::string body = render(request);
-    request = {};  // the messages are not needed while the answer is awaited
-    std::array<detail::http_header, 1> headers{{{"Authorization", authorization_, true}}};
-    const std::span<const detail::http_header> sent(headers.data(), authorization_.empty() ? 0 : 1);
-    auto response = co_await client_.post_json("/chat/completions", body, sent);
-    chat_result result = detail::read_openai_completion(response.body);
-    result.latency = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
-    result.raw_body = std::move(response.body);
-    co_return result;
+    std::string body;
+    try {
+      body = render(request);
+    } catch (...) {
+      return detail::failed_completion(std::current_exception());
+    }
+    return send(std::move(body), started);
   }
 
   const openai_options& options() const noexcept { return options_; }
 
  private:
+  boost::asio::awaitable<chat_result> send(std::string body, std::chrono::steady_clock::time_point started) {
+    std::array<detail::http_header, 1> headers{{{"Authorization", authorization_, true}}};
+    const std::span<const detail::http_header> sent(headers.data(), authorization_.empty() ? 0 : 1);
+    auto response = co_await client_.post_json("/chat/completions", body, sent);
+    co_return finish(std::move(response.body), started);
+  }
+
+  static chat_result finish(std::string body, std::chrono::steady_clock::time_point started) {
+    chat_result result = detail::read_openai_completion(body);
+    result.latency = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
+    result.raw_body = std::move(body);
+    return result;
+  }
+
   openai_options options_;
   detail::http_client client_;
   std::string authorization_;
@@ -101,7 +115,7 @@ openai_model::openai_model(openai_options options) : impl_(std::make_unique<impl
 openai_model::~openai_model() = default;
 
 boost::asio::awaitable<chat_result> openai_model::complete(chat_request request) {
-  return impl_->complete(std::move(request));
+  return impl_->complete(request);
 }
 
 model_capabilities openai_model::capabilities() const noexcept { return impl_->options().capabilities; }

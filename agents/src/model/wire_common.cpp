@@ -15,6 +15,11 @@ std::string model_or_default(const std::string& request_model, const std::string
                                             "model (--model, SWITCHBOARD_MODEL)");
 }
 
+boost::asio::awaitable<chat_result> failed_completion(std::exception_ptr error) {
+  std::rethrow_exception(error);
+  co_return chat_result{};  // not reached; makes this a coroutine, run when awaited
+}
+
 std::string schema_name_or_default(std::string_view name) {
   std::string out;
   for (char c : name) {

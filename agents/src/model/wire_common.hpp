@@ -1,11 +1,14 @@
 // Small helpers shared by the provider wire formats. Internal.
 #pragma once
 
+#include <switchboard/agents/model/chat_model.hpp>
 #include <switchboard/agents/model/model_error.hpp>
 
+#include <boost/asio/awaitable.hpp>
 #include <boost/json/object.hpp>
 
 #include <cstdint>
+#include <exception>
 #include <string>
 #include <string_view>
 
@@ -23,6 +26,10 @@ std::string schema_name_or_default(std::string_view name);
 // is read once and dropped).
 boost::json::object parse_response_object(std::string_view body, std::string_view provider,
                                           boost::json::storage_ptr storage = {});
+
+// An operation that throws `error` when awaited: a request that fails before
+// it is sent (rendering it) still fails where the caller awaits it.
+boost::asio::awaitable<chat_result> failed_completion(std::exception_ptr error);
 
 model_error invalid_response(std::string_view provider, std::string_view what, std::string_view body);
 

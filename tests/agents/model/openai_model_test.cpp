@@ -124,7 +124,10 @@ TEST(OpenAiModel, NoModelAnywhereIsNotConfigured) {
   openai_options options;
   options.http.base_url = "http://127.0.0.1:9/v1";
   openai_model model(options);
-  const auto error = error_of([&] { run(model.complete(test::user_request("x", ""))); });
+  // The error surfaces where the operation is awaited, not where it is made.
+  std::optional<boost::asio::awaitable<chat_result>> operation;
+  EXPECT_NO_THROW(operation.emplace(model.complete(test::user_request("x", ""))));
+  const auto error = error_of([&] { run(std::move(*operation)); });
   ASSERT_TRUE(error);
   EXPECT_EQ(error->errc(), model_errc::not_configured);
   EXPECT_NE(std::string(error->what()).find("openai"), std::string::npos);
