@@ -5,6 +5,8 @@
 #include <switchboard/agents/model/structured.hpp>
 #include <switchboard/protocol/error.hpp>
 
+#include "model/structured_ladder.hpp"
+
 #include <boost/json/value_to.hpp>
 #include <spdlog/logger.h>
 
@@ -204,11 +206,11 @@ struct llm_agent::prepared_call {
   std::vector<std::string> applied;  // policies that matched
   // complete_structured for this call, created but not started: the request
   // and options live in its frame only, not also in run()'s (which lasts as
-  // long as the model call).
-  boost::asio::awaitable<structured_result> answer;
+  // long as the model call). It writes its result into run()'s frame.
+  boost::asio::awaitable<void> answer;
 };
 
-llm_agent::prepared_call llm_agent::prepare(agent_context& context) const {
+llm_agent::prepared_call llm_agent::prepare(agent_context& context, structured_result& result) const {
   prepared_call call;
   call.prompt = &select(context.prompt_version);
   const prompt_file& prompt = *call.prompt;
@@ -233,24 +235,22 @@ llm_agent::prepared_call llm_agent::prepare(agent_context& context) const {
   context.applied_policies = call.applied;
   context.logger->debug("agent {}: prompt {}, policies [{}], model role {}", name(),
                         prompt.version_tag(), join(call.applied, ", "), prompt.model.role);
-  call.answer = complete_structured(*model, std::move(request), std::move(options));
+  call.answer = detail::complete_structured_into(*model, std::move(request), std::move(options), result);
   return call;
 }
 
 boost::asio::awaitable<protocol::envelope> llm_agent::run(agent_context& context) {
-  prepared_call call = prepare(context);
-  std::optional<structured_result> result;
-  std::optional<protocol::envelope> failed;
+  structured_result result;
+  prepared_call call = prepare(context, result);
   try {
-    result = co_await std::move(call.answer);
+    co_await std::move(call.answer);
   } catch (const structured_output_error& e) {
     context.usage += e.usage();
     const std::string type(to_string(e.errc()));
     context.logger->warn("agent {}: no valid answer ({}): {}", name(), type, e.what());
-    failed = failure_envelope(name(), e, type);
+    co_return failure_envelope(name(), e, type);
   }
-  if (failed) co_return std::move(*failed);
-  co_return finish(context, call, std::move(*result));
+  co_return finish(context, call, std::move(result));
 }
 
 protocol::envelope llm_agent::finish(agent_context& context, const prepared_call& call,

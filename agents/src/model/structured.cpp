@@ -19,6 +19,8 @@
 #include <switchboard/protocol/metrics.hpp>
 #include <switchboard/protocol/strict_mode.hpp>
 
+#include "structured_ladder.hpp"
+
 #include <boost/json/object.hpp>
 
 #include <spdlog/spdlog.h>
@@ -313,6 +315,14 @@ output_mode next_rung(output_mode mode) {
 
 asio::awaitable<structured_result> complete_structured(chat_model& model, chat_request request,
                                                        structured_options options) {
+  structured_result out;
+  auto ladder = detail::complete_structured_into(model, std::move(request), std::move(options), out);
+  co_await std::move(ladder);
+  co_return out;
+}
+
+asio::awaitable<void> detail::complete_structured_into(chat_model& model, chat_request request,
+                                                       structured_options options, structured_result& out) {
   if (options.max_attempts < 1)
     throw std::invalid_argument("complete_structured: max_attempts must be at least 1 (got " +
                                 std::to_string(options.max_attempts) + ")");
@@ -365,8 +375,8 @@ asio::awaitable<structured_result> complete_structured(chat_model& model, chat_r
                   protocol::to_string(parsed.stage), parsed.ok() ? "valid" : attempt.reason);
 
     if (parsed.ok()) {
-      co_return structured_result{std::move(parsed.value), std::move(attempts), usage, mode,
-                                  std::move(answer)};
+      out = structured_result{std::move(parsed.value), std::move(attempts), usage, mode, std::move(answer)};
+      co_return;
     }
     if (answers >= options.max_attempts) {
       fail(model_errc::structured_output_failed,

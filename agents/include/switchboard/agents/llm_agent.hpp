@@ -98,7 +98,8 @@ class llm_agent final : public agent {
   // What run() sends and how it reads the answer; built before the model is
   // awaited, by plain functions, so the coroutine's frame stays small.
   struct prepared_call;
-  prepared_call prepare(agent_context& context) const;
+  // `result` receives the model's validated answer when the call's `answer` completes.
+  prepared_call prepare(agent_context& context, structured_result& result) const;
   protocol::envelope finish(agent_context& context, const prepared_call& call, structured_result result) const;
 
   std::vector<prompt_file> versions_;  // oldest first
