@@ -156,6 +156,8 @@ class workflow_run {
   // frame once per co_await, and frames are most of the memory a workflow in
   // flight holds.
   asio::awaitable<int> step(int index);
+  std::optional<int> begin_step(const compiled_node& n);
+  int end_step(const compiled_node& n, step_outcome& out);
   asio::awaitable<void> run_node(const compiled_node& n, step_outcome& out);
   asio::awaitable<void> call_agent(const compiled_node& n, agents::agent& a, const std::string& instructions,
                                    step_outcome& out);
@@ -250,24 +252,36 @@ asio::awaitable<void> workflow_run::go() {
   hub_->remember_paused(state_);
 }
 
+// A step is a coroutine only around the node's run: what comes before and
+// after is in plain functions, so the step's frame (alive while the node
+// runs) holds no events or other locals of theirs.
 asio::awaitable<int> workflow_run::step(int index) {
   const auto& n = w_.nodes[index];
+  if (const auto next = begin_step(n)) co_return *next;
+  step_outcome out;
+  co_await run_node(n, out);
+  co_return end_step(n, out);
+}
+
+// Where the run goes without running `n` (end, fail, clarify, step limit),
+// or nullopt once the step has started.
+std::optional<int> workflow_run::begin_step(const compiled_node& n) {
   state_.next_node = n.name();
   switch (n.kind()) {
     case node_kind::end:
       complete();
-      co_return no_node;
+      return no_node;
     case node_kind::fail:
       fail(make_record("failed_by_definition",
                        "workflow '" + w_.definition.name + "' reached fail node '" + n.name() + "'" +
                            (n.definition->message.empty() ? "" : ": " + n.definition->message),
                        false));
-      co_return no_node;
+      return no_node;
     case node_kind::clarify: {
       const auto* e = last_envelope();
       const auto& rerun = w_.nodes[last_node_ == no_node ? w_.entry : last_node_];
       pause(rerun, e ? question_for(*e, last_agent_) : "Could you give more details?", last_agent_);
-      co_return no_node;
+      return no_node;
     }
     default:
       break;
@@ -277,18 +291,20 @@ asio::awaitable<int> workflow_run::step(int index) {
                                        "' after " + std::to_string(state_.step) + " steps (max_steps " +
                                        std::to_string(w_.definition.max_steps) + ")",
                      false));
-    co_return no_node;
+    return no_node;
   }
   ++state_.step;
   auto started = make_event(event_kind::step_started);
   started.agent = n.agent ? n.agent->name() : std::string_view{};
   emit(started);
+  return std::nullopt;
+}
 
-  step_outcome out;
-  co_await run_node(n, out);
+// Where the run goes after `n` ran.
+int workflow_run::end_step(const compiled_node& n, step_outcome& out) {
   if (out.cancelled) {
     cancel(n.name());
-    co_return no_node;
+    return no_node;
   }
   if (out.error) {
     if (n.on_error != no_node) {
@@ -299,19 +315,19 @@ asio::awaitable<int> workflow_run::step(int index) {
       e.target = w_.nodes[n.on_error].name();
       e.condition = "on_error";
       emit(e);
-      co_return n.on_error;
+      return n.on_error;
     }
     fail(*out.error);
-    co_return no_node;
+    return no_node;
   }
   const auto* e = last_envelope();
   if (n.clarify && e->confidence < n.threshold) {
     state_.audit.back().condition =
         "clarification: confidence " + format_confidence(e->confidence) + " < " + format_confidence(n.threshold);
     pause(n, question_for(*e, last_agent_), n.kind() == node_kind::parallel ? std::string_view{} : last_agent_);
-    co_return no_node;
+    return no_node;
   }
-  co_return route(n, *e);
+  return route(n, *e);
 }
 
 asio::awaitable<void> workflow_run::run_node(const compiled_node& n, step_outcome& out) {
