@@ -18,7 +18,6 @@
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/parser.hpp>
-#include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/url/parse.hpp>
@@ -494,10 +493,19 @@ class http_client::impl {
     auto write = conn.tls ? asio::async_write(*conn.tls, request, use_tuple)
                           : asio::async_write(*conn.plain, request, use_tuple);
     std::tie(ec, std::ignore) = co_await std::move(write);
-    if (!ec) {
-      auto read = conn.tls ? http::async_read(*conn.tls, conn.buffer, parser, use_tuple)
-                           : http::async_read(*conn.plain, conn.buffer, parser, use_tuple);
-      std::tie(ec, received) = co_await std::move(read);
+    // The response is read with the socket's own read_some and fed to the
+    // parser here: Beast's composed read (read_op over read_some_op) keeps
+    // ~900 bytes of operation state next to the pending read for as long as
+    // the answer takes, and adds handler layers to every completion.
+    parser.eager(true);
+    while (!ec && feed(parser, conn.buffer, ec)) {
+      auto room = conn.buffer.prepare(std::max<std::size_t>(512, conn.buffer.capacity() - conn.buffer.size()));
+      auto read = conn.tls ? conn.tls->async_read_some(room, use_tuple) : conn.plain->async_read_some(room, use_tuple);
+      std::size_t bytes = 0;
+      std::tie(ec, bytes) = co_await std::move(read);
+      conn.buffer.commit(bytes);
+      received += bytes;
+      if (ec == asio::error::eof) ec = end_of_input(parser);
     }
     conn.deadline.stop();
     release_read_buffer(conn.buffer, received);
@@ -513,7 +521,32 @@ class http_client::impl {
     held.reusable = response.keep_alive() && !conn.deadline.expired();  // expiry closes the socket
   }
 
-  // Beast reads at most max(512, free capacity) bytes at a time, so a
+  // Gives the parser the bytes read so far; true when it needs more.
+  static bool feed(http::response_parser<http::string_body>& parser, beast::flat_buffer& buffer,
+                   boost::system::error_code& ec) {
+    while (buffer.size() > 0 && !parser.is_done()) {
+      const std::size_t used = parser.put(buffer.data(), ec);
+      buffer.consume(used);
+      if (ec == http::error::need_more) {
+        ec = {};
+        return true;
+      }
+      if (ec) return false;
+      if (used == 0) return true;
+    }
+    return !parser.is_done();
+  }
+
+  // The peer closed the connection: the end of a body that runs to the end
+  // of the connection, or a response cut short (or never begun).
+  static boost::system::error_code end_of_input(http::response_parser<http::string_body>& parser) {
+    if (!parser.got_some()) return http::error::end_of_stream;
+    boost::system::error_code ec;
+    parser.put_eof(ec);
+    return ec;
+  }
+
+  // A read asks for the buffer's free room (at least 512 bytes), so a
   // response larger than the buffer costs a second read (a syscall and a
   // trip through the reactor). The buffer is sized for the responses this
   // client has seen while a request is out, and freed between requests so
