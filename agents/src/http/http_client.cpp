@@ -377,12 +377,13 @@ class http_client::impl {
     held.slot_held = true;
     if (held.conn) co_return true;
     held.conn = std::make_unique<connection>(co_await asio::this_coro::executor, tls_ ? &*tls_ : nullptr);
-    auto failed = co_await open(*held.conn, deadline);
-    if (failed) result = std::move(*failed);
-    co_return !failed;
+    const bool opened = co_await open(*held.conn, deadline, result);
+    co_return opened;
   }
 
-  asio::awaitable<std::optional<attempt_result>> open(connection& conn, clock::time_point deadline) {
+  // Opens `conn`: TCP connect, then the TLS handshake, before the connect
+  // deadline; false, with the failure in `result`, when that fails.
+  asio::awaitable<bool> open(connection& conn, clock::time_point deadline, attempt_result& result) {
     const auto connect_deadline = std::min(deadline, clock::now() + options_.connect_timeout);
     auto& socket = conn.socket();
     boost::system::error_code ec;
@@ -392,19 +393,8 @@ class http_client::impl {
       conn.deadline.start(connect_deadline, socket, co_await asio::this_coro::executor);
       std::tie(ec) = co_await socket.async_connect(endpoint, use_tuple);
     } else {
-      tcp::resolver resolver(co_await asio::this_coro::executor);
-      asio::steady_timer timer(co_await asio::this_coro::executor);
-      timer.expires_at(connect_deadline);
-      using namespace asio::experimental::awaitable_operators;
-      auto resolved = co_await (resolver.async_resolve(url_.host, url_.port, use_tuple) ||
-                                timer.async_wait(use_tuple));
-      if (resolved.index() == 1) {
-        const bool was_cancelled = (co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none;
-        co_return was_cancelled ? failure(model_errc::cancelled, "request cancelled", false)
-                                : failure(model_errc::timeout, "resolving " + url_.host + " timed out", true);
-      }
-      auto [rec, endpoints] = std::get<0>(resolved);
-      if (rec) co_return failure(model_errc::connect_failed, "cannot resolve " + url_.host + ": " + rec.message(), true);
+      tcp::resolver::results_type endpoints;
+      if (!co_await resolve(connect_deadline, endpoints, result)) co_return false;
       conn.deadline.start(connect_deadline, socket, co_await asio::this_coro::executor);
       // Once the deadline has closed the socket, no further address is tried.
       const auto before_deadline = [&conn](const boost::system::error_code&, const tcp::endpoint&) {
@@ -415,16 +405,44 @@ class http_client::impl {
     if (ec) {
       conn.deadline.stop();
       const bool was_cancelled = (co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none;
-      co_return connect_failure(ec, was_cancelled, conn.deadline.expired(), "connect to " + url_.host_header);
+      result = connect_failure(ec, was_cancelled, conn.deadline.expired(), "connect to " + url_.host_header);
+      co_return false;
     }
     socket.set_option(tcp::no_delay(true), ec);
-    std::optional<attempt_result> failed;
-    if (conn.tls) failed = co_await handshake(conn);
+    bool opened = true;
+    if (conn.tls) opened = co_await handshake(conn, result);
     conn.deadline.stop();
-    co_return failed;
+    co_return opened;
   }
 
-  asio::awaitable<std::optional<attempt_result>> handshake(connection& conn) {
+  // The host's addresses, resolved before `until`; false, with the failure in
+  // `result`, when that fails. A coroutine of its own: the resolver, its
+  // timer and the race between them are not kept in open()'s frame.
+  asio::awaitable<bool> resolve(clock::time_point until, tcp::resolver::results_type& endpoints,
+                                attempt_result& result) {
+    tcp::resolver resolver(co_await asio::this_coro::executor);
+    asio::steady_timer timer(co_await asio::this_coro::executor);
+    timer.expires_at(until);
+    using namespace asio::experimental::awaitable_operators;
+    auto resolved = co_await (resolver.async_resolve(url_.host, url_.port, use_tuple) || timer.async_wait(use_tuple));
+    if (resolved.index() == 1) {
+      const bool was_cancelled = (co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none;
+      result = was_cancelled ? failure(model_errc::cancelled, "request cancelled", false)
+                             : failure(model_errc::timeout, "resolving " + url_.host + " timed out", true);
+      co_return false;
+    }
+    auto& [rec, found] = std::get<0>(resolved);
+    if (rec) {
+      result = failure(model_errc::connect_failed, "cannot resolve " + url_.host + ": " + rec.message(), true);
+      co_return false;
+    }
+    endpoints = std::move(found);
+    co_return true;
+  }
+
+  // The TLS handshake with the host's name (or address) verified; false, with
+  // the failure in `result`, when it fails.
+  asio::awaitable<bool> handshake(connection& conn, attempt_result& result) {
     SSL* ssl = conn.tls->native_handle();
     if (url_.host_is_ip) {
       X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), url_.host.c_str());
@@ -433,7 +451,7 @@ class http_client::impl {
       SSL_set1_host(ssl, url_.host.c_str());
     }
     auto [ec] = co_await conn.tls->async_handshake(asio::ssl::stream_base::client, use_tuple);
-    if (!ec) co_return std::nullopt;
+    if (!ec) co_return true;
     const long verify = SSL_get_verify_result(ssl);
     const bool verify_failed =
         verify != X509_V_OK || (ec.category() == asio::error::get_ssl_category() &&
@@ -441,11 +459,13 @@ class http_client::impl {
                                     SSL_R_CERTIFICATE_VERIFY_FAILED);
     if (verify_failed) {
       const std::string why = verify != X509_V_OK ? X509_verify_cert_error_string(verify) : ec.message();
-      co_return failure(model_errc::tls_verification_failed,
-                        "TLS verification of " + url_.host + " failed: " + why, false);
+      result = failure(model_errc::tls_verification_failed, "TLS verification of " + url_.host + " failed: " + why,
+                       false);
+      co_return false;
     }
     const bool was_cancelled = (co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none;
-    co_return connect_failure(ec, was_cancelled, conn.deadline.expired(), "TLS handshake with " + url_.host_header);
+    result = connect_failure(ec, was_cancelled, conn.deadline.expired(), "TLS handshake with " + url_.host_header);
+    co_return false;
   }
 
   static attempt_result connect_failure(const boost::system::error_code& ec, bool was_cancelled, bool timed_out,
