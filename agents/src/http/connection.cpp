@@ -8,15 +8,17 @@ namespace switchboard::agents::detail {
 
 namespace asio = boost::asio;
 
-// What a pending expiry handler may touch. `generation` tells it whether the
-// step it was armed for is still the current one: stop() moves it on, so a
-// late handler (its wait had already completed when stop() cancelled it)
-// leaves the socket alone, even if the connection is gone or serves another
-// request by then.
+// What a pending expiry handler may touch, under `mutex`. `generation` tells
+// it whether the step it was armed for is still the current one: stop()
+// moves it on and forgets the socket, so a late handler (its wait had already
+// completed when stop() cancelled it) leaves the socket alone even if the
+// connection serves another request or is gone by then — also when the
+// handler runs on another thread than the coroutine.
 struct io_deadline::state {
-  std::atomic<std::uint64_t> generation{0};
-  asio::ip::tcp::socket* socket = nullptr;  // only touched while `generation` matches
-  bool expired = false;
+  std::mutex mutex;
+  std::uint64_t generation = 0;
+  asio::ip::tcp::socket* socket = nullptr;  // null outside a step
+  std::atomic<bool> expired{false};
 };
 
 io_deadline::io_deadline(const asio::any_io_executor& ex) : timer_(ex), state_(std::make_shared<state>()) {}
@@ -25,12 +27,18 @@ io_deadline::~io_deadline() { stop(); }
 
 void io_deadline::start(std::chrono::steady_clock::time_point at, asio::ip::tcp::socket& socket,
                         const asio::any_io_executor& handler_executor) {
-  state_->socket = &socket;
-  state_->expired = false;
+  std::uint64_t armed = 0;
+  {
+    std::lock_guard lock(state_->mutex);
+    state_->socket = &socket;
+    state_->expired = false;
+    armed = state_->generation;
+  }
   timer_.expires_at(at);
-  const auto armed = state_->generation.load(std::memory_order_relaxed);
   timer_.async_wait(asio::bind_executor(handler_executor, [s = state_, armed](boost::system::error_code ec) {
-    if (ec || s->generation.load(std::memory_order_acquire) != armed) return;
+    if (ec) return;
+    std::lock_guard lock(s->mutex);
+    if (s->generation != armed || s->socket == nullptr) return;
     s->expired = true;
     boost::system::error_code ignored;
     s->socket->close(ignored);
@@ -38,7 +46,11 @@ void io_deadline::start(std::chrono::steady_clock::time_point at, asio::ip::tcp:
 }
 
 void io_deadline::stop() {
-  state_->generation.fetch_add(1, std::memory_order_release);
+  {
+    std::lock_guard lock(state_->mutex);
+    ++state_->generation;
+    state_->socket = nullptr;
+  }
   timer_.cancel();
 }
 

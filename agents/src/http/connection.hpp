@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 
 namespace switchboard::agents::detail {
@@ -24,8 +25,10 @@ namespace switchboard::agents::detail {
 // a request.
 //
 // start() and stop() are called from the coroutine using the connection; the
-// expiry runs on that coroutine's executor, so it never races with it when
-// that executor is a strand (or single-threaded), as for any Asio socket.
+// expiry runs on that coroutine's executor, so it never races with the
+// coroutine's own use of the socket when that executor is a strand (or
+// single-threaded), as for any Asio socket. Whatever the executor, an expiry
+// never touches the socket after stop() returned.
 class io_deadline {
  public:
   explicit io_deadline(const boost::asio::any_io_executor& ex);

@@ -412,6 +412,10 @@ class http_client::impl {
     bool opened = true;
     if (conn.tls) opened = co_await handshake(conn, result);
     conn.deadline.stop();
+    if (opened && conn.deadline.expired()) {  // expired as the last step finished: the socket is closed
+      result = connect_failure({}, false, true, "connect to " + url_.host_header);
+      opened = false;
+    }
     co_return opened;
   }
 
@@ -538,7 +542,9 @@ class http_client::impl {
     auto& response = parser.get();
     result.response = http_response{static_cast<int>(response.result_int()), std::move(response.body())};
     result.retry_after = std::string(response[http::field::retry_after]);
-    held.reusable = response.keep_alive() && !conn.deadline.expired();  // expiry closes the socket
+    // The parser's keep_alive() is also false for a body that ended with the
+    // connection; an expiry has closed the socket.
+    held.reusable = parser.keep_alive() && !conn.deadline.expired();
   }
 
   // Gives the parser the bytes read so far; true when it needs more.
