@@ -4,6 +4,10 @@
 #include <boost/asio/execution/context.hpp>
 #include <boost/asio/query.hpp>
 
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+
 namespace switchboard::agents::detail {
 
 namespace asio = boost::asio;

@@ -9,11 +9,8 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 
-#include <atomic>
 #include <chrono>
-#include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 
 namespace switchboard::agents::detail {

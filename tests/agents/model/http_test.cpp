@@ -36,6 +36,14 @@ using test::run;
 
 openai_options options_for(const loopback_model_server& server) { return test::openai_for(server, "gpt-test"); }
 
+// Options for a server that is not a loopback_model_server (or no server).
+openai_options options_at(std::string base_url) {
+  openai_options options;
+  options.http.base_url = std::move(base_url);
+  options.model = "m";
+  return options;
+}
+
 chat_result ask(openai_model& model, std::string text = "hello") {
   return run(model.complete(test::user_request(std::move(text))));
 }
@@ -133,10 +141,7 @@ TEST(HttpTransport, BodyEndingWithTheConnectionIsReadInFull) {
   const std::string text(20000, 'z');
   raw_http_server server("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n" +
                          completion_json(text));
-  openai_options options;
-  options.http.base_url = server.base_url();
-  options.model = "m";
-  openai_model model(options);
+  openai_model model(options_at(server.base_url()));
   EXPECT_EQ(ask(model).text, text);
 }
 
@@ -144,10 +149,8 @@ TEST(HttpTransport, ConnectionClosedBeforeTheBodyEndsIsConnectionLost) {
   const std::string body = completion_json("cut short");
   raw_http_server server("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
                          std::to_string(body.size() + 100) + "\r\n\r\n" + body);
-  openai_options options;
-  options.http.base_url = server.base_url();
+  auto options = options_at(server.base_url());
   options.http.retry.max_attempts = 1;
-  options.model = "m";
   openai_model model(options);
   const auto error = error_of([&] { ask(model); });
   ASSERT_TRUE(error);
@@ -386,11 +389,9 @@ TEST(HttpTransport, ConnectionRefusedIsConnectFailed) {
     asio::ip::tcp::acceptor probe(io, {asio::ip::make_address("127.0.0.1"), 0});
     closed_port = probe.local_endpoint().port();
   }
-  openai_options options;
-  options.http.base_url = "http://127.0.0.1:" + std::to_string(closed_port) + "/v1";
+  auto options = options_at("http://127.0.0.1:" + std::to_string(closed_port) + "/v1");
   options.http.retry.initial_backoff = 1ms;
   options.http.retry.max_attempts = 2;
-  options.model = "m";
   test::retry_log retries;
   options.http.retry.on_retry = retries.observer();
   openai_model model(options);
@@ -481,12 +482,10 @@ TEST(HttpTransport, TlsServerThatNeverAnswersTheHandshakeIsAConnectTimeout) {
   // handshake, then the TLS handshake waits for an answer that never comes.
   asio::io_context io;
   asio::ip::tcp::acceptor silent(io, {asio::ip::make_address("127.0.0.1"), 0});
-  openai_options options;
-  options.http.base_url = "https://127.0.0.1:" + std::to_string(silent.local_endpoint().port()) + "/v1";
+  auto options = options_at("https://127.0.0.1:" + std::to_string(silent.local_endpoint().port()) + "/v1");
   options.http.connect_timeout = 150ms;
   options.http.retry.max_attempts = 2;
   options.http.retry.initial_backoff = 1ms;
-  options.model = "m";
   test::retry_log retries;
   options.http.retry.on_retry = retries.observer();
   openai_model model(options);
