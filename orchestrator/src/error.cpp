@@ -19,6 +19,13 @@ std::string_view to_string(orchestrator_errc code) noexcept {
     case orchestrator_errc::cancelled: return "cancelled";
     case orchestrator_errc::coordinator_failed: return "coordinator_failed";
     case orchestrator_errc::failed_by_definition: return "failed_by_definition";
+    case orchestrator_errc::run_owned: return "run_owned";
+    case orchestrator_errc::run_moved_on: return "run_moved_on";
+    case orchestrator_errc::answer_required: return "answer_required";
+    case orchestrator_errc::invalid_input: return "invalid_input";
+    case orchestrator_errc::run_exists: return "run_exists";
+    case orchestrator_errc::lost_ownership: return "lost_ownership";
+    case orchestrator_errc::checkpoint_failed: return "checkpoint_failed";
   }
   return "unknown";
 }
@@ -46,6 +53,13 @@ class category final : public boost::system::error_category {
       case orchestrator_errc::cancelled: return "workflow cancelled";
       case orchestrator_errc::coordinator_failed: return "coordinator failed; default agent used";
       case orchestrator_errc::failed_by_definition: return "workflow reached a fail node";
+      case orchestrator_errc::run_owned: return "the run is owned by another process";
+      case orchestrator_errc::run_moved_on: return "the run moved on since it was read";
+      case orchestrator_errc::answer_required: return "the answer does not fit the run's status";
+      case orchestrator_errc::invalid_input: return "the input cannot be stored";
+      case orchestrator_errc::run_exists: return "a run with that id exists";
+      case orchestrator_errc::lost_ownership: return "another process took the run over";
+      case orchestrator_errc::checkpoint_failed: return "the checkpoint could not be saved";
     }
     return "unknown orchestrator error";
   }

@@ -10,18 +10,28 @@
 #include <switchboard/agents/model/model_error.hpp>
 #include <switchboard/orchestrator/error.hpp>
 
+#include <switchboard/protocol/limits.hpp>
+
+#include "checkpoint/checkpoint_checks.hpp"
 #include "detail/compiled.hpp"
+#include "detail/owner.hpp"
 #include "detail/run_control.hpp"
 #include "detail/runner.hpp"
+#include "detail/state_journal.hpp"
 
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <random>
 
 namespace switchboard::orchestrator {
@@ -79,6 +89,11 @@ void workflow_handle::cancel() const {
   });
 }
 
+void workflow_handle::interrupt() const {
+  control_->interrupt = true;
+  cancel();
+}
+
 bool workflow_handle::done() const {
   std::lock_guard lock(control_->mutex);
   return control_->finished;
@@ -125,10 +140,82 @@ std::string random_prefix() {
   return buffer;
 }
 
+hub_options with_owner(hub_options options) {
+  if (options.owner_id.empty()) options.owner_id = detail::this_process_owner_id();
+  if (options.lease < std::chrono::milliseconds(3)) options.lease = std::chrono::milliseconds(3);
+  return options;
+}
+
+orchestrator_error refusal(const claim_error& e) {
+  switch (e.why()) {
+    case claim_error::reason::not_found: return {orchestrator_errc::unknown_workflow, "resume: " + std::string(e.what())};
+    case claim_error::reason::owned: return {orchestrator_errc::run_owned, "resume: " + std::string(e.what())};
+    case claim_error::reason::step_changed: return {orchestrator_errc::run_moved_on, "resume: " + std::string(e.what())};
+    default: return {orchestrator_errc::not_awaiting_clarification, "resume: " + std::string(e.what())};
+  }
+}
+
+// What differs between the definition a run was stored with and `now`.
+std::string definition_changes(const detail::definition_identity& stored, const compiled_workflow& now) {
+  std::vector<std::string> current;
+  for (const auto& n : now.definition().nodes) current.push_back(n.name);
+  std::string removed, added;
+  for (const auto& n : stored.nodes) {
+    if (std::find(current.begin(), current.end(), n) == current.end()) removed += (removed.empty() ? "" : ", ") + n;
+  }
+  for (const auto& n : current) {
+    if (std::find(stored.nodes.begin(), stored.nodes.end(), n) == stored.nodes.end()) {
+      added += (added.empty() ? "" : ", ") + n;
+    }
+  }
+  std::string changes;
+  if (!removed.empty()) changes += "nodes removed: " + removed;
+  if (!added.empty()) changes += std::string(changes.empty() ? "" : "; ") + "nodes added: " + added;
+  if (changes.empty()) changes = "the nodes' agents, routes or limits changed";
+  return changes + " (fingerprint " + stored.fingerprint + " when it started, " + now.fingerprint() + " now)";
+}
+
+// Throws unless `stored` may continue under `workflow` with `options`.
+void check_resumable(const detail::stored_run& stored, const std::string& status, const compiled_workflow& workflow,
+                     const resume_options& options, const checkpoint* cp) {
+  const auto& id = stored.state.id;
+  if (status == "running") {
+    throw orchestrator_error(orchestrator_errc::run_owned,
+                             "resume: workflow '" + id + "' is being resumed by another process (owner " +
+                                 cp->owner + ", since " + detail::format_utc(cp->updated_at) + ")");
+  }
+  if (status != "awaiting_clarification" && status != "interrupted") {
+    throw orchestrator_error(orchestrator_errc::not_awaiting_clarification,
+                             "resume: workflow '" + id + "' is " + status +
+                                 "; only a workflow awaiting clarification or interrupted can be resumed");
+  }
+  if (status == "awaiting_clarification" && !options.answer) {
+    throw orchestrator_error(orchestrator_errc::answer_required,
+                             "resume: workflow '" + id + "' is awaiting clarification and needs an answer" +
+                                 (stored.state.clarification ? ": " + stored.state.clarification->question : ""));
+  }
+  if (status == "interrupted" && options.answer) {
+    throw orchestrator_error(orchestrator_errc::answer_required,
+                             "resume: workflow '" + id + "' was interrupted, not paused for a question; "
+                             "continue it without an answer");
+  }
+  if (stored.state.workflow_name != workflow.name()) {
+    throw orchestrator_error(orchestrator_errc::workflow_mismatch,
+                             "resume: workflow '" + id + "' runs definition '" + stored.state.workflow_name +
+                                 "', not '" + workflow.name() + "'");
+  }
+  if (!stored.definition.fingerprint.empty() && stored.definition.fingerprint != workflow.fingerprint()) {
+    throw orchestrator_error(orchestrator_errc::workflow_mismatch,
+                             "resume: the definition of '" + workflow.name() + "' changed since workflow '" + id +
+                                 "' started: " + definition_changes(stored.definition, workflow) +
+                                 "; the run is kept, restore the definition to continue it");
+  }
+}
+
 }  // namespace
 
 hub::hub(asio::any_io_executor executor, const agents::agent_registry& registry, hub_options options)
-    : impl_(std::make_shared<impl>(std::move(executor), registry, std::move(options))) {}
+    : impl_(std::make_shared<impl>(std::move(executor), registry, with_owner(std::move(options)))) {}
 
 hub::~hub() = default;
 
@@ -137,53 +224,83 @@ hub::impl::impl(asio::any_io_executor ex, const agents::agent_registry& reg, hub
       registry(reg),
       options(std::move(opts)),
       logger(options.logger ? options.logger : spdlog::default_logger()),
-      id_prefix("wf-" + random_prefix() + "-") {}
+      id_prefix("wf-" + random_prefix() + "-"),
+      lease_strand(asio::make_strand(executor)) {}
 
 std::string hub::impl::new_id() { return id_prefix + std::to_string(++id_counter); }
 
-workflow_state hub::impl::initial_state(const compiled_workflow& workflow, boost::json::value input,
-                                        run_options& run) {
-  workflow_state state;
+detail::prepared_run hub::impl::initial_state(const compiled_workflow& workflow, boost::json::value input,
+                                              run_options& run) {
+  if (auto problem = protocol::check_untrusted_value(input)) {
+    throw orchestrator_error(orchestrator_errc::invalid_input, "workflow '" + workflow.name() + "' input: " + *problem);
+  }
+  detail::prepared_run prepared;
+  auto& state = prepared.state;
   state.id = run.workflow_id.empty() ? new_id() : std::move(run.workflow_id);
   state.workflow_name = workflow.name();
   state.input = std::move(input);
   state.next_node = workflow.definition().entry;
-  return state;
+  return prepared;
 }
 
-workflow_state hub::impl::take_paused(const compiled_workflow& workflow, const std::string& id) {
-  std::optional<workflow_state> state;
-  if (options.store) {
-    auto cp = options.store->load(id);
-    if (cp) state = detail::state_from_checkpoint(*cp);
-  } else {
-    std::lock_guard lock(paused_mutex);
-    if (auto it = paused.find(id); it != paused.end()) {
-      if (it->second.status == workflow_status::awaiting_clarification &&
-          it->second.workflow_name == workflow.name()) {
-        state = std::move(it->second);
-        paused.erase(it);
-      } else {
-        state = it->second;
-      }
-    }
-  }
-  if (!state) {
+asio::awaitable<detail::prepared_run> hub::impl::claim(std::shared_ptr<const compiled_workflow> workflow,
+                                                       std::string id, resume_options options) {
+  if (!this->options.store) co_return take_paused(*workflow, id, options);
+  auto& store = *this->options.store;
+  auto loaded = co_await store.load(id);
+  if (!loaded) {
     throw orchestrator_error(orchestrator_errc::unknown_workflow,
-                             "resume: no workflow with id '" + id + "'" +
-                                 (options.store ? " in the checkpoint store" : " in this hub (it has no store)"));
+                             "resume: no workflow with id '" + id + "' in the checkpoint store");
   }
-  if (state->status != workflow_status::awaiting_clarification) {
-    throw orchestrator_error(orchestrator_errc::not_awaiting_clarification,
-                             "resume: workflow '" + id + "' is " + std::string(to_string(state->status)) +
-                                 "; only a workflow awaiting clarification can be resumed");
+  auto stored = detail::read_stored_run(*loaded);
+  claim_request request;
+  request.workflow_id = id;
+  request.owner = this->options.owner_id;
+  request.lease = this->options.lease;
+  request.expected_step = options.expected_step.value_or(loaded->step);
+  std::string status = loaded->status;
+  if (status == "running" && detail::owner_is_dead_on_this_host(loaded->owner)) {
+    request.dead_owner = loaded->owner;
+    status = "interrupted";
   }
-  if (state->workflow_name != workflow.name()) {
-    throw orchestrator_error(orchestrator_errc::workflow_mismatch,
-                             "resume: workflow '" + id + "' runs definition '" + state->workflow_name +
-                                 "', not '" + workflow.name() + "'");
+  check_resumable(stored, status, *workflow, options, &*loaded);
+  request.expected_status = status;
+  checkpoint claimed;
+  try {
+    claimed = co_await store.claim(std::move(request));
+  } catch (const claim_error& e) {
+    throw refusal(e);
   }
-  return std::move(*state);
+  detail::prepared_run prepared;
+  prepared.state = detail::read_stored_run(claimed).state;
+  prepared.fence = claimed.fence;
+  prepared.stored = detail::marks_of(prepared.state);
+  prepared.answer = std::move(options.answer);
+  prepared.continuing = !prepared.answer;
+  co_return prepared;
+}
+
+detail::prepared_run hub::impl::take_paused(const compiled_workflow& workflow, const std::string& id,
+                                            resume_options& options) {
+  std::lock_guard lock(paused_mutex);
+  auto it = paused.find(id);
+  if (it == paused.end()) {
+    throw orchestrator_error(orchestrator_errc::unknown_workflow,
+                             "resume: no workflow with id '" + id + "' in this hub (it has no store)");
+  }
+  detail::stored_run stored{it->second, {}};
+  check_resumable(stored, std::string(to_string(stored.state.status)), workflow, options, nullptr);
+  if (options.expected_step && *options.expected_step != stored.state.step) {
+    throw orchestrator_error(orchestrator_errc::run_moved_on,
+                             "resume: workflow '" + id + "' moved on since it was read (step " +
+                                 std::to_string(*options.expected_step) + ", now step " +
+                                 std::to_string(stored.state.step) + ")");
+  }
+  detail::prepared_run prepared;
+  prepared.state = std::move(it->second);
+  paused.erase(it);
+  prepared.answer = std::move(options.answer);
+  return prepared;
 }
 
 void hub::impl::remember_paused(const workflow_state& state) {
@@ -192,52 +309,174 @@ void hub::impl::remember_paused(const workflow_state& state) {
   paused.insert_or_assign(state.id, state);
 }
 
-std::optional<workflow_state> hub::impl::find(std::string_view id) const {
-  if (options.store) {
-    auto cp = options.store->load(id);
-    if (!cp) return std::nullopt;
-    return detail::state_from_checkpoint(*cp);
-  }
+std::optional<workflow_state> hub::impl::find_paused(std::string_view id) const {
   std::lock_guard lock(paused_mutex);
   if (auto it = paused.find(std::string(id)); it != paused.end()) return it->second;
   return std::nullopt;
 }
+
+// ---------------------------------------------------------------- leases
+
+namespace detail {
+
+namespace {
+
+// Renews every lease of the hub's owner a few times per lease, while the
+// hub has runs that hold one.
+asio::awaitable<void> keep_leases(std::shared_ptr<hub::impl> hub) {
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  hub->lease_timer = &timer;
+  while (hub->leased_runs > 0) {
+    timer.expires_after(hub->options.lease / 3);
+    co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+    if (hub->leased_runs == 0) break;
+    try {
+      co_await hub->options.store->renew(hub->options.owner_id, hub->options.lease);
+    } catch (const std::exception& e) {
+      hub->logger->warn("cannot renew the leases of owner {}: {}", hub->options.owner_id, e.what());
+    }
+  }
+  hub->lease_timer = nullptr;
+}
+
+}  // namespace
+
+void hold_lease(const std::shared_ptr<hub::impl>& hub) {
+  asio::post(hub->lease_strand, [hub] {
+    if (hub->leased_runs++ == 0 && hub->lease_timer == nullptr) {
+      asio::co_spawn(hub->lease_strand, keep_leases(hub), asio::detached);
+    }
+  });
+}
+
+void release_lease(const std::shared_ptr<hub::impl>& hub) {
+  asio::post(hub->lease_strand, [hub] {
+    if (--hub->leased_runs == 0 && hub->lease_timer != nullptr) hub->lease_timer->cancel();
+  });
+}
+
+}  // namespace detail
+
+// ---------------------------------------------------------------- runs
+
+namespace {
+
+asio::awaitable<detail::prepared_run> ready(detail::prepared_run run) { co_return run; }
+
+}  // namespace
 
 // run() is not a coroutine itself: it returns the operation that runs the
 // workflow, so a workflow in flight holds no frame of run()'s (with a copy of
 // its state) on top of its own.
 asio::awaitable<workflow_state> hub::run(std::shared_ptr<const compiled_workflow> workflow,
                                          boost::json::value input, run_options options) {
-  auto state = impl_->initial_state(*workflow, std::move(input), options);
-  return detail::run_on_own_strand(impl_, std::move(workflow), std::move(state), std::nullopt);
+  auto prepared = impl_->initial_state(*workflow, std::move(input), options);
+  return detail::run_on_own_strand(impl_, std::move(workflow), std::move(prepared));
 }
 
 workflow_handle hub::start(std::shared_ptr<const compiled_workflow> workflow, boost::json::value input,
                            run_options options) {
-  auto state = impl_->initial_state(*workflow, std::move(input), options);
-  auto control = std::make_shared<detail::run_control>(state.id, detail::make_run_strand(impl_->executor));
-  detail::spawn(impl_, control, std::move(workflow), std::move(state), {});
+  auto prepared = impl_->initial_state(*workflow, std::move(input), options);
+  auto control =
+      std::make_shared<detail::run_control>(prepared.state.id, detail::make_run_strand(impl_->executor));
+  detail::spawn(impl_, control, std::move(workflow), ready(std::move(prepared)));
   return workflow_handle(control);
 }
 
 asio::awaitable<workflow_state> hub::resume(std::shared_ptr<const compiled_workflow> workflow,
                                             std::string workflow_id, std::string answer) {
-  // A coroutine, unlike run(): the paused state is taken only once the
-  // resume is awaited, so an operation that is never awaited loses nothing.
-  auto state = impl_->take_paused(*workflow, workflow_id);
-  auto run = detail::run_on_own_strand(impl_, std::move(workflow), std::move(state), std::move(answer));
+  resume_options options;
+  options.answer = std::move(answer);
+  return resume(std::move(workflow), std::move(workflow_id), std::move(options));
+}
+
+asio::awaitable<workflow_state> hub::resume(std::shared_ptr<const compiled_workflow> workflow,
+                                            std::string workflow_id, resume_options options) {
+  // The run is claimed only once the resume is awaited, so an operation
+  // that is never awaited changes nothing.
+  auto prepared = co_await impl_->claim(workflow, std::move(workflow_id), std::move(options));
+  auto run = detail::run_on_own_strand(impl_, std::move(workflow), std::move(prepared));
   co_return co_await std::move(run);
 }
 
 workflow_handle hub::start_resume(std::shared_ptr<const compiled_workflow> workflow, std::string workflow_id,
-                                  std::string answer) {
-  auto state = impl_->take_paused(*workflow, workflow_id);
-  auto control = std::make_shared<detail::run_control>(state.id, detail::make_run_strand(impl_->executor));
-  detail::spawn(impl_, control, std::move(workflow), std::move(state), std::move(answer));
+                                  resume_options options) {
+  auto control = std::make_shared<detail::run_control>(workflow_id, detail::make_run_strand(impl_->executor));
+  auto claim = impl_->claim(workflow, std::move(workflow_id), std::move(options));
+  detail::spawn(impl_, control, std::move(workflow), std::move(claim));
   return workflow_handle(control);
 }
 
-std::optional<workflow_state> hub::find(std::string_view workflow_id) const { return impl_->find(workflow_id); }
+workflow_handle hub::start_resume(std::shared_ptr<const compiled_workflow> workflow, std::string workflow_id,
+                                  std::string answer) {
+  resume_options options;
+  options.answer = std::move(answer);
+  return start_resume(std::move(workflow), std::move(workflow_id), std::move(options));
+}
+
+asio::awaitable<std::optional<workflow_state>> hub::find(std::string workflow_id) const {
+  if (!impl_->options.store) co_return impl_->find_paused(workflow_id);
+  auto cp = co_await impl_->options.store->load(std::move(workflow_id));
+  if (!cp) co_return std::nullopt;
+  co_return workflow_state::from_checkpoint(*cp);
+}
+
+asio::awaitable<workflow_state> hub::cancel_stored_run(std::string workflow_id) {
+  const auto& options = impl_->options;
+  if (!options.store) {
+    throw orchestrator_error(orchestrator_errc::unknown_workflow, "cancel: this hub has no checkpoint store");
+  }
+  auto& store = *options.store;
+  auto loaded = co_await store.load(workflow_id);
+  if (!loaded) {
+    throw orchestrator_error(orchestrator_errc::unknown_workflow,
+                             "cancel: no workflow with id '" + workflow_id + "' in the checkpoint store");
+  }
+  claim_request request;
+  request.workflow_id = workflow_id;
+  request.owner = options.owner_id;
+  request.lease = options.lease;
+  request.expected_step = loaded->step;
+  request.expected_status = loaded->status;
+  if (loaded->status == "running" && detail::owner_is_dead_on_this_host(loaded->owner)) {
+    request.dead_owner = loaded->owner;
+    request.expected_status = "interrupted";
+  }
+  if (request.expected_status != "awaiting_clarification" && request.expected_status != "interrupted") {
+    throw orchestrator_error(request.expected_status == "running" ? orchestrator_errc::run_owned
+                                                                  : orchestrator_errc::not_awaiting_clarification,
+                             "cancel: workflow '" + workflow_id + "' is " + request.expected_status +
+                                 (request.expected_status == "running" ? " (owner " + loaded->owner + ")" : "") +
+                                 "; only a paused or interrupted run can be cancelled here");
+  }
+  checkpoint claimed;
+  try {
+    claimed = co_await store.claim(std::move(request));
+  } catch (const claim_error& e) {
+    throw refusal(e);
+  }
+  auto stored = detail::read_stored_run(claimed);
+  auto& state = stored.state;
+  auto marks = detail::marks_of(state);
+  state.status = workflow_status::cancelled;
+  state.clarification.reset();
+  state.errors.push_back({"cancelled", "workflow '" + workflow_id + "' was cancelled while " + loaded->status, false, {}});
+  checkpoint cp;
+  cp.workflow_id = state.id;
+  cp.workflow_name = state.workflow_name;
+  cp.status = "cancelled";
+  cp.step = state.step;
+  cp.state_json = detail::state_head(state, stored.definition);
+  if (auto record = detail::next_journal_record(state, marks)) cp.journal.push_back(std::move(*record));
+  cp.owner = options.owner_id;
+  cp.fence = claimed.fence;
+  co_await store.save(std::move(cp));
+  co_return std::move(state);
+}
+
+bool is_dead_local_owner(std::string_view owner_id) { return detail::owner_is_dead_on_this_host(owner_id); }
+
+const std::string& hub::owner_id() const noexcept { return impl_->options.owner_id; }
 
 void hub::add_observer(std::shared_ptr<observer> o) { impl_->observers.push_back(std::move(o)); }
 

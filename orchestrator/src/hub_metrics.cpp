@@ -14,6 +14,7 @@ std::string_view to_string(event_kind kind) noexcept {
     case event_kind::workflow_completed: return "workflow_completed";
     case event_kind::workflow_failed: return "workflow_failed";
     case event_kind::workflow_cancelled: return "workflow_cancelled";
+    case event_kind::workflow_interrupted: return "workflow_interrupted";
   }
   return "?";
 }
@@ -59,6 +60,7 @@ void hub_metrics::on_event(const event& e) noexcept {
         if (e.error) ++slot(failures_, "workflow:" + e.error->type);
         break;
       case event_kind::workflow_cancelled: ++cancelled_; break;
+      case event_kind::workflow_interrupted: ++interrupted_; break;
       case event_kind::step_started:
       case event_kind::resumed: break;
     }
@@ -83,6 +85,7 @@ std::vector<protocol::metric_sample> hub_metrics::collect() const {
   }
   for (const auto& [status, count] : {std::pair{"started", started_}, std::pair{"completed", completed_},
                                       std::pair{"failed", failed_}, std::pair{"cancelled", cancelled_},
+                                      std::pair{"interrupted", interrupted_},
                                       std::pair{"paused", paused_}}) {
     out.push_back({"switchboard_workflows_total", {{"status", status}}, double(count)});
   }

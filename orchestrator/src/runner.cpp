@@ -14,6 +14,7 @@
 #include <switchboard/agents/model/structured.hpp>
 #include <switchboard/orchestrator/error.hpp>
 #include <switchboard/protocol/coordination.hpp>
+#include <switchboard/protocol/limits.hpp>
 
 #include "detail/compiled.hpp"
 
@@ -34,28 +35,13 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace switchboard::orchestrator::detail {
 
 namespace asio = boost::asio;
 namespace json = boost::json;
 using clock = std::chrono::steady_clock;
-
-workflow_state state_from_checkpoint(const checkpoint& cp) {
-  boost::system::error_code ec;
-  auto value = json::parse(cp.state_json, ec);
-  if (ec) {
-    throw orchestrator_error(orchestrator_errc::corrupt_checkpoint,
-                             "checkpoint of workflow '" + cp.workflow_id + "': state is not JSON (" +
-                                 ec.message() + ")");
-  }
-  try {
-    return workflow_state::from_json(value);
-  } catch (const orchestrator_error& e) {
-    throw orchestrator_error(orchestrator_errc::corrupt_checkpoint,
-                             "checkpoint of workflow '" + cp.workflow_id + "': " + e.what());
-  }
-}
 
 namespace {
 
@@ -99,6 +85,14 @@ std::string question_for(const protocol::envelope& e, std::string_view agent) {
   return question;
 }
 
+// Why an envelope cannot enter the state (a number that is not finite,
+// data nested beyond the limits), or nullopt.
+std::optional<std::string> unstorable(const protocol::envelope& e) {
+  if (!std::isfinite(e.confidence)) return std::string("its confidence is not finite");
+  if (auto problem = protocol::check_untrusted_value(e.data)) return "data: " + *problem;
+  return std::nullopt;
+}
+
 asio::awaitable<bool> cancelled_now() {
   auto state = co_await asio::this_coro::cancellation_state;
   co_return state.cancelled() != asio::cancellation_type::none;
@@ -135,12 +129,17 @@ asio::awaitable<bool> wait_before_retry(std::chrono::milliseconds delay) {
 class workflow_run {
  public:
   workflow_run(std::shared_ptr<hub::impl> hub, std::shared_ptr<const compiled_workflow> workflow,
-               workflow_state state, std::optional<std::string> answer)
+               prepared_run prepared, const std::atomic<bool>* interrupt = nullptr)
       : hub_(std::move(hub)),
         workflow_(std::move(workflow)),
         w_(workflow_->internals()),
-        state_(std::move(state)),
-        answer_(std::move(answer)) {}
+        state_(std::move(prepared.state)),
+        answer_(std::move(prepared.answer)),
+        continuing_(prepared.continuing),
+        stored_(prepared.stored.has_value()),
+        marks_(prepared.stored.value_or(journal_marks{})),
+        fence_(prepared.fence),
+        interrupt_(interrupt) {}
 
   // Runs until the workflow stops; the final state stays here for
   // take_state(). No parameters: an argument built inside
@@ -177,7 +176,12 @@ class workflow_run {
   void complete();
   void fail(protocol::error_record record);
   void cancel(std::string_view node);
-  void save();
+  void interrupt(std::string_view node);
+  void stop(std::string_view node);  // cancel or interrupt, as asked
+  asio::awaitable<void> save();
+  void refused_save(const claim_error& e);
+  asio::awaitable<void> prune_finished_runs();
+  std::vector<std::string> node_names() const;
   void emit(const event& e);
   void log(const event& e) const;
   event make_event(event_kind kind) const;
@@ -192,6 +196,13 @@ class workflow_run {
   std::string last_agent_;                   // whose envelope that step produced
   std::optional<protocol::envelope> last_group_;  // a group's merged envelope
   std::optional<std::string> answer_;             // the clarification answer a resume continues with
+  bool continuing_ = false;                       // an interrupted run continues
+  bool stored_ = false;                           // the run exists in the store (created or claimed)
+  bool lost_ = false;                             // a save was refused: the run is no longer ours
+  bool step_in_flight_ = false;                   // begin_step started a step that did not end
+  journal_marks marks_;                           // how much of state_ the store has
+  std::int64_t fence_ = 0;
+  const std::atomic<bool>* interrupt_;            // set: a cancellation is an interruption
 };
 
 // Passed instead of `{}`: a temporary std::string inside a co_await
@@ -204,11 +215,13 @@ asio::awaitable<void> workflow_run::go() {
   // Cancellation is observed explicitly (cancelled_now) so the run can still
   // record and checkpoint its `cancelled` state instead of unwinding.
   co_await asio::this_coro::throw_if_cancelled(false);
+  state_.status = workflow_status::running;
   if (answer_) {
     state_.clarification_answers.push_back(std::move(*answer_));
     answer_.reset();
     state_.clarification.reset();
-    state_.status = workflow_status::running;
+    emit(make_event(event_kind::resumed));
+  } else if (continuing_) {
     emit(make_event(event_kind::resumed));
   } else {
     emit(make_event(event_kind::workflow_started));
@@ -219,11 +232,13 @@ asio::awaitable<void> workflow_run::go() {
                      "workflow '" + w_.definition.name + "' has no node '" + state_.next_node + "' to continue from",
                      false));
   }
-  save();
+  co_await save();
+  const bool leased = hub_->options.store && stored_ && !lost_;
+  if (leased) hold_lease(hub_);
   while (state_.status == workflow_status::running) {
     if (co_await cancelled_now()) {
-      cancel(state_.next_node);
-      save();
+      stop(state_.next_node);
+      co_await save();
       break;
     }
     std::exception_ptr failure;
@@ -234,7 +249,7 @@ asio::awaitable<void> workflow_run::go() {
     }
     if (failure) {
       if (co_await cancelled_now()) {
-        cancel(state_.next_node);
+        stop(state_.next_node);
       } else {
         std::string what = "unknown exception";
         try {
@@ -247,9 +262,14 @@ asio::awaitable<void> workflow_run::go() {
                                                "': " + what, false));
       }
     }
-    save();
+    // Saved with the node that runs next, so a continued run never runs a
+    // completed step again.
+    if (state_.status == workflow_status::running && node != no_node) state_.next_node = w_.nodes[node].name();
+    co_await save();
   }
+  if (leased) release_lease(hub_);
   hub_->remember_paused(state_);
+  if (hub_->options.retention) co_await prune_finished_runs();
 }
 
 // A step is a coroutine only around the node's run: what comes before and
@@ -294,6 +314,7 @@ std::optional<int> workflow_run::begin_step(const compiled_node& n) {
     return no_node;
   }
   ++state_.step;
+  step_in_flight_ = true;
   auto started = make_event(event_kind::step_started);
   started.agent = n.agent ? n.agent->name() : std::string_view{};
   emit(started);
@@ -303,9 +324,10 @@ std::optional<int> workflow_run::begin_step(const compiled_node& n) {
 // Where the run goes after `n` ran.
 int workflow_run::end_step(const compiled_node& n, step_outcome& out) {
   if (out.cancelled) {
-    cancel(n.name());
+    stop(n.name());
     return no_node;
   }
+  step_in_flight_ = false;
   if (out.error) {
     if (n.on_error != no_node) {
       state_.errors.push_back(*out.error);  // handled, but still on record
@@ -362,6 +384,11 @@ std::optional<protocol::error_record> workflow_run::check_envelope(const agents:
     if (record.type.empty()) record.type = "agent_error";
     if (record.message.empty()) record.message = e.explanation;
     return record;
+  }
+  if (auto problem = unstorable(e)) {
+    return make_record("invalid_envelope", "agent '" + std::string(a.name()) + "' returned an envelope that " +
+                                               "cannot be stored: " + *problem,
+                       false);
   }
   if (!hub_->options.validate_envelopes) return std::nullopt;
   try {
@@ -711,6 +738,11 @@ asio::awaitable<void> workflow_run::synthesize_by_model(const compiled_node& n, 
     out.envelope.explanation = std::string(value.at("explanation").as_string());
     out.envelope.confidence = value.at("confidence").to_number<double>();
     out.envelope.reasoning = "Synthesized by the model from " + std::to_string(state_.outputs.size()) + " output(s).";
+    if (auto problem = unstorable(out.envelope)) {
+      out.error = make_record("invalid_envelope", "synthesis node '" + n.name() + "': the model's answer " +
+                                                      "cannot be stored: " + *problem,
+                              false, n.name());
+    }
   } catch (const agents::model_error& e) {
     out.error = make_record(agents::to_string(e.errc()), "synthesis node '" + n.name() + "': " + e.what(),
                             e.retryable(), n.name());
@@ -805,18 +837,103 @@ void workflow_run::cancel(std::string_view node) {
   emit(e);
 }
 
-void workflow_run::save() {
+// Gives up the step in flight (its outputs were never stored) and stops
+// the run resumable: the interrupted step runs again when it continues.
+void workflow_run::interrupt(std::string_view node) {
+  if (step_in_flight_) {
+    --state_.step;
+    step_in_flight_ = false;
+  }
+  state_.status = workflow_status::interrupted;
+  auto e = make_event(event_kind::workflow_interrupted);
+  e.node = node;
+  emit(e);
+}
+
+void workflow_run::stop(std::string_view node) {
+  if (interrupt_ && interrupt_->load()) {
+    interrupt(node);
+  } else {
+    cancel(node);
+  }
+}
+
+// Writes the head and what changed since the last save. The first save of
+// a new run creates it in the store; every later one carries the fence the
+// run was given. Marks advance only when the store took the record.
+asio::awaitable<void> workflow_run::save() {
   const auto& store = hub_->options.store;
-  if (!store) return;
+  if (!store || lost_) co_return;
+  const auto& options = hub_->options;
+  auto marks = marks_;
+  checkpoint cp;
+  cp.workflow_id = state_.id;
+  cp.workflow_name = state_.workflow_name;
+  cp.status = std::string(to_string(state_.status));
+  cp.step = state_.step;
+  cp.state_json = state_head(state_, {workflow_->fingerprint(), node_names()});
+  if (auto record = next_journal_record(state_, marks)) cp.journal.push_back(std::move(*record));
+  cp.owner = options.owner_id;
+  cp.lease_expires = std::chrono::system_clock::now() + options.lease;
+  cp.fence = fence_;
   try {
-    store->save(checkpoint{state_.id, state_.workflow_name, std::string(to_string(state_.status)), state_.step,
-                           json::serialize(state_.to_json()), std::chrono::system_clock::now()});
+    if (stored_) {
+      co_await store->save(std::move(cp));
+    } else {
+      co_await store->create(std::move(cp), options.lease);
+      stored_ = true;
+      fence_ = 1;
+    }
+    marks_ = std::move(marks);
+  } catch (const claim_error& err) {
+    refused_save(err);
   } catch (const std::exception& err) {
     hub_->logger->error("[{}] checkpoint failed: {}", state_.id, err.what());
     if (state_.status == workflow_status::running || state_.status == workflow_status::awaiting_clarification) {
       state_.clarification.reset();
       fail(make_record("checkpoint_failed", "workflow '" + state_.id + "': " + err.what(), false));
     }
+  }
+}
+
+// The store refused the run: another run has its id, or another hub claimed
+// it. Nothing more is saved; the stored run belongs to someone else.
+void workflow_run::refused_save(const claim_error& err) {
+  lost_ = true;
+  hub_->logger->error("[{}] {}", state_.id, err.what());
+  state_.clarification.reset();
+  const bool exists = err.why() == claim_error::reason::exists;
+  auto record = make_record(exists ? "run_exists" : "lost_ownership",
+                            "workflow '" + state_.id + "': " + err.what() +
+                                (exists ? "" : "; this process stopped it without saving"),
+                            false);
+  if (state_.status == workflow_status::running || state_.status == workflow_status::awaiting_clarification) {
+    fail(std::move(record));
+  } else {
+    state_.errors.push_back(std::move(record));
+  }
+}
+
+std::vector<std::string> workflow_run::node_names() const {
+  std::vector<std::string> names;
+  names.reserve(w_.nodes.size());
+  for (const auto& n : w_.nodes) names.push_back(n.name());
+  return names;
+}
+
+// hub_options::retention: at most once a minute per hub, when a run ends.
+asio::awaitable<void> workflow_run::prune_finished_runs() {
+  using namespace std::chrono;
+  const auto now = system_clock::now();
+  const auto now_ns = duration_cast<nanoseconds>(now.time_since_epoch()).count();
+  auto last = hub_->last_prune_ns.load();
+  if (now_ns - last < duration_cast<nanoseconds>(minutes(1)).count()) co_return;
+  if (!hub_->last_prune_ns.compare_exchange_strong(last, now_ns)) co_return;
+  try {
+    const auto removed = co_await hub_->options.store->prune(now - *hub_->options.retention);
+    if (removed > 0) hub_->logger->info("pruned {} finished run(s) older than the retention", removed);
+  } catch (const std::exception& e) {
+    hub_->logger->warn("cannot prune finished runs: {}", e.what());
   }
 }
 
@@ -890,6 +1007,17 @@ asio::awaitable<workflow_state> await_run(std::unique_ptr<workflow_run> run, asi
   co_return run->take_state();
 }
 
+// Prepares the run (a claim, for a resume) and runs it; the handle gets the
+// final state, or the exception of a refused claim.
+asio::awaitable<void> prepare_and_run(std::shared_ptr<hub::impl> hub, std::shared_ptr<run_control> control,
+                                      std::shared_ptr<const compiled_workflow> workflow,
+                                      asio::awaitable<prepared_run> prepare) {
+  auto run = std::make_unique<workflow_run>(std::move(hub), std::move(workflow), co_await std::move(prepare),
+                                            &control->interrupt);
+  co_await run->go();
+  control->finish(nullptr, run->take_state());
+}
+
 }  // namespace
 
 asio::any_io_executor make_run_strand(const asio::any_io_executor& executor) {
@@ -899,29 +1027,21 @@ asio::any_io_executor make_run_strand(const asio::any_io_executor& executor) {
 
 asio::awaitable<workflow_state> run_on_own_strand(std::shared_ptr<hub::impl> hub,
                                                   std::shared_ptr<const compiled_workflow> workflow,
-                                                  workflow_state state, std::optional<std::string> answer) {
+                                                  prepared_run prepared) {
   // Not a coroutine: the run (with its state) is built once on the heap
   // instead of in a frame that would also keep these parameters' copies.
   auto strand = make_run_strand(hub->executor);
-  return await_run(
-      std::make_unique<workflow_run>(std::move(hub), std::move(workflow), std::move(state), std::move(answer)),
-      std::move(strand));
+  return await_run(std::make_unique<workflow_run>(std::move(hub), std::move(workflow), std::move(prepared)),
+                   std::move(strand));
 }
 
 void spawn(std::shared_ptr<hub::impl> hub, std::shared_ptr<run_control> control,
-           std::shared_ptr<const compiled_workflow> workflow, workflow_state state,
-           std::optional<std::string> answer) {
+           std::shared_ptr<const compiled_workflow> workflow, asio::awaitable<prepared_run> prepare) {
   auto slot = control->signal.slot();
-  auto run = std::make_unique<workflow_run>(std::move(hub), std::move(workflow), std::move(state), std::move(answer));
-  auto going = run->go();
-  // The completion handler owns the run: it outlives the coroutines that use it.
+  auto going = prepare_and_run(std::move(hub), control, std::move(workflow), std::move(prepare));
   asio::co_spawn(control->strand, std::move(going),
-                 asio::bind_cancellation_slot(slot, [control, run = std::move(run)](std::exception_ptr error) {
-                   if (error) {
-                     control->finish(error, std::nullopt);
-                   } else {
-                     control->finish(nullptr, run->take_state());
-                   }
+                 asio::bind_cancellation_slot(slot, [control](std::exception_ptr error) {
+                   if (error) control->finish(error, std::nullopt);
                  }));
 }
 

@@ -8,8 +8,11 @@
 
 #include <boost/json/object.hpp>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <set>
 
 namespace switchboard::orchestrator {
@@ -164,6 +167,7 @@ compiled_workflow::compiled_workflow(std::unique_ptr<const impl> impl) : impl_(s
 compiled_workflow::~compiled_workflow() = default;
 const std::string& compiled_workflow::name() const noexcept { return impl_->definition.name; }
 const workflow_definition& compiled_workflow::definition() const noexcept { return impl_->definition; }
+const std::string& compiled_workflow::fingerprint() const noexcept { return impl_->fingerprint; }
 
 // ---------------------------------------------------------------- compile
 
@@ -476,6 +480,55 @@ void check_graph(const checker& check, const compiled_workflow::impl& w) {
   }
 }
 
+// Feeds every field that changes what a run does into a 64-bit FNV-1a hash,
+// each one length-prefixed so that no two definitions write the same text.
+class fingerprint_builder {
+ public:
+  fingerprint_builder& add(std::string_view text) {
+    add_raw(std::to_string(text.size()));
+    add_raw(":");
+    add_raw(text);
+    return *this;
+  }
+  fingerprint_builder& add(double number) { return add(fmt::format("{}", number)); }
+  fingerprint_builder& add(std::int64_t number) { return add(std::to_string(number)); }
+
+  std::string text() const { return fmt::format("fnv1a64:{:016x}", hash_); }
+
+ private:
+  void add_raw(std::string_view bytes) {
+    for (const unsigned char c : bytes) {
+      hash_ ^= c;
+      hash_ *= 0x100000001b3ULL;
+    }
+  }
+  std::uint64_t hash_ = 0xcbf29ce484222325ULL;
+};
+
+std::string fingerprint_of(const compiled_workflow::impl& w) {
+  const auto& d = w.definition;
+  fingerprint_builder f;
+  f.add(d.name).add(d.entry).add(d.clarification_threshold).add(std::int64_t{d.max_steps})
+      .add(std::int64_t{d.max_clarification_rounds});
+  for (const auto& c : w.nodes) {
+    const auto& n = *c.definition;
+    f.add(n.name).add(to_string(n.kind)).add(n.agent).add(std::int64_t(n.agents.size()));
+    for (const auto& a : n.agents) f.add(a);
+    f.add(std::int64_t{n.cancel_rest_on_failure}).add(std::int64_t(n.coordinator.candidates.size()));
+    for (const auto& a : n.coordinator.candidates) f.add(a);
+    f.add(n.coordinator.default_agent).add(n.coordinator.model_role).add(n.coordinator.instructions);
+    f.add(std::int64_t{static_cast<bool>(n.coordinator.router)});
+    f.add(n.synthesis.agent).add(n.synthesis.model_role).add(n.message);
+    f.add(c.threshold).add(std::int64_t{c.clarify}).add(n.timeout ? std::int64_t{n.timeout->count()} : -1);
+    f.add(std::int64_t{n.retry.max_attempts}).add(std::int64_t{n.retry.backoff.count()})
+        .add(n.retry.backoff_multiplier);
+    f.add(std::int64_t(c.routes.size()));
+    for (const auto& r : c.routes) f.add(r.text).add(w.nodes[r.target].name());
+    f.add(n.on_error);
+  }
+  return f.text();
+}
+
 }  // namespace
 
 std::shared_ptr<const compiled_workflow> compile(workflow_definition definition,
@@ -498,6 +551,7 @@ std::shared_ptr<const compiled_workflow> compile(workflow_definition definition,
   w->entry = w->index_of(d.entry);
   for (std::size_t i = 0; i < d.nodes.size(); ++i) compile_routes(check, *w, d.nodes[i], w->nodes[i]);
   check_graph(check, *w);
+  w->fingerprint = fingerprint_of(*w);
   return std::make_shared<const compiled_workflow>(std::move(w));
 }
 

@@ -1,6 +1,13 @@
 #include <switchboard/orchestrator/workflow_state.hpp>
 
 #include <switchboard/orchestrator/error.hpp>
+#include <switchboard/protocol/limits.hpp>
+
+#include "detail/owner.hpp"
+#include "detail/state_journal.hpp"
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
@@ -18,13 +25,14 @@ std::string_view to_string(workflow_status status) noexcept {
     case workflow_status::completed: return "completed";
     case workflow_status::failed: return "failed";
     case workflow_status::cancelled: return "cancelled";
+    case workflow_status::interrupted: return "interrupted";
   }
   return "?";
 }
 
 std::optional<workflow_status> parse_workflow_status(std::string_view text) noexcept {
   for (auto s : {workflow_status::running, workflow_status::awaiting_clarification, workflow_status::completed,
-                 workflow_status::failed, workflow_status::cancelled}) {
+                 workflow_status::failed, workflow_status::cancelled, workflow_status::interrupted}) {
     if (to_string(s) == text) return s;
   }
   return std::nullopt;
@@ -71,7 +79,9 @@ const protocol::error_record* workflow_state::first_error() const noexcept {
 
 namespace {
 
+// The whole state (to_json) is format 1; a checkpoint head is format 2.
 constexpr std::int64_t state_format_version = 1;
+constexpr std::int64_t head_format_version = 2;
 
 json::object audit_to_json(const audit_entry& a) {
   return {{"step", a.step},
@@ -167,6 +177,34 @@ audit_entry read_audit(const json::value& v, const std::string& path) {
   return a;
 }
 
+json::value clarification_to_json(const std::optional<clarification_request>& c) {
+  if (!c) return nullptr;
+  return json::object{{"question", c->question}, {"node", c->node}, {"agent", c->agent}, {"round", c->round}};
+}
+
+std::optional<clarification_request> read_clarification(const reader& r) {
+  const auto* c = r.optional("clarification");
+  if (!c) return std::nullopt;
+  reader cr(*c, r.child("clarification"));
+  return clarification_request{cr.string("question"), cr.string("node"), cr.string("agent"),
+                               static_cast<int>(cr.integer("round"))};
+}
+
+workflow_status read_status(const reader& r) {
+  auto status = parse_workflow_status(r.string("status"));
+  if (!status) r.fail("unknown status '" + r.string("status") + "'");
+  return *status;
+}
+
+protocol::error_record read_error(const json::value& v, const std::string& path) {
+  auto e = json::try_value_to<protocol::error_record>(v);
+  if (!e) {
+    throw orchestrator_error(orchestrator_errc::corrupt_checkpoint,
+                             "workflow state " + path + ": not an error record");
+  }
+  return std::move(*e);
+}
+
 std::vector<std::string> read_strings(const reader& r, std::string_view key) {
   std::vector<std::string> out;
   for (const auto& item : r.array(key)) {
@@ -200,14 +238,7 @@ json::value workflow_state::to_json() const {
   json::array errors_json;
   for (const auto& e : errors) errors_json.push_back(json::value_from(e));
   out["errors"] = std::move(errors_json);
-  if (clarification) {
-    out["clarification"] = json::object{{"question", clarification->question},
-                                        {"node", clarification->node},
-                                        {"agent", clarification->agent},
-                                        {"round", clarification->round}};
-  } else {
-    out["clarification"] = nullptr;
-  }
+  out["clarification"] = clarification_to_json(clarification);
   json::array answers;
   for (const auto& a : clarification_answers) answers.push_back(json::string(a));
   out["clarification_answers"] = std::move(answers);
@@ -224,9 +255,7 @@ workflow_state workflow_state::from_json(const json::value& value) {
   workflow_state s;
   s.id = r.string("id");
   s.workflow_name = r.string("workflow");
-  auto status = parse_workflow_status(r.string("status"));
-  if (!status) r.fail("unknown status '" + r.string("status") + "'");
-  s.status = *status;
+  s.status = read_status(r);
   s.step = r.integer("step");
   s.next_node = r.string("next_node");
   s.input = r.at("input");
@@ -246,18 +275,163 @@ workflow_state workflow_state::from_json(const json::value& value) {
   }
   const auto& errors_json = r.array("errors");
   for (std::size_t i = 0; i < errors_json.size(); ++i) {
-    auto e = json::try_value_to<protocol::error_record>(errors_json[i]);
-    if (!e) r.fail("/errors/" + std::to_string(i) + " is not an error record");
-    s.errors.push_back(std::move(*e));
+    s.errors.push_back(read_error(errors_json[i], "/errors/" + std::to_string(i)));
   }
-  if (const auto* c = r.optional("clarification")) {
-    reader cr(*c, "/clarification");
-    s.clarification = clarification_request{cr.string("question"), cr.string("node"), cr.string("agent"),
-                                            static_cast<int>(cr.integer("round"))};
-  }
+  s.clarification = read_clarification(r);
   s.clarification_answers = read_strings(r, "clarification_answers");
   if (const auto* res = r.optional("result")) s.result = read_envelope(*res, "/result");
   return s;
 }
+
+workflow_state workflow_state::from_checkpoint(const checkpoint& cp) {
+  auto state = detail::read_stored_run(cp).state;
+  if (auto status = parse_workflow_status(cp.status)) state.status = *status;
+  if (state.status == workflow_status::running && detail::owner_is_dead_on_this_host(cp.owner)) {
+    state.status = workflow_status::interrupted;
+  }
+  return state;
+}
+
+// ---------------------------------------------------------------- head + journal
+
+namespace detail {
+
+std::string state_head(const workflow_state& state, const definition_identity& definition) {
+  json::array nodes;
+  for (const auto& n : definition.nodes) nodes.emplace_back(n);
+  json::object head{{"format", head_format_version},
+                    {"id", state.id},
+                    {"workflow", state.workflow_name},
+                    {"status", to_string(state.status)},
+                    {"step", state.step},
+                    {"next_node", state.next_node},
+                    {"clarification", clarification_to_json(state.clarification)},
+                    {"result", state.result ? json::value_from(*state.result) : json::value(nullptr)},
+                    {"definition", json::object{{"fingerprint", definition.fingerprint}, {"nodes", std::move(nodes)}}}};
+  return json::serialize(head);
+}
+
+std::optional<std::string> next_journal_record(const workflow_state& state, journal_marks& marks) {
+  json::object record;
+  if (!marks.input) {
+    record["input"] = state.input;
+    marks.input = true;
+  }
+  marks.runs.resize(state.outputs.size(), 0);
+  json::array outputs;
+  for (std::size_t i = 0; i < state.outputs.size(); ++i) {
+    const auto& h = state.outputs[i];
+    for (; marks.runs[i] < h.runs.size(); ++marks.runs[i]) {
+      outputs.push_back(json::object{{"agent", h.agent}, {"envelope", json::value_from(h.runs[marks.runs[i]])}});
+    }
+  }
+  if (!outputs.empty()) record["outputs"] = std::move(outputs);
+  json::array audit;
+  for (; marks.audit < state.audit.size(); ++marks.audit) audit.push_back(audit_to_json(state.audit[marks.audit]));
+  if (!audit.empty()) record["audit"] = std::move(audit);
+  json::array errors;
+  for (; marks.errors < state.errors.size(); ++marks.errors) errors.push_back(json::value_from(state.errors[marks.errors]));
+  if (!errors.empty()) record["errors"] = std::move(errors);
+  json::array answers;
+  for (; marks.answers < state.clarification_answers.size(); ++marks.answers) {
+    answers.emplace_back(state.clarification_answers[marks.answers]);
+  }
+  if (!answers.empty()) record["answers"] = std::move(answers);
+  if (record.empty()) return std::nullopt;
+  return json::serialize(record);
+}
+
+journal_marks marks_of(const workflow_state& state) {
+  journal_marks marks;
+  marks.input = true;
+  for (const auto& h : state.outputs) marks.runs.push_back(h.runs.size());
+  marks.audit = state.audit.size();
+  marks.errors = state.errors.size();
+  marks.answers = state.clarification_answers.size();
+  return marks;
+}
+
+namespace {
+
+json::value parse_stored(const std::string& text, const std::string& what) {
+  boost::system::error_code ec;
+  auto value = json::parse(text, ec, {}, protocol::checkpoint_parse_options());
+  if (ec) {
+    throw orchestrator_error(orchestrator_errc::corrupt_checkpoint,
+                             what + " is not JSON within the limits (" + ec.message() + ")");
+  }
+  return value;
+}
+
+void apply_record(workflow_state& s, const json::value& value, const std::string& path) {
+  reader r(value, path);
+  if (const auto* input = r.optional("input")) s.input = *input;
+  if (r.optional("outputs")) {
+    const auto& outputs = r.array("outputs");
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+      reader o(outputs[i], r.child("outputs") + "/" + std::to_string(i));
+      s.add_output(o.string("agent"), read_envelope(o.at("envelope"), o.child("envelope")));
+    }
+  }
+  if (r.optional("audit")) {
+    const auto& audit = r.array("audit");
+    for (std::size_t i = 0; i < audit.size(); ++i) {
+      s.audit.push_back(read_audit(audit[i], r.child("audit") + "/" + std::to_string(i)));
+    }
+  }
+  if (r.optional("errors")) {
+    const auto& errors = r.array("errors");
+    for (std::size_t i = 0; i < errors.size(); ++i) {
+      s.errors.push_back(read_error(errors[i], r.child("errors") + "/" + std::to_string(i)));
+    }
+  }
+  if (r.optional("answers")) {
+    for (auto& answer : read_strings(r, "answers")) s.clarification_answers.push_back(std::move(answer));
+  }
+}
+
+stored_run read_head_and_journal(const checkpoint& cp, const json::value& head_json) {
+  reader head(head_json, "(head)");
+  stored_run run;
+  auto& s = run.state;
+  s.id = head.string("id");
+  s.workflow_name = head.string("workflow");
+  s.status = read_status(head);
+  s.step = head.integer("step");
+  s.next_node = head.string("next_node");
+  s.clarification = read_clarification(head);
+  if (const auto* result = head.optional("result")) s.result = read_envelope(*result, "(head)/result");
+  reader definition(head.at("definition"), "(head)/definition");
+  run.definition.fingerprint = definition.string("fingerprint");
+  run.definition.nodes = read_strings(definition, "nodes");
+  for (std::size_t i = 0; i < cp.journal.size(); ++i) {
+    const std::string path = "(journal record " + std::to_string(i + 1) + ")";
+    apply_record(s, parse_stored(cp.journal[i], path), path);
+  }
+  return run;
+}
+
+}  // namespace
+
+stored_run read_stored_run(const checkpoint& cp) {
+  try {
+    const auto head = parse_stored(cp.state_json, "the head");
+    const auto* format = head.is_object() ? head.get_object().if_contains("format") : nullptr;
+    if (format && format->is_int64() && format->get_int64() == state_format_version && cp.journal.empty()) {
+      return {workflow_state::from_json(head), {}};  // stored whole, before journals
+    }
+    if (!format || !format->is_int64() || format->get_int64() != head_format_version) {
+      throw orchestrator_error(orchestrator_errc::corrupt_checkpoint,
+                               "workflow state (head): unsupported format (expected " +
+                                   std::to_string(head_format_version) + ")");
+    }
+    return read_head_and_journal(cp, head);
+  } catch (const orchestrator_error& e) {
+    throw orchestrator_error(orchestrator_errc::corrupt_checkpoint,
+                             "checkpoint of workflow '" + cp.workflow_id + "': " + e.what());
+  }
+}
+
+}  // namespace detail
 
 }  // namespace switchboard::orchestrator

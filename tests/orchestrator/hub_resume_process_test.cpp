@@ -72,7 +72,7 @@ TEST_P(resume_process, a_second_process_resumes_the_paused_workflow) {
   hub h{io.get_executor(), registry,
         testing::options(make_sqlite_checkpoint_store(db_), {}, std::make_shared<spdlog::logger>("test"))};
 
-  auto paused = h.find(child.output);
+  auto paused = testing::run_sync(h.find(child.output));
   ASSERT_TRUE(paused);
   EXPECT_EQ(paused->status, workflow_status::awaiting_clarification);
   EXPECT_EQ(paused->clarification->question, "Which day do you mean?");

@@ -324,9 +324,13 @@ TEST_F(hub_test, resume_of_a_completed_workflow_is_a_clear_error) {
     FAIL() << "resumed a completed workflow";
   } catch (const orchestrator_error& e) {
     EXPECT_EQ(e.errc(), orchestrator_errc::not_awaiting_clarification);
-    EXPECT_THAT(e.what(), HasSubstr("is completed; only a workflow awaiting clarification can be resumed"));
+    EXPECT_THAT(e.what(), HasSubstr("is completed; only a workflow awaiting clarification or interrupted can be resumed"));
   }
-  EXPECT_THROW(hub_->start_resume(wf.compile(registry_), s.id, "x"), orchestrator_error);
+  // Without awaiting: the handle's wait() rethrows the refusal.
+  auto handle = hub_->start_resume(wf.compile(registry_), s.id, "x");
+  io_.restart();
+  io_.run();
+  EXPECT_THROW(handle.wait(), orchestrator_error);
 }
 
 TEST_F(hub_test, resume_with_another_definition_is_refused) {
@@ -357,18 +361,18 @@ TEST_F(hub_test, checkpoints_after_every_step_and_resumes_from_the_store) {
   wf.end("done");
   make_hub(testing::options(store));
   auto paused = run(wf);
-  auto cp = store->load(paused.id);
+  auto cp = sync(store->load(paused.id));
   ASSERT_TRUE(cp);
   EXPECT_EQ(cp->status, "awaiting_clarification");
   EXPECT_EQ(cp->step, 1);
-  EXPECT_EQ(hub_->find(paused.id)->clarification->question, paused.clarification->question);
+  EXPECT_EQ(sync(hub_->find(paused.id))->clarification->question, paused.clarification->question);
 
   // A second hub (same store) resumes it.
   hub second{io_.get_executor(), registry_, testing::options(store, {}, silent_logger())};
   auto s = sync(second.resume(wf.compile(registry_), paused.id, "Tuesday"));
   EXPECT_EQ(s.status, workflow_status::completed);
-  EXPECT_EQ(store->load(paused.id)->status, "completed");
-  EXPECT_EQ(store->load(paused.id)->step, 3);
+  EXPECT_EQ(sync(store->load(paused.id))->status, "completed");
+  EXPECT_EQ(sync(store->load(paused.id))->step, 3);
 }
 
 // ---------------------------------------------------------------- failures, retries, timeouts

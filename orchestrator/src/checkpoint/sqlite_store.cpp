@@ -1,17 +1,29 @@
 // The SQLite checkpoint store, the embedded default.
 //
-// One table, one row per workflow. One connection per store, guarded by a
-// mutex: calls are short, the hub calls them from its strands, and a single
-// connection keeps prepared statements simple and avoids the
-// connection-per-thread bookkeeping. Processes sharing the file coordinate
-// through SQLite itself: WAL mode (readers never block the writer) and a
-// busy timeout (a writer waits for another process's transaction instead of
-// failing at once).
+// Two tables: `runs` holds one row per run (its head, status, owner, lease
+// and fencing number), `journal` the records each save appended. One
+// connection per store, used only from the store's own thread: every
+// operation is posted there and the caller's coroutine resumes on its own
+// executor when it is done, so a slow disk never stalls the hub's threads.
+// Processes sharing the file coordinate through SQLite itself: WAL mode
+// (readers never block the writer), a busy timeout (a writer waits for
+// another process's transaction instead of failing at once) and BEGIN
+// IMMEDIATE around every read-check-write, which makes claim() a
+// compare-and-set across processes.
 #include <switchboard/orchestrator/checkpoint_store.hpp>
 
 #include "checkpoint_checks.hpp"
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
 #include <sqlite3.h>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdint>
@@ -24,41 +36,52 @@
 namespace switchboard::orchestrator {
 namespace {
 
+namespace asio = boost::asio;
+using std::chrono::system_clock;
+
 // How long a writer waits for another connection's transaction before
 // giving up with "database is locked".
 constexpr int busy_timeout_ms = 5000;
 
 // Bumped when the table layout changes; a file written by a newer layout is
-// refused instead of being misread.
-constexpr int schema_version = 1;
+// refused instead of being misread. Format 1 (one row with the whole state)
+// is migrated to 2 when opened.
+constexpr int schema_version = 2;
 
 constexpr const char* create_schema_sql = R"sql(
-CREATE TABLE IF NOT EXISTS checkpoints (
-  workflow_id   TEXT    PRIMARY KEY NOT NULL,
-  workflow_name TEXT    NOT NULL,
-  status        TEXT    NOT NULL,
-  step          INTEGER NOT NULL,
-  state_json    TEXT    NOT NULL,
-  updated_at_ns INTEGER NOT NULL,
-  save_seq      INTEGER NOT NULL
+CREATE TABLE IF NOT EXISTS runs (
+  workflow_id      TEXT    PRIMARY KEY NOT NULL,
+  workflow_name    TEXT    NOT NULL,
+  status           TEXT    NOT NULL,
+  step             INTEGER NOT NULL,
+  head             TEXT    NOT NULL,
+  owner            TEXT    NOT NULL,
+  lease_expires_ns INTEGER NOT NULL,
+  fence            INTEGER NOT NULL,
+  updated_at_ns    INTEGER NOT NULL,
+  save_seq         INTEGER NOT NULL
 );
-CREATE INDEX IF NOT EXISTS checkpoints_by_save_seq ON checkpoints (save_seq);
-CREATE INDEX IF NOT EXISTS checkpoints_by_status ON checkpoints (status, save_seq);
+CREATE INDEX IF NOT EXISTS runs_by_save_seq ON runs (save_seq);
+CREATE INDEX IF NOT EXISTS runs_by_owner ON runs (owner, status);
+CREATE TABLE IF NOT EXISTS journal (
+  workflow_id TEXT    NOT NULL,
+  seq         INTEGER NOT NULL,
+  record      TEXT    NOT NULL,
+  PRIMARY KEY (workflow_id, seq)
+);
 )sql";
 
-// save_seq orders list(): least recently saved first, across processes,
-// independent of clock resolution.
-constexpr const char* upsert_sql = R"sql(
-INSERT INTO checkpoints (workflow_id, workflow_name, status, step, state_json, updated_at_ns, save_seq)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, (SELECT COALESCE(MAX(save_seq), 0) + 1 FROM checkpoints))
-ON CONFLICT (workflow_id) DO UPDATE SET
-  workflow_name = excluded.workflow_name,
-  status        = excluded.status,
-  step          = excluded.step,
-  state_json    = excluded.state_json,
-  updated_at_ns = excluded.updated_at_ns,
-  save_seq      = excluded.save_seq
+// Format 1 kept the whole state in one row: it becomes the head (the state
+// reader accepts a whole state as a head), with an empty journal and no owner.
+constexpr const char* migrate_from_1_sql = R"sql(
+INSERT INTO runs (workflow_id, workflow_name, status, step, head, owner, lease_expires_ns, fence, updated_at_ns,
+                  save_seq)
+  SELECT workflow_id, workflow_name, status, step, state_json, '', 0, 0, updated_at_ns, save_seq FROM checkpoints;
+DROP TABLE checkpoints;
 )sql";
+
+constexpr const char* summary_columns =
+    "workflow_id, workflow_name, status, step, owner, lease_expires_ns, fence, updated_at_ns";
 
 struct statement_deleter {
   void operator()(sqlite3_stmt* stmt) const noexcept { sqlite3_finalize(stmt); }
@@ -83,13 +106,12 @@ class statement_use {
   sqlite3_stmt* stmt_;
 };
 
-std::int64_t to_nanoseconds(std::chrono::system_clock::time_point t) {
+std::int64_t to_nanoseconds(system_time t) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
 }
 
-std::chrono::system_clock::time_point from_nanoseconds(std::int64_t ns) {
-  return std::chrono::system_clock::time_point(
-      std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::nanoseconds(ns)));
+system_time from_nanoseconds(std::int64_t ns) {
+  return system_time(std::chrono::duration_cast<system_clock::duration>(std::chrono::nanoseconds(ns)));
 }
 
 std::string column_text(sqlite3_stmt* stmt, int column) {
@@ -100,9 +122,42 @@ std::string column_text(sqlite3_stmt* stmt, int column) {
   return std::string(text, static_cast<std::size_t>(sqlite3_column_bytes(stmt, column)));
 }
 
+// Reads the summary columns (in summary_columns' order) from `first` on.
+run_summary read_summary(sqlite3_stmt* stmt) {
+  run_summary s;
+  s.workflow_id = column_text(stmt, 0);
+  s.workflow_name = column_text(stmt, 1);
+  s.status = column_text(stmt, 2);
+  s.step = sqlite3_column_int64(stmt, 3);
+  s.owner = column_text(stmt, 4);
+  s.lease_expires = from_nanoseconds(sqlite3_column_int64(stmt, 5));
+  s.fence = sqlite3_column_int64(stmt, 6);
+  s.updated_at = from_nanoseconds(sqlite3_column_int64(stmt, 7));
+  return s;
+}
+
+// Creates `path` readable and writable by its owner only when it does not
+// exist (SQLite creates its -wal and -shm files with the same mode), and
+// takes group and other permissions away from an existing regular file we
+// own (a directory given by mistake is refused by SQLite, never changed).
+void make_private(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd >= 0) {
+    ::close(fd);
+    return;
+  }
+  struct stat info {};
+  if (::stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode) && info.st_uid == ::geteuid() &&
+      (info.st_mode & 077) != 0) {
+    ::chmod(path.c_str(), info.st_mode & 0700);
+  }
+}
+
 class sqlite_checkpoint_store final : public checkpoint_store {
  public:
-  explicit sqlite_checkpoint_store(const std::filesystem::path& path) : path_(path.string()) {
+  explicit sqlite_checkpoint_store(const std::filesystem::path& path) : path_(path.string()), name_(
+      "checkpoint store '" + path_ + "'") {
+    make_private(path_);
     open();
     configure();
     create_schema();
@@ -110,77 +165,194 @@ class sqlite_checkpoint_store final : public checkpoint_store {
   }
 
   ~sqlite_checkpoint_store() override {
+    thread_.join();
     close();
   }
 
   sqlite_checkpoint_store(const sqlite_checkpoint_store&) = delete;
   sqlite_checkpoint_store& operator=(const sqlite_checkpoint_store&) = delete;
 
-  void save(const checkpoint& cp) override {
-    detail::check_checkpoint(cp);
-    std::lock_guard lock(mutex_);
-    transaction tx(*this);
-    if (auto stored = stored_step(cp.workflow_id); stored && cp.step < *stored) {
-      detail::throw_stale_step("checkpoint store '" + path_ + "'", cp, *stored);
-    }
-    {
-      statement_use use(upsert_);
-      bind_text(use.get(), 1, cp.workflow_id);
-      bind_text(use.get(), 2, cp.workflow_name);
-      bind_text(use.get(), 3, cp.status);
-      bind_int64(use.get(), 4, cp.step);
-      bind_text(use.get(), 5, cp.state_json);
-      bind_int64(use.get(), 6, to_nanoseconds(std::chrono::system_clock::now()));
-      step_done(use.get(), "cannot save the checkpoint of workflow '" + cp.workflow_id + "'");
-    }
-    tx.commit();
+  asio::awaitable<void> create(checkpoint cp, std::chrono::milliseconds lease) override {
+    co_await on_store_thread([&] { create_now(cp, lease); });
   }
-
-  std::optional<checkpoint> load(std::string_view workflow_id) const override {
-    std::lock_guard lock(mutex_);
-    statement_use use(load_);
-    bind_text(use.get(), 1, workflow_id);
-    if (!step_row(use.get(), "cannot load the checkpoint of workflow '" + std::string(workflow_id) + "'")) {
-      return std::nullopt;
-    }
-    checkpoint cp;
-    cp.workflow_id = std::string(workflow_id);
-    cp.workflow_name = column_text(use.get(), 0);
-    cp.status = column_text(use.get(), 1);
-    cp.step = sqlite3_column_int64(use.get(), 2);
-    cp.state_json = column_text(use.get(), 3);
-    cp.updated_at = from_nanoseconds(sqlite3_column_int64(use.get(), 4));
-    return cp;
+  asio::awaitable<checkpoint> claim(claim_request request) override {
+    co_return co_await on_store_thread([&] { return claim_now(request); });
   }
-
-  std::vector<std::string> list(std::string_view status) const override {
-    std::lock_guard lock(mutex_);
-    statement_use use(status.empty() ? list_all_ : list_status_);
-    if (!status.empty()) {
-      bind_text(use.get(), 1, status);
-    }
-    std::vector<std::string> ids;
-    while (step_row(use.get(), "cannot list checkpoints")) {
-      ids.push_back(column_text(use.get(), 0));
-    }
-    return ids;
+  asio::awaitable<void> save(checkpoint cp) override {
+    co_await on_store_thread([&] { save_now(cp); });
   }
-
-  bool erase(std::string_view workflow_id) override {
-    std::lock_guard lock(mutex_);
-    statement_use use(erase_);
-    bind_text(use.get(), 1, workflow_id);
-    step_done(use.get(), "cannot erase the checkpoint of workflow '" + std::string(workflow_id) + "'");
-    return sqlite3_changes(db_) > 0;
+  asio::awaitable<std::size_t> renew(std::string owner, std::chrono::milliseconds lease) override {
+    co_return co_await on_store_thread([&] { return renew_now(owner, lease); });
+  }
+  asio::awaitable<std::optional<checkpoint>> load(std::string workflow_id) override {
+    co_return co_await on_store_thread([&] { return load_snapshot(workflow_id); });
+  }
+  asio::awaitable<std::vector<run_summary>> list(std::string status) override {
+    co_return co_await on_store_thread([&] { return list_now(status); });
+  }
+  asio::awaitable<bool> erase(std::string workflow_id) override {
+    co_return co_await on_store_thread([&] { return erase_now(workflow_id); });
+  }
+  asio::awaitable<std::size_t> prune(system_time finished_before) override {
+    co_return co_await on_store_thread([&] { return prune_now(finished_before); });
   }
 
  private:
-  // BEGIN IMMEDIATE takes the write lock up front, so the stale-step check
-  // and the write see the same state even with another process writing.
+  // Runs `work` on the store's thread and resumes the awaiting coroutine on
+  // its own executor with the result (or the exception). `work` refers to
+  // the caller's frame, which stays alive while it is suspended here.
+  template <typename Work>
+  asio::awaitable<std::invoke_result_t<Work&>> on_store_thread(Work work) {
+    using result = std::invoke_result_t<Work&>;
+    auto task = [&work]() -> asio::awaitable<result> { co_return work(); };
+    co_return co_await asio::co_spawn(thread_, std::move(task), asio::use_awaitable);
+  }
+
+  // ---------------------------------------------------------------- operations (store thread)
+
+  void create_now(const checkpoint& cp, std::chrono::milliseconds lease) {
+    detail::check_new_run(cp);
+    transaction tx(*this);
+    if (auto stored = select_summary(cp.workflow_id)) detail::throw_exists(name_, *stored);
+    const auto now = system_clock::now();
+    {
+      statement_use use(insert_run_);
+      bind_run(use.get(), cp, now + lease, 1, now);
+      step_done(use.get(), "cannot create the run of workflow '" + cp.workflow_id + "'");
+    }
+    append_journal(cp.workflow_id, cp.journal);
+    tx.commit();
+  }
+
+  checkpoint claim_now(const claim_request& request) {
+    transaction tx(*this);
+    const auto now = system_clock::now();
+    auto stored = select_summary(request.workflow_id);
+    detail::check_claim(name_, stored, request, now);
+    {
+      statement_use use(claim_run_);
+      bind_text(use.get(), 1, request.workflow_id);
+      bind_text(use.get(), 2, request.owner);
+      bind_int64(use.get(), 3, to_nanoseconds(now + request.lease));
+      bind_int64(use.get(), 4, to_nanoseconds(now));
+      step_done(use.get(), "cannot claim workflow '" + request.workflow_id + "'");
+    }
+    auto claimed = load_now(request.workflow_id);
+    tx.commit();
+    return std::move(*claimed);
+  }
+
+  void save_now(const checkpoint& cp) {
+    transaction tx(*this);
+    const auto stored = select_summary(cp.workflow_id);
+    detail::check_save(name_, stored, cp);
+    const auto now = system_clock::now();
+    const bool running = cp.status == "running";
+    {
+      statement_use use(update_run_);
+      checkpoint head = cp;
+      if (!running) head.owner.clear();
+      // The lease is the store's (create, claim, renew), not the caller's copy.
+      bind_run(use.get(), head, running ? stored->lease_expires : system_time{}, cp.fence, now);
+      step_done(use.get(), "cannot save the checkpoint of workflow '" + cp.workflow_id + "'");
+    }
+    append_journal(cp.workflow_id, cp.journal);
+    tx.commit();
+  }
+
+  std::size_t renew_now(const std::string& owner, std::chrono::milliseconds lease) {
+    statement_use use(renew_);
+    bind_text(use.get(), 1, owner);
+    bind_int64(use.get(), 2, to_nanoseconds(system_clock::now() + lease));
+    step_done(use.get(), "cannot renew the leases of owner '" + owner + "'");
+    return static_cast<std::size_t>(sqlite3_changes(db_));
+  }
+
+  // The head and the journal read in one read transaction, so both come
+  // from the same save even while another process is saving.
+  std::optional<checkpoint> load_snapshot(const std::string& workflow_id) {
+    transaction tx(*this, transaction::kind::read);
+    auto cp = load_now(workflow_id);
+    tx.commit();
+    return cp;
+  }
+
+  // Within a transaction the caller holds.
+  std::optional<checkpoint> load_now(const std::string& workflow_id) {
+    checkpoint cp;
+    {
+      statement_use use(select_run_);
+      bind_text(use.get(), 1, workflow_id);
+      if (!step_row(use.get(), "cannot load the checkpoint of workflow '" + workflow_id + "'")) return std::nullopt;
+      auto summary = read_summary(use.get());
+      cp.workflow_id = std::move(summary.workflow_id);
+      cp.workflow_name = std::move(summary.workflow_name);
+      cp.status = detail::effective_status(summary.status, summary.lease_expires, system_clock::now());
+      cp.step = summary.step;
+      cp.owner = std::move(summary.owner);
+      cp.lease_expires = summary.lease_expires;
+      cp.fence = summary.fence;
+      cp.updated_at = summary.updated_at;
+      cp.state_json = column_text(use.get(), 8);
+    }
+    statement_use use(select_journal_);
+    bind_text(use.get(), 1, workflow_id);
+    while (step_row(use.get(), "cannot read the journal of workflow '" + workflow_id + "'")) {
+      cp.journal.push_back(column_text(use.get(), 0));
+    }
+    return cp;
+  }
+
+  std::vector<run_summary> list_now(const std::string& status) {
+    statement_use use(list_);
+    std::vector<run_summary> runs;
+    const auto now = system_clock::now();
+    while (step_row(use.get(), "cannot list checkpoints")) {
+      auto summary = read_summary(use.get());
+      summary.status = detail::effective_status(summary.status, summary.lease_expires, now);
+      if (status.empty() || summary.status == status) runs.push_back(std::move(summary));
+    }
+    return runs;
+  }
+
+  bool erase_now(const std::string& workflow_id) {
+    transaction tx(*this);
+    run_with_id(erase_journal_, workflow_id, "cannot erase the journal of workflow '" + workflow_id + "'");
+    run_with_id(erase_run_, workflow_id, "cannot erase workflow '" + workflow_id + "'");
+    const bool existed = sqlite3_changes(db_) > 0;
+    tx.commit();
+    return existed;
+  }
+
+  std::size_t prune_now(system_time finished_before) {
+    std::size_t removed = 0;
+    {
+      transaction tx(*this);
+      for (const statement* stmt : {&prune_journal_, &prune_runs_}) {
+        statement_use use(*stmt);
+        bind_int64(use.get(), 1, to_nanoseconds(finished_before));
+        step_done(use.get(), "cannot prune finished runs");
+      }
+      removed = static_cast<std::size_t>(sqlite3_changes(db_));
+      tx.commit();
+    }
+    // Give the freed pages back to the file system: the free pages first,
+    // then the write-ahead log that recorded the deletions.
+    exec("PRAGMA incremental_vacuum", "cannot reclaim the space of pruned runs");
+    exec("PRAGMA wal_checkpoint(TRUNCATE)", "cannot checkpoint the write-ahead log");
+    return removed;
+  }
+
+  // ---------------------------------------------------------------- helpers
+
+  // BEGIN IMMEDIATE takes the write lock up front, so a check and the write
+  // that depends on it see the same state even with another process writing.
+  // A read transaction (BEGIN) reads one snapshot and blocks no writer.
   class transaction {
    public:
-    explicit transaction(sqlite_checkpoint_store& store) : store_(store) {
-      statement_use use(store_.begin_);
+    enum class kind { write, read };
+    explicit transaction(sqlite_checkpoint_store& store, kind k = kind::write) : store_(store) {
+      statement_use use(k == kind::write ? store_.begin_ : store_.begin_read_);
       store_.step_done(use.get(), "cannot begin a transaction");
     }
     ~transaction() {
@@ -203,10 +375,55 @@ class sqlite_checkpoint_store final : public checkpoint_store {
     bool committed_ = false;
   };
 
+  std::optional<run_summary> select_summary(const std::string& workflow_id) {
+    statement_use use(select_summary_);
+    bind_text(use.get(), 1, workflow_id);
+    if (!step_row(use.get(), "cannot read workflow '" + workflow_id + "'")) return std::nullopt;
+    return read_summary(use.get());
+  }
+
+  void bind_run(sqlite3_stmt* stmt, const checkpoint& cp, system_time lease_expires, std::int64_t fence,
+                system_time now) {
+    bind_text(stmt, 1, cp.workflow_id);
+    bind_text(stmt, 2, cp.workflow_name);
+    bind_text(stmt, 3, cp.status);
+    bind_int64(stmt, 4, cp.step);
+    bind_text(stmt, 5, cp.state_json);
+    bind_text(stmt, 6, cp.owner);
+    bind_int64(stmt, 7, to_nanoseconds(lease_expires));
+    bind_int64(stmt, 8, fence);
+    bind_int64(stmt, 9, to_nanoseconds(now));
+  }
+
+  void append_journal(const std::string& workflow_id, const std::vector<std::string>& records) {
+    for (const auto& record : records) {
+      statement_use use(insert_journal_);
+      bind_text(use.get(), 1, workflow_id);
+      bind_text(use.get(), 2, record);
+      step_done(use.get(), "cannot append to the journal of workflow '" + workflow_id + "'");
+    }
+  }
+
+  void run_with_id(const statement& stmt, const std::string& workflow_id, const std::string& what) {
+    statement_use use(stmt);
+    bind_text(use.get(), 1, workflow_id);
+    step_done(use.get(), what);
+  }
+
+  void exec(const char* sql, const std::string& what) {
+    char* message = nullptr;
+    if (sqlite3_exec(db_, sql, nullptr, nullptr, &message) != SQLITE_OK) {
+      std::string text = message != nullptr ? message : sqlite3_errmsg(db_);
+      sqlite3_free(message);
+      throw checkpoint_error(name_ + ": " + what + ": " + text);
+    }
+  }
+
   // Statements must be finalized before the connection closes.
   void close() noexcept {
-    for (statement* stmt : {&begin_, &commit_, &rollback_, &select_step_, &upsert_, &load_, &list_all_,
-                            &list_status_, &erase_}) {
+    for (statement* stmt : {&begin_, &begin_read_, &commit_, &rollback_, &select_summary_, &select_run_,
+                            &select_journal_, &insert_run_, &claim_run_, &update_run_, &insert_journal_, &renew_,
+                            &list_, &erase_journal_, &erase_run_, &prune_journal_, &prune_runs_}) {
       stmt->reset();
     }
     sqlite3_close(db_);
@@ -214,7 +431,7 @@ class sqlite_checkpoint_store final : public checkpoint_store {
   }
 
   [[noreturn]] void fail(const std::string& what) const {
-    throw checkpoint_error("checkpoint store '" + path_ + "': " + what + ": " + sqlite3_errmsg(db_));
+    throw checkpoint_error(name_ + ": " + what + ": " + sqlite3_errmsg(db_));
   }
 
   void open() {
@@ -225,7 +442,7 @@ class sqlite_checkpoint_store final : public checkpoint_store {
       std::string message = db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
       sqlite3_close(db_);
       db_ = nullptr;
-      throw checkpoint_error("checkpoint store '" + path_ + "': cannot open: " + message +
+      throw checkpoint_error(name_ + ": cannot open: " + message +
                              " (does its directory exist, and may this process create files there?)");
     }
   }
@@ -237,7 +454,7 @@ class sqlite_checkpoint_store final : public checkpoint_store {
     if (sqlite3_exec(db_, sql, nullptr, nullptr, &message) != SQLITE_OK) {
       std::string text = message != nullptr ? message : sqlite3_errmsg(db_);
       sqlite3_free(message);
-      close_after_setup_failure("checkpoint store '" + path_ + "': " + what + ": " + text);
+      close_after_setup_failure(name_ + ": " + what + ": " + text);
     }
   }
 
@@ -249,7 +466,7 @@ class sqlite_checkpoint_store final : public checkpoint_store {
   std::string query_single_text(const char* sql, const std::string& what) {
     sqlite3_stmt* raw = nullptr;
     if (sqlite3_prepare_v2(db_, sql, -1, &raw, nullptr) != SQLITE_OK) {
-      close_after_setup_failure("checkpoint store '" + path_ + "': " + what + ": " + sqlite3_errmsg(db_));
+      close_after_setup_failure(name_ + ": " + what + ": " + sqlite3_errmsg(db_));
     }
     statement stmt(raw);
     int rc = sqlite3_step(raw);
@@ -263,7 +480,7 @@ class sqlite_checkpoint_store final : public checkpoint_store {
       rc = sqlite3_step(raw);
     }
     if (rc != SQLITE_ROW) {
-      std::string message = "checkpoint store '" + path_ + "': " + what + ": " + sqlite3_errmsg(db_);
+      std::string message = name_ + ": " + what + ": " + sqlite3_errmsg(db_);
       stmt.reset();
       close_after_setup_failure(message);
     }
@@ -274,11 +491,14 @@ class sqlite_checkpoint_store final : public checkpoint_store {
     sqlite3_extended_result_codes(db_, 1);
     sqlite3_busy_timeout(db_, busy_timeout_ms);
     // The first statement reads the file header: this is where a file that
-    // is not an SQLite database (or a corrupt one) is refused.
+    // is not an SQLite database (or a corrupt one) is refused. auto_vacuum
+    // only takes effect on a file with no tables yet: new files give the
+    // space of pruned runs back (prune() runs the incremental vacuum).
+    query_single_text("PRAGMA auto_vacuum", "cannot open as an SQLite database");
+    exec_or_close("PRAGMA auto_vacuum=INCREMENTAL", "cannot set the vacuum mode");
     const std::string mode = query_single_text("PRAGMA journal_mode=WAL", "cannot open as an SQLite database");
     if (mode != "wal") {
-      close_after_setup_failure("checkpoint store '" + path_ + "': cannot switch to WAL mode (journal mode is '" +
-                                mode + "')");
+      close_after_setup_failure(name_ + ": cannot switch to WAL mode (journal mode is '" + mode + "')");
     }
     // NORMAL in WAL mode: a killed process loses nothing committed; only a
     // power failure may drop the last transactions, and never corrupts.
@@ -288,53 +508,63 @@ class sqlite_checkpoint_store final : public checkpoint_store {
   void create_schema() {
     const int version = std::stoi(query_single_text("PRAGMA user_version", "cannot read the schema version"));
     if (version > schema_version) {
-      close_after_setup_failure("checkpoint store '" + path_ + "': written by a newer Switchboard (format " +
-                                std::to_string(version) + ", this build reads format " +
-                                std::to_string(schema_version) + ")");
+      close_after_setup_failure(name_ + ": written by a newer Switchboard (format " + std::to_string(version) +
+                                ", this build reads format " + std::to_string(schema_version) + ")");
     }
     if (version == schema_version) {
       return;
     }
     const std::string sql = std::string("BEGIN IMMEDIATE;") + create_schema_sql +
-                            "PRAGMA user_version=" + std::to_string(schema_version) + ";COMMIT;";
+                            (version == 1 ? migrate_from_1_sql : "") + "PRAGMA user_version=" +
+                            std::to_string(schema_version) + ";COMMIT;";
     char* message = nullptr;
     if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &message) != SQLITE_OK) {
       std::string text = message != nullptr ? message : sqlite3_errmsg(db_);
       sqlite3_free(message);
       sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-      close_after_setup_failure("checkpoint store '" + path_ + "': cannot create the checkpoints table: " + text);
+      close_after_setup_failure(name_ + ": cannot create the checkpoint tables: " + text);
     }
   }
 
-  statement prepare(const char* sql) {
+  statement prepare(const std::string& sql) {
     sqlite3_stmt* raw = nullptr;
-    if (sqlite3_prepare_v3(db_, sql, -1, SQLITE_PREPARE_PERSISTENT, &raw, nullptr) != SQLITE_OK) {
-      close_after_setup_failure("checkpoint store '" + path_ + "': unexpected checkpoints table (" +
-                                sqlite3_errmsg(db_) + ")");
+    if (sqlite3_prepare_v3(db_, sql.c_str(), -1, SQLITE_PREPARE_PERSISTENT, &raw, nullptr) != SQLITE_OK) {
+      close_after_setup_failure(name_ + ": unexpected checkpoint tables (" + sqlite3_errmsg(db_) + ")");
     }
     return statement(raw);
   }
 
   void prepare_statements() {
+    const std::string summary = summary_columns;
+    const std::string next_save_seq = "(SELECT COALESCE(MAX(save_seq), 0) + 1 FROM runs)";
     begin_ = prepare("BEGIN IMMEDIATE");
+    begin_read_ = prepare("BEGIN");
     commit_ = prepare("COMMIT");
     rollback_ = prepare("ROLLBACK");
-    select_step_ = prepare("SELECT step FROM checkpoints WHERE workflow_id = ?1");
-    upsert_ = prepare(upsert_sql);
-    load_ = prepare(
-        "SELECT workflow_name, status, step, state_json, updated_at_ns FROM checkpoints WHERE workflow_id = ?1");
-    list_all_ = prepare("SELECT workflow_id FROM checkpoints ORDER BY save_seq");
-    list_status_ = prepare("SELECT workflow_id FROM checkpoints WHERE status = ?1 ORDER BY save_seq");
-    erase_ = prepare("DELETE FROM checkpoints WHERE workflow_id = ?1");
-  }
-
-  std::optional<std::int64_t> stored_step(std::string_view workflow_id) {
-    statement_use use(select_step_);
-    bind_text(use.get(), 1, workflow_id);
-    if (!step_row(use.get(), "cannot read the stored step of workflow '" + std::string(workflow_id) + "'")) {
-      return std::nullopt;
-    }
-    return sqlite3_column_int64(use.get(), 0);
+    select_summary_ = prepare("SELECT " + summary + " FROM runs WHERE workflow_id = ?1");
+    select_run_ = prepare("SELECT " + summary + ", head FROM runs WHERE workflow_id = ?1");
+    select_journal_ = prepare("SELECT record FROM journal WHERE workflow_id = ?1 ORDER BY seq");
+    insert_run_ = prepare(
+        "INSERT INTO runs (workflow_id, workflow_name, status, step, head, owner, lease_expires_ns, fence, "
+        "updated_at_ns, save_seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, " + next_save_seq + ")");
+    claim_run_ = prepare(
+        "UPDATE runs SET status = 'running', owner = ?2, lease_expires_ns = ?3, fence = fence + 1, "
+        "updated_at_ns = ?4, save_seq = " + next_save_seq + " WHERE workflow_id = ?1");
+    update_run_ = prepare(
+        "UPDATE runs SET workflow_name = ?2, status = ?3, step = ?4, head = ?5, owner = ?6, "
+        "lease_expires_ns = ?7, fence = ?8, updated_at_ns = ?9, save_seq = " + next_save_seq +
+        " WHERE workflow_id = ?1");
+    insert_journal_ = prepare(
+        "INSERT INTO journal (workflow_id, seq, record) VALUES "
+        "(?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM journal WHERE workflow_id = ?1), ?2)");
+    renew_ = prepare("UPDATE runs SET lease_expires_ns = ?2 WHERE owner = ?1 AND status = 'running'");
+    list_ = prepare("SELECT " + summary + " FROM runs ORDER BY save_seq");
+    erase_journal_ = prepare("DELETE FROM journal WHERE workflow_id = ?1");
+    erase_run_ = prepare("DELETE FROM runs WHERE workflow_id = ?1");
+    const std::string finished =
+        "SELECT workflow_id FROM runs WHERE status IN ('completed', 'failed', 'cancelled') AND updated_at_ns < ?1";
+    prune_journal_ = prepare("DELETE FROM journal WHERE workflow_id IN (" + finished + ")");
+    prune_runs_ = prepare("DELETE FROM runs WHERE workflow_id IN (" + finished + ")");
   }
 
   void bind_text(sqlite3_stmt* stmt, int index, std::string_view text) const {
@@ -370,9 +600,13 @@ class sqlite_checkpoint_store final : public checkpoint_store {
   }
 
   std::string path_;
+  std::string name_;
   sqlite3* db_ = nullptr;
-  mutable std::mutex mutex_;
-  statement begin_, commit_, rollback_, select_step_, upsert_, load_, list_all_, list_status_, erase_;
+  // One thread: operations run one at a time, in the order they were
+  // started, on the only thread that touches the connection.
+  asio::thread_pool thread_{1};
+  statement begin_, begin_read_, commit_, rollback_, select_summary_, select_run_, select_journal_, insert_run_,
+      claim_run_, update_run_, insert_journal_, renew_, list_, erase_journal_, erase_run_, prune_journal_, prune_runs_;
 };
 
 }  // namespace

@@ -46,6 +46,7 @@ struct compiled_workflow::impl {
   std::vector<detail::compiled_node> nodes;
   int entry = 0;
   const agents::agent_registry* registry = nullptr;
+  std::string fingerprint;
 
   int index_of(std::string_view node) const noexcept {
     for (std::size_t i = 0; i < nodes.size(); ++i) {

@@ -8,6 +8,7 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 
+#include <atomic>
 #include <condition_variable>
 #include <exception>
 #include <mutex>
@@ -24,6 +25,8 @@ struct run_control {
   const std::string id;
   boost::asio::any_io_executor strand;  // a strand (make_run_strand)
   boost::asio::cancellation_signal signal;  // emitted on `strand` only
+  // Set before the signal when the run is interrupted rather than cancelled.
+  std::atomic<bool> interrupt{false};
 
   // Called once, on the strand, when the run stopped.
   void finish(std::exception_ptr error, std::optional<workflow_state> state);

@@ -5,6 +5,9 @@
 #include <switchboard/orchestrator/hub.hpp>
 
 #include "run_control.hpp"
+#include "state_journal.hpp"
+
+#include <boost/asio/steady_timer.hpp>
 
 #include <atomic>
 #include <map>
@@ -14,16 +17,36 @@
 
 namespace switchboard::orchestrator {
 
+namespace detail {
+
+// A run ready to go: its state and where it comes from.
+struct prepared_run {
+  workflow_state state;
+  std::optional<std::string> answer;  // a paused run's answer, appended when it continues
+  bool continuing = false;            // an interrupted run, continued without an answer
+  // With a store: set once the run is stored (claimed): the fence it holds
+  // and how much of the state is already in its journal. Unset: a new run,
+  // created by its first save.
+  std::optional<journal_marks> stored;
+  std::int64_t fence = 0;
+};
+
+}  // namespace detail
+
 struct hub::impl {
   impl(boost::asio::any_io_executor executor, const agents::agent_registry& registry, hub_options options);
 
   std::string new_id();
-  workflow_state initial_state(const compiled_workflow& workflow, boost::json::value input, run_options& run);
-  // Loads a paused workflow for resume(); throws the misuse errors.
-  workflow_state take_paused(const compiled_workflow& workflow, const std::string& id);
+  detail::prepared_run initial_state(const compiled_workflow& workflow, boost::json::value input, run_options& run);
+  // Claims a paused or interrupted run for resume(); throws the misuse errors.
+  boost::asio::awaitable<detail::prepared_run> claim(std::shared_ptr<const compiled_workflow> workflow,
+                                                     std::string id, resume_options options);
+  // Without a store: takes a paused state from memory; throws the misuse errors.
+  detail::prepared_run take_paused(const compiled_workflow& workflow, const std::string& id,
+                                   resume_options& options);
   // Without a store, keeps a paused state so resume() finds it.
   void remember_paused(const workflow_state& state);
-  std::optional<workflow_state> find(std::string_view id) const;
+  std::optional<workflow_state> find_paused(std::string_view id) const;
 
   boost::asio::any_io_executor executor;
   const agents::agent_registry& registry;
@@ -35,11 +58,20 @@ struct hub::impl {
   std::atomic<std::uint64_t> id_counter{0};
   mutable std::mutex paused_mutex;
   std::map<std::string, workflow_state, std::less<>> paused;
+
+  // Lease renewal: one timer for all of this hub's runs, on its own strand.
+  boost::asio::any_io_executor lease_strand;
+  int leased_runs = 0;                          // on lease_strand
+  boost::asio::steady_timer* lease_timer = nullptr;  // on lease_strand, while the keeper runs
+  std::atomic<std::int64_t> last_prune_ns{0};
 };
 
 namespace detail {
 
-workflow_state state_from_checkpoint(const checkpoint& cp);
+// A run of `hub` now holds a lease / no longer does: the first starts the
+// renewal timer, the last stops it.
+void hold_lease(const std::shared_ptr<hub::impl>& hub);
+void release_lease(const std::shared_ptr<hub::impl>& hub);
 
 // A new strand on `executor`. When that is an io_context's executor the
 // strand is built on the concrete type, so it fits inside an
@@ -47,19 +79,19 @@ workflow_state state_from_checkpoint(const checkpoint& cp);
 // operation of the run would then copy it to the heap.
 boost::asio::any_io_executor make_run_strand(const boost::asio::any_io_executor& executor);
 
-// Runs (or, with an answer, resumes) a workflow on a new strand of the hub's
-// executor until it stops, for callers that await the run: cancelling the
-// awaiting coroutine cancels the run. Never throws for workflow failures;
-// they end in the returned state.
+// Runs (or resumes) a workflow on a new strand of the hub's executor until
+// it stops, for callers that await the run: cancelling the awaiting
+// coroutine cancels the run. Never throws for workflow failures; they end
+// in the returned state.
 boost::asio::awaitable<workflow_state> run_on_own_strand(std::shared_ptr<hub::impl> hub,
                                                          std::shared_ptr<const compiled_workflow> workflow,
-                                                         workflow_state state, std::optional<std::string> answer);
+                                                         prepared_run run);
 
 // The same, co_spawned on control->strand and cancellable through
-// control->signal; control->finish() receives the final state.
+// control->signal, once `prepare` produced the run (its exception goes to
+// the handle); control->finish() receives the final state.
 void spawn(std::shared_ptr<hub::impl> hub, std::shared_ptr<run_control> control,
-           std::shared_ptr<const compiled_workflow> workflow, workflow_state state,
-           std::optional<std::string> answer);
+           std::shared_ptr<const compiled_workflow> workflow, boost::asio::awaitable<prepared_run> prepare);
 
 }  // namespace detail
 

@@ -33,6 +33,13 @@ enum class orchestrator_errc {
   cancelled,                // the workflow was cancelled
   coordinator_failed,       // the coordinator's model failed; the default agent ran
   failed_by_definition,     // the workflow reached a `fail` node
+  run_owned,                // resume(): another hub owns the run (a live lease)
+  run_moved_on,             // resume(): the run moved on since the caller read it
+  answer_required,          // resume(): a paused run needs an answer; an interrupted one takes none
+  invalid_input,            // run(): an input that could not be stored (not finite, too deep)
+  run_exists,               // run(): a run with that id is already stored
+  lost_ownership,           // a save was refused: another hub claimed the run
+  checkpoint_failed,        // the store refused or failed a save
 };
 
 // "invalid_workflow", "timeout", ...: the stable type string.
@@ -51,11 +58,17 @@ inline boost::system::error_code make_error_code(orchestrator_errc code) noexcep
 class orchestrator_error : public boost::system::system_error {
  public:
   orchestrator_error(orchestrator_errc code, const std::string& message)
-      : boost::system::system_error(make_error_code(code), message) {}
+      : boost::system::system_error(make_error_code(code), message), message_(message) {}
 
   orchestrator_errc errc() const noexcept {
     return static_cast<orchestrator_errc>(code().value());
   }
+  // The message alone, without system_error's category suffix: it already
+  // names what was wrong.
+  const char* what() const noexcept override { return message_.c_str(); }
+
+ private:
+  std::string message_;
 };
 
 }  // namespace switchboard::orchestrator

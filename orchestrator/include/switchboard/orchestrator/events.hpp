@@ -27,10 +27,11 @@ enum class event_kind {
   step_failed,         // an agent failed (after retries); `error` is set
   routed,              // a route chose the next node; `target`, `condition`
   paused,              // awaiting clarification; `question`
-  resumed,             // a paused workflow continues with an answer
+  resumed,             // a paused workflow continues with an answer, or an interrupted one continues
   workflow_completed,  // reached an `end` node
   workflow_failed,     // failed; `error` is set
   workflow_cancelled,  // cancelled
+  workflow_interrupted,  // stopped between steps, resumable (workflow_handle::interrupt)
 };
 std::string_view to_string(event_kind kind) noexcept;
 

@@ -12,22 +12,34 @@
 // workflow runs on its own strand and its state is touched only there.
 //
 // run()/resume() complete when the workflow stops: completed, failed,
-// cancelled, or awaiting_clarification. A failure inside the workflow
-// (agent error, timeout, no route, step limit) is not thrown: the returned
-// state has status `failed` and error records. They throw orchestrator_error
-// for misuse only: resume() of an unknown id (unknown_workflow), of a
-// workflow that is not awaiting clarification (not_awaiting_clarification),
-// with another definition (workflow_mismatch). Cancellation: cancelling the
-// awaiting coroutine (its cancellation slot, terminal) cancels the workflow;
-// it then completes with status `cancelled`.
+// cancelled, interrupted or awaiting_clarification. A failure inside the
+// workflow (agent error, timeout, no route, step limit, a refused save) is
+// not thrown: the returned state has status `failed` and error records.
+// They throw orchestrator_error for misuse: run() of an input that cannot
+// be stored (invalid_input, at the call); resume() of an unknown id
+// (unknown_workflow), of a finished workflow (not_awaiting_clarification),
+// of a run another hub owns (run_owned), of a run that moved on since the
+// caller read it (run_moved_on), with or without an answer where the
+// status asks the opposite (answer_required), under a changed definition
+// (workflow_mismatch, naming what changed; the stored run is kept).
+// Cancellation: cancelling the awaiting coroutine (its cancellation slot,
+// terminal) cancels the workflow; it then completes with status `cancelled`.
 //
 // start()/start_resume() are the same for callers who do not await: they
-// return a workflow_handle at once.
+// return a workflow_handle at once; start_resume()'s misuse errors are
+// rethrown by the handle's wait()/async_wait().
 //
-// Checkpoints: with hub_options::store set, the state is saved after every
-// step and a paused workflow can be resumed by another hub, in another
-// process, given the same definition. Without a store, paused workflows are
-// kept in this hub's memory only.
+// Durable runs: with hub_options::store set, a run is owned by this hub
+// while it works: created (run) or claimed (resume) in the store with a
+// lease of hub_options::lease, renewed while it runs, and a fencing number
+// that every save carries. Of several hubs resuming one run at once, in
+// one process or many, exactly one wins; the others get run_owned. The
+// state is saved after every step (the step's records are appended), so a
+// step whose result was saved is never executed again: a run whose process
+// died is `interrupted` once its lease expires (at once when its owner was
+// a process of this host that no longer exists) and resume() without an
+// answer continues it from the last saved step. Without a store, paused
+// workflows are kept in this hub's memory only.
 //
 // Lifetimes: the registry and the store must outlive the hub; a pending run
 // keeps the hub's internals and its compiled workflow alive, so destroying
@@ -48,6 +60,8 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/value.hpp>
 
+#include <chrono>
+#include <cstdint>
 #include <memory>
 #include <utility>
 #include <optional>
@@ -66,13 +80,37 @@ struct hub_options {
   std::shared_ptr<spdlog::logger> logger;    // null: spdlog's default logger
   bool validate_envelopes = true;            // check every envelope with agent_registry::validate
   bool collect_metrics = true;               // feed hub::metrics()
+  // Who owns this hub's runs in the store; "" = this process
+  // ("host:pid:start-time", which lets a hub of the same host see at once
+  // that the owner of a running run is dead).
+  std::string owner_id;
+  // How long a claim holds without renewal; renewed every third of it.
+  std::chrono::milliseconds lease{30'000};
+  // Set: finished runs older than this are pruned from the store (checked
+  // at most once a minute, when a run finishes).
+  std::optional<std::chrono::seconds> retention;
 };
 
 struct run_options {
   std::string workflow_id;                   // "" = a fresh unique id
 };
 
+struct resume_options {
+  // The answer to a paused run's question; none to continue an
+  // interrupted run.
+  std::optional<std::string> answer;
+  // The step the caller saw: refuse (run_moved_on) if the run moved on
+  // since, for example an answer typed for a question another process
+  // already answered. Unset: the step read when resuming.
+  std::optional<std::int64_t> expected_step;
+};
+
 namespace detail { struct run_control; }
+
+// True when `owner_id` is a hub owner id of this host whose process no
+// longer exists: its running runs are interrupted, whatever their lease
+// says. False when unknown (another host, a custom owner id).
+bool is_dead_local_owner(std::string_view owner_id);
 
 // A run started without awaiting it. Copies share the run. Thread-safe.
 class workflow_handle {
@@ -83,6 +121,11 @@ class workflow_handle {
   // Cancels the whole workflow (the running agents see operation_aborted);
   // it completes with status `cancelled`. Idempotent; no-op once done.
   void cancel() const;
+  // Stops the workflow like cancel(), but it completes with status
+  // `interrupted` (a paused one stays paused): the step in flight is given
+  // up, completed steps stay saved, and resume() without an answer
+  // continues it. For shutdowns and signals. Idempotent; no-op once done.
+  void interrupt() const;
   bool done() const;
   // Blocks until the run stops. Never call it on a thread that runs the
   // hub's io_context (it would wait for itself).
@@ -120,14 +163,28 @@ class hub {
   // with `answer` appended to agent_context::clarification_answers.
   boost::asio::awaitable<workflow_state> resume(std::shared_ptr<const compiled_workflow> workflow,
                                                 std::string workflow_id, std::string answer);
-  // As resume(); the misuse errors are thrown here, synchronously.
-  workflow_handle start_resume(std::shared_ptr<const compiled_workflow> workflow,
-                               std::string workflow_id, std::string answer);
+  // Continues a paused run (options.answer set) or an interrupted one (no
+  // answer), claiming it first.
+  boost::asio::awaitable<workflow_state> resume(std::shared_ptr<const compiled_workflow> workflow,
+                                                std::string workflow_id, resume_options options);
+  workflow_handle start_resume(std::shared_ptr<const compiled_workflow> workflow, std::string workflow_id,
+                               resume_options options);
+  workflow_handle start_resume(std::shared_ptr<const compiled_workflow> workflow, std::string workflow_id,
+                               std::string answer);
 
   // The last saved state of a workflow (from the store, or this hub's
   // memory of paused runs), or nullopt. Throws orchestrator_error
   // (corrupt_checkpoint) when a stored state cannot be read.
-  std::optional<workflow_state> find(std::string_view workflow_id) const;
+  boost::asio::awaitable<std::optional<workflow_state>> find(std::string workflow_id) const;
+
+  // Cancels a stored run that is paused or interrupted (claiming it first,
+  // so a run another hub is working on is refused with run_owned); returns
+  // its final state, status `cancelled`. Needs a store.
+  boost::asio::awaitable<workflow_state> cancel_stored_run(std::string workflow_id);
+
+  // This hub's owner id in the store (hub_options::owner_id, or this
+  // process's).
+  const std::string& owner_id() const noexcept;
 
   void add_observer(std::shared_ptr<observer> o);
   const hub_metrics& metrics() const noexcept;

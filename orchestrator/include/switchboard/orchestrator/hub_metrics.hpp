@@ -4,7 +4,7 @@
 //   switchboard_agent_calls_total{agent, outcome=ok|failed}
 //   switchboard_agent_seconds_sum{agent}, switchboard_agent_seconds_count{agent}
 //   switchboard_route_total{node, target}
-//   switchboard_workflows_total{status=started|completed|failed|cancelled|paused}
+//   switchboard_workflows_total{status=started|completed|failed|cancelled|paused|interrupted}
 //   switchboard_failures_total{type}
 //   switchboard_clarification_rate  (gauge: paused / started)
 //
@@ -44,7 +44,7 @@ class hub_metrics final : public observer, public protocol::metrics_source {
   std::map<std::string, agent_stats, std::less<>> agents_;
   std::map<std::pair<std::string, std::string>, std::uint64_t, std::less<>> routes_;
   std::map<std::string, std::uint64_t, std::less<>> failures_;
-  std::uint64_t started_ = 0, completed_ = 0, failed_ = 0, cancelled_ = 0, paused_ = 0;
+  std::uint64_t started_ = 0, completed_ = 0, failed_ = 0, cancelled_ = 0, paused_ = 0, interrupted_ = 0;
 };
 
 }  // namespace switchboard::orchestrator

@@ -188,6 +188,10 @@ class compiled_workflow {
 
   const std::string& name() const noexcept;
   const workflow_definition& definition() const noexcept;
+  // Identity of what the definition does (nodes, agents, routes, limits),
+  // e.g. "fnv1a64:9c1f...": a stored run continues only under a definition
+  // with the same fingerprint. Not a security measure: it detects change.
+  const std::string& fingerprint() const noexcept;
   const impl& internals() const noexcept { return *impl_; }  // for the hub
 
  private:

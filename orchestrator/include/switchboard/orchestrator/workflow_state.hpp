@@ -23,8 +23,14 @@
 
 namespace switchboard::orchestrator {
 
-enum class workflow_status { running, awaiting_clarification, completed, failed, cancelled };
-// "running", "awaiting_clarification", "completed", "failed", "cancelled"
+struct checkpoint;
+
+// interrupted: its owner stopped it between steps (a signal, a shutdown) or
+// died; hub::resume() without an answer continues it from its last
+// completed step.
+enum class workflow_status { running, awaiting_clarification, completed, failed, cancelled, interrupted };
+// "running", "awaiting_clarification", "completed", "failed", "cancelled",
+// "interrupted"
 std::string_view to_string(workflow_status status) noexcept;
 std::optional<workflow_status> parse_workflow_status(std::string_view text) noexcept;
 
@@ -85,6 +91,10 @@ class workflow_state final : public agents::agent_outputs {
   boost::json::value to_json() const;
   // Throws orchestrator_error(corrupt_checkpoint) naming the field.
   static workflow_state from_json(const boost::json::value& json);
+  // The state a checkpoint holds (head + journal), its status as the store
+  // reports it (a run whose owner died reads as interrupted). Throws
+  // orchestrator_error(corrupt_checkpoint) naming the workflow and field.
+  static workflow_state from_checkpoint(const checkpoint& cp);
 };
 
 }  // namespace switchboard::orchestrator

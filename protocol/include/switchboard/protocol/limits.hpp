@@ -1,0 +1,40 @@
+// The limits every untrusted JSON document is held to, in one place: a
+// workflow's input, a model's answer, an agent's data, workflow, prompt and
+// schema files, and the checkpoints built from them. A value accepted where
+// it enters can always be stored and read back: checkpoints allow the same
+// depth plus the few levels a stored state wraps values in.
+//
+// Numbers must be finite: JSON has no Infinity or NaN, so a value such as
+// 1e999 (which parses to infinity) is refused where it enters, naming where
+// it was, instead of being written as something no reader accepts.
+//
+// Thread-safety: plain functions of their arguments.
+#pragma once
+
+#include <boost/json/parse_options.hpp>
+#include <boost/json/value.hpp>
+
+#include <cstddef>
+#include <optional>
+#include <string>
+
+namespace switchboard::protocol {
+
+// Nesting of arrays and objects in any document that enters from outside.
+inline constexpr std::size_t max_json_depth = 64;
+// A stored state wraps a value in at most 4 levels (journal record, list,
+// envelope, data): the checkpoint reader allows a margin over that.
+inline constexpr std::size_t max_checkpoint_depth = max_json_depth + 8;
+
+// Parse options for documents from outside (max_json_depth).
+boost::json::parse_options untrusted_parse_options() noexcept;
+// Parse options for checkpoints (max_checkpoint_depth).
+boost::json::parse_options checkpoint_parse_options() noexcept;
+
+// Why `value` may not enter, or nullopt when it may: "number at /a/0 is not
+// finite", "nesting deeper than 64 levels at /a/b/...". Iterative: a hostile
+// value cannot exhaust the stack.
+std::optional<std::string> check_untrusted_value(const boost::json::value& value,
+                                                 std::size_t max_depth = max_json_depth);
+
+}  // namespace switchboard::protocol
