@@ -4,7 +4,13 @@
 //   switchboard run WORKFLOW --input FILE_OR_TEXT [--data DIR] [--model NAME]
 //       [--base-url URL] [--plugin PATH]... [--prompts DIR] [--store SPEC]
 //       [--answer TEXT]... [--now YYYY-MM-DDTHH:MM] [--json] [--verbose]
-//   switchboard resume ID --answer TEXT [--store SPEC] [--json] [--verbose]
+//   switchboard resume ID --workflow FILE [--answer TEXT]... [the model,
+//       plugin, prompt and data options of run] [--store SPEC] [--json] [--verbose]
+//
+// A stored run is data, not authority: resume takes the workflow file,
+// plugins, model, base URL and data directory from its own command line and
+// environment, never from the checkpoint. SIGINT, SIGTERM and SIGHUP stop a
+// run between steps and leave it resumable (exit 128 + the signal).
 //
 // The scheduling sample's agents are always offered as built-ins (origin
 // "builtin:scheduling"), configured by --data (default: data/ next to the
@@ -12,10 +18,12 @@
 // (OPENAI_BASE_URL/OPENAI_API_KEY or --model) nl_parser, resolution and query
 // are LLM-backed agents from the prompt files.
 //
-// Exit codes: 0 completed, 1 failed, 2 usage (bad option, missing file),
-// 3 paused for clarification with no answer available (the output names the
-// workflow id and the `switchboard resume` command).
+// Exit codes: 0 completed, 1 failed (or refused: another process owns the
+// run, the definition changed), 2 usage (bad option, missing file), 3 paused
+// for clarification with no answer available (the output names the workflow
+// id and the `switchboard resume` command), 128 + N interrupted by signal N.
 #include "command.hpp"
+#include "state_store.hpp"
 
 #include <switchboard/agents/agent_registry.hpp>
 #include <switchboard/agents/model/model_error.hpp>
@@ -32,6 +40,7 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <spdlog/sinks/null_sink.h>
@@ -41,6 +50,7 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
@@ -62,8 +72,8 @@ using switchboard::cli::usage_error;
 
 constexpr int exit_paused = 3;
 
-// What a run needs to be rebuilt on resume; stored in the workflow input
-// under "_switchboard" so that `switchboard resume ID` needs nothing else.
+// What a run or a resume is built from: the invoker's command line and
+// environment (never a stored run).
 struct setup {
   fs::path workflow_file;
   fs::path data_dir;            // empty: data/ next to the workflow file, if present
@@ -75,34 +85,6 @@ struct setup {
   std::string store_spec;
   bool json_output = false;
   bool verbose = false;
-
-  json::object to_json() const {
-    json::array plugin_list;
-    for (const auto& p : plugins) plugin_list.emplace_back(p.string());
-    return {{"workflow_file", workflow_file.string()}, {"data_dir", data_dir.string()},
-            {"data_explicit", data_explicit}, {"plugins", std::move(plugin_list)},
-            {"prompts_dir", prompts_dir.string()}, {"model", model}, {"base_url", base_url}};
-  }
-  static setup from_json(const json::value& v) {
-    setup s;
-    const auto* o = v.if_object();
-    if (!o) throw std::runtime_error("the stored workflow has no run settings (\"_switchboard\"); "
-                                     "it was not started by `switchboard run`");
-    auto text = [&](std::string_view key) {
-      const auto* f = o->if_contains(key);
-      return f && f->is_string() ? std::string(f->get_string()) : std::string{};
-    };
-    s.workflow_file = text("workflow_file");
-    s.data_dir = text("data_dir");
-    if (const auto* f = o->if_contains("data_explicit"); f && f->is_bool()) s.data_explicit = f->get_bool();
-    if (const auto* f = o->if_contains("plugins"); f && f->is_array())
-      for (const auto& p : f->get_array())
-        if (p.is_string()) s.plugins.emplace_back(std::string(p.get_string()));
-    s.prompts_dir = text("prompts_dir");
-    s.model = text("model");
-    s.base_url = text("base_url");
-    return s;
-  }
 };
 
 std::string join_names(const std::vector<std::string>& names) {
@@ -120,24 +102,6 @@ std::string read_file(const fs::path& file) {
 }
 
 fs::path absolute(const fs::path& p) { return p.empty() ? p : fs::absolute(p).lexically_normal(); }
-
-std::string default_store_spec() {
-  fs::path dir;
-  if (const char* state = std::getenv("SWITCHBOARD_STATE_DIR"); state && *state) {
-    dir = state;
-  } else if (const char* xdg = std::getenv("XDG_STATE_HOME"); xdg && *xdg) {
-    dir = fs::path(xdg) / "switchboard";
-  } else if (const char* home = std::getenv("HOME"); home && *home) {
-    dir = fs::path(home) / ".local" / "state" / "switchboard";
-  } else {
-    dir = fs::temp_directory_path() / "switchboard";
-  }
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) throw std::runtime_error("cannot create the state directory '" + dir.string() + "': " + ec.message() +
-                                   " (set SWITCHBOARD_STATE_DIR or pass --store sqlite:PATH)");
-  return "sqlite:" + (dir / "workflows.db").string();
-}
 
 bool model_configured(const setup& s) {
   auto env = [](const char* name) {
@@ -234,7 +198,6 @@ session open_session(const setup& s) {
              data_dir.string() + "'; pass --data DIR)";
     throw std::runtime_error(std::string(e.what()) + hint);
   }
-  out.store = orch::open_checkpoint_store(s.store_spec.empty() ? default_store_spec() : s.store_spec);
   return out;
 }
 
@@ -267,7 +230,7 @@ class progress_printer final : public orch::observer {
         out_ << "    -> " << e.target << "  (" << e.condition << ")\n";
         break;
       case event_kind::resumed:
-        out_ << "    (resumed with the answer)\n";
+        out_ << "    (resumed)\n";
         break;
       default:
         break;
@@ -284,15 +247,27 @@ class progress_printer final : public orch::observer {
   std::ostream& out_;
 };
 
-template <typename Awaitable>
-orch::workflow_state run_to_completion(boost::asio::io_context& io, Awaitable operation) {
+// The signal that interrupted the last run, or 0.
+int interrupting_signal = 0;
+
+// Runs the workflow `start` returns until it stops. SIGINT, SIGTERM and
+// SIGHUP interrupt it between steps: it stops `interrupted`, resumable.
+orch::workflow_state run_to_completion(boost::asio::io_context& io,
+                                       const std::function<orch::workflow_handle()>& start) {
+  boost::asio::signal_set signals(io, SIGINT, SIGTERM, SIGHUP);
+  const orch::workflow_handle handle = start();
+  signals.async_wait([&](const boost::system::error_code& ec, int signal_number) {
+    if (ec) return;
+    interrupting_signal = signal_number;
+    handle.interrupt();
+  });
   std::optional<orch::workflow_state> result;
   std::exception_ptr failure;
-  boost::asio::co_spawn(io, std::move(operation),
-                        [&](std::exception_ptr e, orch::workflow_state state) {
-                          if (e) failure = e;
-                          else result = std::move(state);
-                        });
+  boost::asio::co_spawn(io, handle.async_wait(), [&](std::exception_ptr e, orch::workflow_state state) {
+    if (e) failure = e;
+    else result = std::move(state);
+    signals.cancel();
+  });
   io.restart();
   io.run();
   if (failure) std::rethrow_exception(failure);
@@ -318,26 +293,46 @@ std::optional<std::string> next_answer(const std::string& question, std::deque<s
   return std::nullopt;
 }
 
-int finish(const orch::workflow_state& state, const session& s, const setup& settings) {
+// The command that continues `state`, for the user to copy.
+std::string resume_command(const orch::workflow_state& state, const setup& settings, bool with_answer) {
+  std::string command = "switchboard resume " + state.id + " --workflow " + settings.workflow_file.string();
+  if (settings.data_explicit) command += " --data " + settings.data_dir.string();
+  for (const auto& p : settings.plugins) command += " --plugin " + p.string();
+  if (!settings.prompts_dir.empty()) command += " --prompts " + settings.prompts_dir.string();
+  if (!settings.store_spec.empty()) command += " --store " + settings.store_spec;
+  if (with_answer) command += " --answer \"...\"";
+  return command;
+}
+
+int finish(const orch::workflow_state& state, const setup& settings) {
   if (settings.json_output) {
     std::cout << json::serialize(state.to_json()) << "\n";
   }
+  std::ostream& notes = settings.json_output ? std::cerr : std::cout;
   switch (state.status) {
     case orch::workflow_status::completed: {
       if (!settings.json_output) {
         const std::string outcome = sched::describe_outcome(state);
         std::cout << "\n" << (outcome.empty() && state.result ? state.result->explanation : outcome) << "\n";
       }
-      s.store->erase(state.id);
       return cli::exit_ok;
     }
     case orch::workflow_status::awaiting_clarification: {
       const std::string question = state.clarification ? state.clarification->question : std::string{};
-      (settings.json_output ? std::cerr : std::cout)
-          << "\nPaused for clarification: " << question << "\nworkflow id: " << state.id
-          << "\nContinue with:\n  switchboard resume " << state.id << " --answer \"...\""
-          << (settings.store_spec.empty() ? "" : " --store " + settings.store_spec) << "\n";
+      notes << "\nPaused for clarification: " << question << "\nworkflow id: " << state.id;
+      if (settings.store_spec == "memory") {
+        notes << "\n(--store memory keeps nothing after this command: run it again with answers, --answer TEXT)\n";
+      } else {
+        notes << "\nContinue with:\n  " << resume_command(state, settings, true) << "\n";
+      }
       return exit_paused;
+    }
+    case orch::workflow_status::interrupted: {
+      notes << "\nInterrupted" << (interrupting_signal ? " by signal " + std::to_string(interrupting_signal) : "")
+            << "; the completed steps are saved.\nworkflow id: " << state.id;
+      if (settings.store_spec != "memory") notes << "\nContinue with:\n  " << resume_command(state, settings, false);
+      notes << "\n";
+      return 128 + (interrupting_signal ? interrupting_signal : SIGINT);
     }
     default: {
       const auto* error = state.first_error();
@@ -345,14 +340,13 @@ int finish(const orch::workflow_state& state, const session& s, const setup& set
       if (error && !error->agent.empty() && message.find(error->agent) == std::string::npos)
         message = error->agent + ": " + message;
       std::cerr << "\nswitchboard: the workflow " << orch::to_string(state.status) << ": " << message << "\n";
-      s.store->erase(state.id);
       return cli::exit_failure;
     }
   }
 }
 
 int drive(session& s, const setup& settings, std::deque<std::string> answers,
-          const std::function<orch::workflow_state(orch::hub&, boost::asio::io_context&)>& first) {
+          const std::function<orch::workflow_handle(orch::hub&)>& first) {
   boost::asio::io_context io;
   orch::hub_options options;
   options.store = s.store;
@@ -361,13 +355,16 @@ int drive(session& s, const setup& settings, std::deque<std::string> answers,
   orch::hub hub{io.get_executor(), *s.registry, options};
   if (!settings.json_output) hub.add_observer(std::make_shared<progress_printer>(std::cout));
 
-  orch::workflow_state state = first(hub, io);
+  orch::workflow_state state = run_to_completion(io, [&] { return first(hub); });
   while (state.status == orch::workflow_status::awaiting_clarification && state.clarification) {
     auto answer = next_answer(state.clarification->question, answers, settings.json_output && answers.empty());
     if (!answer) break;
-    state = run_to_completion(io, hub.resume(s.workflow, state.id, std::move(*answer)));
+    orch::resume_options options;
+    options.answer = std::move(*answer);
+    options.expected_step = state.step;
+    state = run_to_completion(io, [&] { return hub.start_resume(s.workflow, state.id, options); });
   }
-  return finish(state, s, settings);
+  return finish(state, settings);
 }
 
 void print_header(const session& s, const std::string& request, const setup& settings) {
@@ -411,10 +408,15 @@ constexpr std::string_view run_usage =
     "usage: switchboard run WORKFLOW --input FILE_OR_TEXT [--data DIR] [--model NAME] [--base-url URL]\n"
     "                       [--plugin PATH]... [--prompts DIR] [--store memory|sqlite:PATH]\n"
     "                       [--answer TEXT]... [--now YYYY-MM-DDTHH:MM] [--json] [--verbose]\n"
-    "exit codes: 0 completed, 1 failed, 2 usage, 3 paused for clarification (resume with `switchboard resume`)\n";
+    "exit codes: 0 completed, 1 failed, 2 usage, 3 paused for clarification (resume with `switchboard resume`),\n"
+    "            128+N interrupted by signal N (resume with `switchboard resume` without --answer)\n";
 
 constexpr std::string_view resume_usage =
-    "usage: switchboard resume ID --answer TEXT [--store memory|sqlite:PATH] [--json] [--verbose]\n";
+    "usage: switchboard resume ID --workflow FILE [--answer TEXT]... [--data DIR] [--model NAME]\n"
+    "                          [--base-url URL] [--plugin PATH]... [--prompts DIR]\n"
+    "                          [--store memory|sqlite:PATH] [--json] [--verbose]\n"
+    "A paused run needs --answer; an interrupted one (its process stopped or died) continues without.\n"
+    "The workflow file, plugins, model and data come from this command line, never from the stored run.\n";
 
 int guarded(std::string_view usage, const std::function<int()>& body) {
   try {
@@ -431,6 +433,33 @@ int guarded(std::string_view usage, const std::function<int()>& body) {
   }
 }
 
+// The options run and resume share: what to load, which model, which
+// store, how to print. False when `args[i]` is none of them.
+bool take_shared_option(std::span<const std::string> args, std::size_t& i, setup& settings) {
+  const std::string& a = args[i];
+  if (a == "--data") {
+    settings.data_dir = absolute(take_value(args, i));
+    settings.data_explicit = true;
+  } else if (a == "--model") {
+    settings.model = take_value(args, i);
+  } else if (a == "--base-url") {
+    settings.base_url = take_value(args, i);
+  } else if (a == "--plugin") {
+    settings.plugins.push_back(absolute(take_value(args, i)));
+  } else if (a == "--prompts") {
+    settings.prompts_dir = absolute(take_value(args, i));
+  } else if (a == "--store") {
+    settings.store_spec = take_value(args, i);
+  } else if (a == "--json") {
+    settings.json_output = true;
+  } else if (a == "--verbose") {
+    settings.verbose = true;
+  } else {
+    return false;
+  }
+  return true;
+}
+
 int run_run(std::span<const std::string> args) {
   return guarded(run_usage, [&] {
     setup settings;
@@ -443,19 +472,10 @@ int run_run(std::span<const std::string> args) {
         std::cout << run_usage;
         return cli::exit_ok;
       }
+      if (take_shared_option(args, i, settings)) continue;
       if (a == "--input") input_arg = take_value(args, i);
-      else if (a == "--data") {
-        settings.data_dir = absolute(take_value(args, i));
-        settings.data_explicit = true;
-      } else if (a == "--model") settings.model = take_value(args, i);
-      else if (a == "--base-url") settings.base_url = take_value(args, i);
-      else if (a == "--plugin") settings.plugins.push_back(absolute(take_value(args, i)));
-      else if (a == "--prompts") settings.prompts_dir = absolute(take_value(args, i));
-      else if (a == "--store") settings.store_spec = take_value(args, i);
       else if (a == "--answer") answers.push_back(take_value(args, i));
       else if (a == "--now") now = take_value(args, i);
-      else if (a == "--json") settings.json_output = true;
-      else if (a == "--verbose") settings.verbose = true;
       else if (a.starts_with("-")) throw usage_error("unknown option '" + a + "'");
       else if (settings.workflow_file.empty()) settings.workflow_file = absolute(a);
       else throw usage_error("unexpected argument '" + a + "'");
@@ -467,6 +487,7 @@ int run_run(std::span<const std::string> args) {
 
     json::value input = read_input(*input_arg);
     session s = open_session(settings);
+    s.store = cli::open_state_store(settings.store_spec);
     auto& object = input.as_object();
     if (now) object["now"] = *now;
     if (s.sample) {
@@ -476,22 +497,18 @@ int run_run(std::span<const std::string> args) {
       if (s.llm_backed) object["context"] = sched::sample_context(settings.data_explicit ? settings.data_dir
                                                                                           : settings.workflow_file.parent_path() / "data");
     }
-    object["_switchboard"] = settings.to_json();
     const auto* request = object.if_contains("request");
     print_header(s, request && request->is_string() ? std::string(request->get_string()) : std::string{},
                  settings);
-    return drive(s, settings, std::move(answers), [&](orch::hub& hub, boost::asio::io_context& io) {
-      return run_to_completion(io, hub.run(s.workflow, std::move(input)));
-    });
+    return drive(s, settings, std::move(answers),
+                 [&](orch::hub& hub) { return hub.start(s.workflow, std::move(input)); });
   });
 }
 
 int run_resume(std::span<const std::string> args) {
   return guarded(resume_usage, [&] {
     std::string id;
-    std::string store_spec;
-    bool json_output = false;
-    bool verbose = false;
+    setup settings;
     std::deque<std::string> answers;
     for (std::size_t i = 0; i < args.size(); ++i) {
       const std::string& a = args[i];
@@ -499,49 +516,48 @@ int run_resume(std::span<const std::string> args) {
         std::cout << resume_usage;
         return cli::exit_ok;
       }
+      if (take_shared_option(args, i, settings)) continue;
       if (a == "--answer") answers.push_back(take_value(args, i));
-      else if (a == "--store") store_spec = take_value(args, i);
-      else if (a == "--json") json_output = true;
-      else if (a == "--verbose") verbose = true;
+      else if (a == "--workflow") settings.workflow_file = absolute(take_value(args, i));
       else if (a.starts_with("-")) throw usage_error("unknown option '" + a + "'");
       else if (id.empty()) id = a;
       else throw usage_error("unexpected argument '" + a + "'");
     }
     if (id.empty()) throw usage_error("missing the workflow id");
-    if (answers.empty()) throw usage_error("missing --answer TEXT");
 
-    auto store = orch::open_checkpoint_store(store_spec.empty() ? default_store_spec() : store_spec);
-    const auto checkpoint = store->load(id);
-    if (!checkpoint)
-      throw std::runtime_error("no paused workflow with id '" + id + "' in the store" +
-                               (store_spec.empty() ? std::string{} : " " + store_spec) +
-                               " (it may have completed already, or was started with another --store)");
-    boost::system::error_code ec;
-    const json::value state_json = json::parse(checkpoint->state_json, ec);
-    if (ec) throw std::runtime_error("the checkpoint of '" + id + "' is not valid JSON: " + ec.message());
-    const auto stored = orch::workflow_state::from_json(state_json);
-    const auto* input = stored.input.if_object();
-    setup settings = setup::from_json(input && input->contains("_switchboard") ? input->at("_switchboard")
-                                                                               : json::value{});
-    settings.store_spec = store_spec;
-    settings.json_output = json_output;
-    settings.verbose = verbose;
+    auto store = cli::open_state_store(settings.store_spec);
+    const auto stored = cli::wait_for(store->load(id));
+    if (!stored)
+      throw std::runtime_error("no workflow with id '" + id + "' in the store" +
+                               (settings.store_spec.empty() ? std::string{} : " " + settings.store_spec) +
+                               " (it was started with another --store, or pruned)");
+    const auto state = orch::workflow_state::from_checkpoint(*stored);
+    if (settings.workflow_file.empty())
+      throw usage_error("missing --workflow FILE: the file of workflow '" + state.workflow_name +
+                        "' that run " + id + " was started with (a stored run never decides which files "
+                        "are loaded)");
     session s = open_session(settings);
     s.store = store;
     print_header(s, {}, settings);
-    std::string first = std::move(answers.front());
-    answers.pop_front();
-    if (!json_output && stored.clarification)
-      std::cout << "? " << stored.clarification->question << "\n> " << first << "\n\n";
-    return drive(s, settings, std::move(answers), [&](orch::hub& hub, boost::asio::io_context& io) {
-      return run_to_completion(io, hub.resume(s.workflow, id, first));
-    });
+    orch::resume_options options;
+    options.expected_step = state.step;
+    if (!answers.empty()) {
+      options.answer = std::move(answers.front());
+      answers.pop_front();
+      if (!settings.json_output && state.clarification)
+        std::cout << "? " << state.clarification->question << "\n> " << *options.answer << "\n\n";
+    } else if (!settings.json_output) {
+      std::cout << "continuing workflow " << id << " after step " << state.step << " ("
+                << orch::to_string(state.status) << ")\n\n";
+    }
+    return drive(s, settings, std::move(answers),
+                 [&](orch::hub& hub) { return hub.start_resume(s.workflow, id, options); });
   });
 }
 
 const cli::command_registration run_registration{
     "run", "run a workflow file, showing each step, route and the outcome", &run_run};
 const cli::command_registration resume_registration{
-    "resume", "continue a workflow paused for clarification", &run_resume};
+    "resume", "continue a workflow paused for clarification, or one that was interrupted", &run_resume};
 
 }  // namespace

@@ -1,0 +1,193 @@
+// switchboard runs — the workflow runs a store holds, and what to do with
+// them.
+//
+//   switchboard runs [--status STATUS] [--store SPEC] [--json]
+//   switchboard runs show ID [--store SPEC]
+//   switchboard runs cancel ID [--store SPEC]
+//   switchboard runs prune --older-than DURATION [--store SPEC]
+//
+// STATUS: running, awaiting_clarification, interrupted, completed, failed,
+// cancelled ("interrupted" includes runs whose owner died). DURATION: a
+// number with s, m, h or d ("7d"). Exit codes: 0 done, 1 refused or failed
+// (unknown id, a run another process owns), 2 usage.
+#include "command.hpp"
+#include "state_store.hpp"
+
+#include <switchboard/agents/agent_registry.hpp>
+#include <switchboard/orchestrator/hub.hpp>
+#include <switchboard/protocol/schema_registry.hpp>
+#include <switchboard/orchestrator/workflow_state.hpp>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/serialize.hpp>
+
+#include <charconv>
+#include <ctime>
+#include <iomanip>
+#include <iostream>
+
+namespace {
+
+namespace json = boost::json;
+namespace cli = switchboard::cli;
+namespace orch = switchboard::orchestrator;
+using cli::usage_error;
+
+constexpr std::string_view usage =
+    "usage: switchboard runs [--status STATUS] [--store SPEC] [--json]\n"
+    "       switchboard runs show ID [--store SPEC]\n"
+    "       switchboard runs cancel ID [--store SPEC]\n"
+    "       switchboard runs prune --older-than DURATION [--store SPEC]\n"
+    "STATUS: running, awaiting_clarification, interrupted, completed, failed, cancelled\n"
+    "DURATION: a number followed by s, m, h or d, e.g. 7d\n";
+
+struct options {
+  std::string action;       // "", "show", "cancel", "prune"
+  std::string id;
+  std::string status;
+  std::string store_spec;
+  std::optional<std::chrono::seconds> older_than;
+  bool json = false;
+};
+
+std::chrono::seconds parse_duration(const std::string& text) {
+  long long count = 0;
+  const auto* end = text.data() + text.size();
+  const auto [unit, ec] = std::from_chars(text.data(), end, count);
+  if (ec != std::errc{} || count < 0 || unit + 1 != end) {
+    throw usage_error("--older-than expects a number followed by s, m, h or d, got '" + text + "'");
+  }
+  switch (*unit) {
+    case 's': return std::chrono::seconds(count);
+    case 'm': return std::chrono::minutes(count);
+    case 'h': return std::chrono::hours(count);
+    case 'd': return std::chrono::hours(24 * count);
+    default: throw usage_error("--older-than expects a unit s, m, h or d, got '" + text + "'");
+  }
+}
+
+options parse(std::span<const std::string> args) {
+  options o;
+  auto value = [&](std::size_t& i) -> const std::string& {
+    if (i + 1 >= args.size()) throw usage_error("option " + args[i] + " needs a value");
+    return args[++i];
+  };
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--status") o.status = value(i);
+    else if (a == "--store") o.store_spec = value(i);
+    else if (a == "--older-than") o.older_than = parse_duration(value(i));
+    else if (a == "--json") o.json = true;
+    else if (a.starts_with("-")) throw usage_error("unknown option '" + a + "'");
+    else if (o.action.empty() && (a == "show" || a == "cancel" || a == "prune")) o.action = a;
+    else if ((o.action == "show" || o.action == "cancel") && o.id.empty()) o.id = a;
+    else throw usage_error("unexpected argument '" + a + "'");
+  }
+  if (!o.status.empty() && !orch::is_checkpoint_status(o.status)) {
+    throw usage_error("unknown status '" + o.status + "'");
+  }
+  if ((o.action == "show" || o.action == "cancel") && o.id.empty()) throw usage_error("missing the workflow id");
+  if (o.action == "prune" && !o.older_than) throw usage_error("prune needs --older-than DURATION");
+  return o;
+}
+
+std::string local_time(orch::system_time t) {
+  const std::time_t seconds = std::chrono::system_clock::to_time_t(t);
+  std::tm parts{};
+  localtime_r(&seconds, &parts);
+  char buffer[32];
+  std::strftime(buffer, sizeof buffer, "%Y-%m-%d %H:%M:%S", &parts);
+  return buffer;
+}
+
+// The store's list, with the running runs whose owner process died on
+// this host shown as interrupted (the store only knows leases).
+std::vector<orch::run_summary> runs_with_status(const options& o, orch::checkpoint_store& store) {
+  auto runs = cli::wait_for(store.list(o.status == "interrupted" || o.status == "running" ? "" : o.status));
+  std::vector<orch::run_summary> shown;
+  for (auto& r : runs) {
+    if (r.status == "running" && orch::is_dead_local_owner(r.owner)) r.status = "interrupted";
+    if (o.status.empty() || r.status == o.status) shown.push_back(std::move(r));
+  }
+  return shown;
+}
+
+int list_runs(const options& o, orch::checkpoint_store& store) {
+  const auto runs = runs_with_status(o, store);
+  if (o.json) {
+    json::array out;
+    for (const auto& r : runs) {
+      out.push_back(json::object{{"id", r.workflow_id}, {"workflow", r.workflow_name}, {"status", r.status},
+                                 {"step", r.step}, {"owner", r.owner}, {"updated_at", local_time(r.updated_at)}});
+    }
+    std::cout << json::serialize(out) << "\n";
+    return cli::exit_ok;
+  }
+  if (runs.empty()) {
+    std::cout << "No runs" << (o.status.empty() ? "" : " with status " + o.status) << ".\n";
+    return cli::exit_ok;
+  }
+  std::cout << std::left << std::setw(26) << "ID" << std::setw(20) << "WORKFLOW" << std::setw(24) << "STATUS"
+            << std::setw(6) << "STEP" << std::setw(21) << "UPDATED" << "OWNER\n";
+  for (const auto& r : runs) {
+    std::cout << std::left << std::setw(26) << r.workflow_id << std::setw(20) << r.workflow_name << std::setw(24)
+              << r.status << std::setw(6) << r.step << std::setw(21) << local_time(r.updated_at)
+              << (r.status == "running" ? r.owner : "") << "\n";
+  }
+  return cli::exit_ok;
+}
+
+int show_run(const options& o, orch::checkpoint_store& store) {
+  const auto cp = cli::wait_for(store.load(o.id));
+  if (!cp) throw std::runtime_error("no workflow with id '" + o.id + "' in the store");
+  std::cout << json::serialize(orch::workflow_state::from_checkpoint(*cp).to_json()) << "\n";
+  return cli::exit_ok;
+}
+
+int cancel_run(const options& o, const std::shared_ptr<orch::checkpoint_store>& store) {
+  // A hub with no agents: cancelling runs nothing, it only claims and saves.
+  switchboard::agents::agent_registry registry(std::make_shared<switchboard::protocol::schema_registry>());
+  boost::asio::io_context io;
+  orch::hub_options hub_options;
+  hub_options.store = store;
+  orch::hub hub{io.get_executor(), registry, hub_options};
+  const auto state = cli::wait_for(hub.cancel_stored_run(o.id));
+  std::cout << "Cancelled workflow " << state.id << " at step " << state.step << ".\n";
+  return cli::exit_ok;
+}
+
+int prune_runs(const options& o, orch::checkpoint_store& store) {
+  const auto removed = cli::wait_for(store.prune(std::chrono::system_clock::now() - *o.older_than));
+  std::cout << "Removed " << removed << " finished run(s).\n";
+  return cli::exit_ok;
+}
+
+int run_runs(std::span<const std::string> args) {
+  for (const auto& a : args) {
+    if (a == "--help" || a == "-h") {
+      std::cout << usage;
+      return cli::exit_ok;
+    }
+  }
+  try {
+    const options o = parse(args);
+    auto store = cli::open_state_store(o.store_spec);
+    if (o.action == "show") return show_run(o, *store);
+    if (o.action == "cancel") return cancel_run(o, store);
+    if (o.action == "prune") return prune_runs(o, *store);
+    return list_runs(o, *store);
+  } catch (const usage_error& e) {
+    std::cerr << "switchboard runs: " << e.what() << "\n" << usage;
+    return cli::exit_usage;
+  } catch (const std::exception& e) {
+    std::cerr << "switchboard runs: " << e.what() << "\n";
+    return cli::exit_failure;
+  }
+}
+
+const cli::command_registration registration{
+    "runs", "list, show, cancel or prune the workflow runs a store holds", &run_runs};
+
+}  // namespace
