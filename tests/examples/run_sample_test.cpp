@@ -72,19 +72,25 @@ TEST_F(run_sample, vague_request_pauses_and_resumes_from_another_process) {
   const auto paused = run({"--input", "Piano lesson for Leo sometime next week", "--store", store()});
   ASSERT_EQ(paused.exit_code, 3) << describe(paused);
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(paused.out, m, std::regex{R"(switchboard resume (\S+) --answer)"}))
+  ASSERT_TRUE(std::regex_search(paused.out, m,
+                                std::regex{R"(switchboard resume (\S+) --workflow (\S+) --store (\S+) --answer)"}))
       << describe(paused);
   const std::string id = m[1].str();
+  EXPECT_EQ(m[2].str(), sample_workflow.string());
+  EXPECT_EQ(m[3].str(), store());
 
-  const auto resumed = run_switchboard({"resume", id, "--answer", "Wednesday 5-6pm", "--store", store()}, scratch_);
+  const auto resumed = run_switchboard(
+      {"resume", id, "--workflow", sample_workflow.string(), "--answer", "Wednesday 5-6pm", "--store", store()},
+      scratch_);
   ASSERT_EQ(resumed.exit_code, 0) << describe(resumed);
   EXPECT_NE(resumed.out.find("Confirmed: \"Piano lesson\", Wed 2026-03-11 17:00\u201318:00"), std::string::npos)
       << describe(resumed);
 
-  // Completed workflows leave the store: a second resume is a clear error.
-  const auto again = run_switchboard({"resume", id, "--answer", "Thursday", "--store", store()}, scratch_);
+  // A completed run is kept (`switchboard runs`) but never resumed again.
+  const auto again = run_switchboard(
+      {"resume", id, "--workflow", sample_workflow.string(), "--answer", "Thursday", "--store", store()}, scratch_);
   EXPECT_EQ(again.exit_code, 1) << describe(again);
-  EXPECT_NE(again.err.find(id), std::string::npos) << describe(again);
+  EXPECT_NE(again.err.find("'" + id + "' is completed"), std::string::npos) << describe(again);
 }
 
 TEST_F(run_sample, default_store_lives_in_the_state_directory) {
@@ -92,8 +98,10 @@ TEST_F(run_sample, default_store_lives_in_the_state_directory) {
   ASSERT_EQ(paused.exit_code, 3) << describe(paused);
   EXPECT_TRUE(std::filesystem::exists(scratch_.path() / "workflows.db"));
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(paused.out, m, std::regex{R"(switchboard resume (\S+) --answer)"}));
-  const auto resumed = run_switchboard({"resume", m[1].str(), "--answer", "Friday at 5pm"}, scratch_);
+  ASSERT_TRUE(std::regex_search(paused.out, m, std::regex{R"(switchboard resume (\S+) --workflow \S+ --answer)"}));
+  const auto resumed =
+      run_switchboard({"resume", m[1].str(), "--workflow", sample_workflow.string(), "--answer", "Friday at 5pm"},
+                      scratch_);
   ASSERT_EQ(resumed.exit_code, 0) << describe(resumed);
   EXPECT_NE(resumed.out.find("Fri 2026-03-13 17:00\u201318:00"), std::string::npos) << describe(resumed);
 }

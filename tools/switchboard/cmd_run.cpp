@@ -36,6 +36,7 @@
 #include <switchboard/orchestrator/hub.hpp>
 #include <switchboard/orchestrator/workflow_file.hpp>
 #include <switchboard/orchestrator/workflow_state.hpp>
+#include <switchboard/protocol/limits.hpp>
 #include <switchboard/scheduling/agents.hpp>
 
 #include <boost/asio/co_spawn.hpp>
@@ -384,8 +385,10 @@ json::value read_input(const std::string& arg) {
     const std::string text = read_file(arg);
     if (fs::path(arg).extension() == ".json") {
       boost::system::error_code ec;
-      json::value v = json::parse(text, ec);
-      if (ec) throw std::runtime_error(arg + ": malformed JSON: " + ec.message());
+      json::value v = json::parse(text, ec, {}, switchboard::protocol::untrusted_parse_options());
+      if (ec) throw std::runtime_error(arg + ": malformed JSON (or nested deeper than " +
+                                       std::to_string(switchboard::protocol::max_json_depth) + " levels): " +
+                                       ec.message());
       if (v.is_object()) return v;
       return json::object{{"request", std::move(v)}};
     }
