@@ -505,18 +505,29 @@ class sqlite_checkpoint_store final : public checkpoint_store {
     exec_or_close("PRAGMA synchronous=NORMAL", "cannot set synchronous mode");
   }
 
-  void create_schema() {
+  // The stored format; refuses a newer one.
+  int schema_version_of_file() {
     const int version = std::stoi(query_single_text("PRAGMA user_version", "cannot read the schema version"));
     if (version > schema_version) {
       close_after_setup_failure(name_ + ": written by a newer Switchboard (format " + std::to_string(version) +
                                 ", this build reads format " + std::to_string(schema_version) + ")");
     }
-    if (version == schema_version) {
+    return version;
+  }
+
+  void create_schema() {
+    if (schema_version_of_file() == schema_version) {
       return;
     }
-    const std::string sql = std::string("BEGIN IMMEDIATE;") + create_schema_sql +
-                            (version == 1 ? migrate_from_1_sql : "") + "PRAGMA user_version=" +
-                            std::to_string(schema_version) + ";COMMIT;";
+    // Another process may be creating or migrating the tables at this very
+    // moment: decide again under the write lock, or a second migration would
+    // read the format 1 table the first one has just dropped.
+    exec_or_close("BEGIN IMMEDIATE", "cannot create the checkpoint tables");
+    const int version = schema_version_of_file();
+    const std::string sql = version == schema_version
+                                ? std::string("COMMIT;")
+                                : std::string(create_schema_sql) + (version == 1 ? migrate_from_1_sql : "") +
+                                      "PRAGMA user_version=" + std::to_string(schema_version) + ";COMMIT;";
     char* message = nullptr;
     if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &message) != SQLITE_OK) {
       std::string text = message != nullptr ? message : sqlite3_errmsg(db_);

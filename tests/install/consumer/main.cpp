@@ -8,11 +8,18 @@
 #include <switchboard/protocol/schema_registry.hpp>
 #include <switchboard/protocol/validation.hpp>
 
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_future.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include <chrono>
 #include <iostream>
 #include <memory>
+#include <optional>
+#include <utility>
 
 namespace json = boost::json;
 namespace protocol = switchboard::protocol;
@@ -46,8 +53,24 @@ int main() {
   }
 
   auto store = orchestrator::make_in_memory_checkpoint_store();
-  store->save({"wf-1", "consumer", "completed", 1, json::serialize(json::value_from(answer)), {}});
-  if (!store->load("wf-1")) {
+  orchestrator::checkpoint run;
+  run.workflow_id = "wf-1";
+  run.workflow_name = "consumer";
+  run.status = "running";
+  run.state_json = json::serialize(json::value_from(answer));
+  run.owner = "consumer";
+  boost::asio::io_context io;
+  auto stored = boost::asio::co_spawn(
+      io,
+      [](std::shared_ptr<orchestrator::checkpoint_store> store,
+         orchestrator::checkpoint run) -> boost::asio::awaitable<std::optional<orchestrator::checkpoint>> {
+        const std::string id = run.workflow_id;
+        co_await store->create(std::move(run), std::chrono::seconds(30));
+        co_return co_await store->load(id);
+      }(store, run),
+      boost::asio::use_future);
+  io.run();
+  if (const auto loaded = stored.get(); !loaded || loaded->state_json != run.state_json) {
     std::cerr << "the checkpoint store lost a checkpoint\n";
     return 1;
   }

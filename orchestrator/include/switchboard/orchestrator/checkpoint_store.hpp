@@ -63,8 +63,9 @@ struct checkpoint {
   // load()/claim(): every record so far, oldest first.
   std::vector<std::string> journal;
   // Ownership. create() and claim() set them; save() must carry the fence
-  // it was handed. owner is "" and lease_expires zero once a run is no
-  // longer running (paused, interrupted, finished).
+  // it was handed. owner is "" and lease_expires zero once its owner
+  // released the run (paused, interrupted by its owner, finished); a run
+  // reported interrupted because its lease expired keeps the dead owner.
   std::string owner;
   system_time lease_expires{};
   std::int64_t fence = 0;
