@@ -3,6 +3,8 @@
 // workflow.
 #include <switchboard/agents/prompt_file.hpp>
 
+#include <switchboard/protocol/limits.hpp>
+
 #include <switchboard/agents/agent_registry.hpp>
 
 #include <boost/json/parse.hpp>
@@ -69,7 +71,7 @@ struct source_text {
 };
 
 json::value parse_json(const source_text& src) {
-  json::stream_parser parser;
+  json::stream_parser parser({}, protocol::untrusted_parse_options());
   boost::system::error_code ec;
   const std::size_t consumed = parser.write_some(src.text.data(), src.text.size(), ec);
   if (!ec) parser.finish(ec);

@@ -1,5 +1,7 @@
 #include <switchboard/orchestrator/workflow_file.hpp>
 
+#include <switchboard/protocol/limits.hpp>
+
 #include <switchboard/orchestrator/error.hpp>
 
 #include <boost/json/object.hpp>
@@ -351,7 +353,7 @@ workflow_definition parse_workflow(const json::value& value, std::string_view so
 }
 
 workflow_definition parse_workflow_text(std::string_view text, std::string_view source) {
-  json::stream_parser parser;
+  json::stream_parser parser({}, protocol::untrusted_parse_options());
   boost::system::error_code ec;
   std::size_t consumed = parser.write_some(text.data(), text.size(), ec);
   if (!ec) parser.finish(ec);

@@ -1,6 +1,8 @@
 // schema_registry: name@version → compiled schema, loaded from files or code.
 #include <switchboard/protocol/schema_registry.hpp>
 
+#include <switchboard/protocol/limits.hpp>
+
 #include <switchboard/protocol/error.hpp>
 
 #include <boost/json/parse.hpp>
@@ -221,10 +223,11 @@ compiled_schema schema_registry::add(const schema_id& id, const json::value& sch
 compiled_schema schema_registry::load_file(const fs::path& file) {
   const std::string text = read_file_text(file);
   boost::system::error_code ec;
-  json::value schema = json::parse(text, ec);
+  json::value schema = json::parse(text, ec, {}, untrusted_parse_options());
   if (ec) {
     throw protocol_error(errc::unparsable_schema,
-                         "schema file '" + file.string() + "' is not valid JSON: " + ec.message());
+                         "schema file '" + file.string() + "' is not valid JSON (or nested deeper than " +
+                             std::to_string(max_json_depth) + " levels): " + ec.message());
   }
   // A "$id" of the form name@version wins over the file name.
   std::optional<schema_id> id;

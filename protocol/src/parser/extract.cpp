@@ -2,6 +2,8 @@
 // answer that is not JSON as a whole (fenced blocks, JSON in prose).
 #include "stages.hpp"
 
+#include <switchboard/protocol/limits.hpp>
+
 #include <boost/json/stream_parser.hpp>
 
 #include <algorithm>
@@ -12,8 +14,7 @@ namespace switchboard::protocol::detail {
 namespace json = boost::json;
 
 std::optional<json::value> parse_strict(std::string_view text, boost::system::error_code& ec) {
-  json::parse_options options;
-  options.max_depth = 64;
+  const json::parse_options options = untrusted_parse_options();
   // The parser's working stack lives on ours: no heap allocation for it on a
   // typical answer (the value itself still uses the default resource).
   unsigned char temp[4096];

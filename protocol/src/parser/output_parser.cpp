@@ -1,6 +1,7 @@
 // The structured-output parser: direct → extract → repair → validate.
 #include <switchboard/protocol/output_parser.hpp>
 
+#include <switchboard/protocol/limits.hpp>
 #include <switchboard/protocol/metrics.hpp>
 
 #include "stages.hpp"
@@ -109,6 +110,20 @@ bool try_repair(parse_result& result, const std::vector<detail::candidate>& cand
   return false;
 }
 
+parse_result run_json_stages(std::string_view raw, parser_metrics* metrics);
+
+// The stages, then the limits every stored value is held to: a number such
+// as 1e999 parses to infinity, which no JSON reader accepts back.
+parse_result parse_within_limits(std::string_view raw, parser_metrics* metrics) {
+  parse_result result = run_json_stages(raw, metrics);
+  if (result.stage == parse_stage::failed) return result;
+  if (auto problem = check_untrusted_value(result.value)) {
+    result.value = nullptr;
+    fail(result, errc::invalid_json, "the answer cannot be used: " + *problem);
+  }
+  return result;
+}
+
 // direct → extract → repair; records stage latencies, not the outcome.
 parse_result run_json_stages(std::string_view raw, parser_metrics* metrics) {
   parse_result result;
@@ -166,14 +181,14 @@ void record(parser_metrics* metrics, const parse_result& result) {
 }  // namespace
 
 parse_result parse_json_output(std::string_view raw, parser_metrics* metrics) {
-  parse_result result = run_json_stages(raw, metrics);
+  parse_result result = parse_within_limits(raw, metrics);
   record(metrics, result);
   return result;
 }
 
 parse_result parse_output(std::string_view raw, const compiled_schema& schema,
                           parser_metrics* metrics) {
-  parse_result result = run_json_stages(raw, metrics);
+  parse_result result = parse_within_limits(raw, metrics);
   if (result.stage != parse_stage::failed) {
     std::vector<validation_error> errors;
     {
