@@ -375,6 +375,45 @@ TEST_F(hub_test, checkpoints_after_every_step_and_resumes_from_the_store) {
   EXPECT_EQ(sync(store->load(paused.id))->step, 3);
 }
 
+TEST_F(hub_test, retention_prunes_finished_runs_at_most_once_a_minute) {
+  auto store = make_in_memory_checkpoint_store();
+  add(constant_agent("a"));
+  workflow_builder wf{"flow"};
+  wf.agent("a").otherwise("done");
+  wf.end("done");
+  auto options = testing::options(store);
+  options.retention = std::chrono::seconds(0);
+  make_hub(std::move(options));
+  ASSERT_EQ(run(wf).status, workflow_status::completed);
+  EXPECT_TRUE(sync(store->list("")).empty()) << "the finished run was not pruned";
+  // Within the minute, the next finished run stays.
+  const auto second = run(wf);
+  const auto left = sync(store->list(""));
+  ASSERT_EQ(left.size(), 1u);
+  EXPECT_EQ(left.front().workflow_id, second.id);
+}
+
+TEST_F(hub_test, a_run_with_the_id_of_a_stored_run_fails_and_leaves_it_alone) {
+  auto store = make_in_memory_checkpoint_store();
+  add(unsure_until_answered("a"));
+  workflow_builder wf{"flow"};
+  wf.agent("a").otherwise("done");
+  wf.end("done");
+  make_hub(testing::options(store));
+  const auto paused = run(wf);
+  ASSERT_EQ(paused.status, workflow_status::awaiting_clarification);
+  run_options same_id;
+  same_id.workflow_id = paused.id;
+  const auto clash = sync(hub_->run(wf.compile(registry_), json::object{}, same_id));
+  EXPECT_EQ(clash.status, workflow_status::failed);
+  ASSERT_NE(clash.first_error(), nullptr);
+  EXPECT_EQ(clash.first_error()->type, "run_exists");
+  const auto stored = sync(store->load(paused.id));
+  ASSERT_TRUE(stored);
+  EXPECT_EQ(stored->status, "awaiting_clarification");
+  EXPECT_EQ(sync(hub_->resume(wf.compile(registry_), paused.id, "Tuesday")).status, workflow_status::completed);
+}
+
 // ---------------------------------------------------------------- failures, retries, timeouts
 
 TEST_F(hub_test, retryable_errors_are_retried_until_success) {
