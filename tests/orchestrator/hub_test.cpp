@@ -11,6 +11,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <spdlog/logger.h>
+#include <sqlite3.h>
 
 #include <mutex>
 
@@ -412,6 +413,38 @@ TEST_F(hub_test, a_run_with_the_id_of_a_stored_run_fails_and_leaves_it_alone) {
   ASSERT_TRUE(stored);
   EXPECT_EQ(stored->status, "awaiting_clarification");
   EXPECT_EQ(sync(hub_->resume(wf.compile(registry_), paused.id, "Tuesday")).status, workflow_status::completed);
+}
+
+// Another process holds the database's write lock: the run's first save
+// waits in the store's thread, and the hub's own thread goes on serving
+// others (here a timer, which then lets the lock go).
+TEST_F(hub_test, a_slow_store_never_blocks_the_hubs_thread) {
+  const auto dir = std::filesystem::temp_directory_path() / ("sb-slow-store-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto db = dir / "runs.db";
+  auto store = make_sqlite_checkpoint_store(db);
+  sqlite3* other = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &other), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(other, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr), SQLITE_OK);
+
+  add(constant_agent("a"));
+  workflow_builder wf{"flow"};
+  wf.agent("a").otherwise("done");
+  wf.end("done");
+  make_hub(testing::options(store));
+  auto handle = hub_->start(wf.compile(registry_), json::object{});
+  bool run_done_when_timer_fired = true;
+  asio::steady_timer timer(io_, std::chrono::milliseconds(50));
+  timer.async_wait([&](boost::system::error_code) {
+    run_done_when_timer_fired = handle.done();
+    sqlite3_exec(other, "COMMIT", nullptr, nullptr, nullptr);
+  });
+  io_.restart();
+  io_.run();
+  EXPECT_FALSE(run_done_when_timer_fired) << "the run should still wait for the locked store";
+  EXPECT_EQ(handle.wait().status, workflow_status::completed);
+  sqlite3_close(other);
+  std::filesystem::remove_all(dir);
 }
 
 // ---------------------------------------------------------------- failures, retries, timeouts
