@@ -201,6 +201,7 @@ class workflow_run {
   bool lost_ = false;                             // a save was refused: the run is no longer ours
   bool step_in_flight_ = false;                   // begin_step started a step that did not end
   journal_marks marks_;                           // how much of state_ the store has
+  definition_identity identity_;                  // built at the first save
   std::int64_t fence_ = 0;
   const std::atomic<bool>* interrupt_;            // set: a cancellation is an interruption
 };
@@ -871,7 +872,8 @@ asio::awaitable<void> workflow_run::save() {
   cp.workflow_name = state_.workflow_name;
   cp.status = std::string(to_string(state_.status));
   cp.step = state_.step;
-  cp.state_json = state_head(state_, {workflow_->fingerprint(), node_names()});
+  if (identity_.fingerprint.empty()) identity_ = {workflow_->fingerprint(), node_names()};
+  cp.state_json = state_head(state_, identity_);
   if (auto record = next_journal_record(state_, marks)) cp.journal.push_back(std::move(*record));
   cp.owner = options.owner_id;
   cp.lease_expires = std::chrono::system_clock::now() + options.lease;

@@ -503,6 +503,9 @@ class sqlite_checkpoint_store final : public checkpoint_store {
     // NORMAL in WAL mode: a killed process loses nothing committed; only a
     // power failure may drop the last transactions, and never corrupts.
     exec_or_close("PRAGMA synchronous=NORMAL", "cannot set synchronous mode");
+    // A large save (a 10 MB input) grows the write-ahead log; without a
+    // limit the file keeps that size for as long as the store is open.
+    exec_or_close("PRAGMA journal_size_limit=4194304", "cannot limit the write-ahead log");
   }
 
   // The stored format; refuses a newer one.
