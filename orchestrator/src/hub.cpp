@@ -194,7 +194,10 @@ void check_resumable(const detail::stored_run& stored, const std::string& status
                              "resume: workflow '" + id + "' is awaiting clarification and needs an answer" +
                                  (stored.state.clarification ? ": " + stored.state.clarification->question : ""));
   }
-  if (status == "interrupted" && options.answer) {
+  // Interrupted after a claim to answer it, before the answer was saved: the
+  // question stands, and may be answered.
+  const bool question_stands = stored.state.clarification.has_value();
+  if (status == "interrupted" && options.answer && !question_stands) {
     throw orchestrator_error(orchestrator_errc::answer_required,
                              "resume: workflow '" + id + "' was interrupted, not paused for a question; "
                              "continue it without an answer");
@@ -252,17 +255,25 @@ asio::awaitable<detail::prepared_run> hub::impl::claim(std::shared_ptr<const com
     throw orchestrator_error(orchestrator_errc::unknown_workflow,
                              "resume: no workflow with id '" + id + "' in the checkpoint store");
   }
-  auto stored = detail::read_stored_run(*loaded);
   claim_request request;
+  std::string status = loaded->status;
+  if (status == "running" && detail::owner_is_dead_on_this_host(loaded->owner)) {
+    // The owner may have paused or finished the run just before it exited:
+    // read again, now that it can no longer write.
+    request.dead_owner = loaded->owner;
+    loaded = co_await store.load(id);
+    if (!loaded) {
+      throw orchestrator_error(orchestrator_errc::unknown_workflow,
+                               "resume: no workflow with id '" + id + "' in the checkpoint store");
+    }
+    status = loaded->status;
+    if (status == "running" && loaded->owner == request.dead_owner) status = "interrupted";
+  }
+  auto stored = detail::read_stored_run(*loaded);
   request.workflow_id = id;
   request.owner = this->options.owner_id;
   request.lease = this->options.lease;
   request.expected_step = options.expected_step.value_or(loaded->step);
-  std::string status = loaded->status;
-  if (status == "running" && detail::owner_is_dead_on_this_host(loaded->owner)) {
-    request.dead_owner = loaded->owner;
-    status = "interrupted";
-  }
   check_resumable(stored, status, *workflow, options, &*loaded);
   request.expected_status = status;
   checkpoint claimed;

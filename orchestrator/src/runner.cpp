@@ -85,6 +85,16 @@ std::string question_for(const protocol::envelope& e, std::string_view agent) {
   return question;
 }
 
+// Adds a parallel group member's envelope to the group's merged envelope
+// (start from confidence 1): data under the member's name, the lowest
+// confidence, explanations and reasonings joined.
+void merge_member(protocol::envelope& merged, const std::string& name, const protocol::envelope& member) {
+  merged.data[name] = member.data;
+  merged.confidence = std::min(merged.confidence, member.confidence);
+  merged.explanation += (merged.explanation.empty() ? "" : " ") + member.explanation;
+  merged.reasoning += (merged.reasoning.empty() ? "" : " ") + name + ": " + member.reasoning;
+}
+
 // Why an envelope cannot enter the state (a number that is not finite,
 // data nested beyond the limits), or nullopt.
 std::optional<std::string> unstorable(const protocol::envelope& e) {
@@ -139,7 +149,9 @@ class workflow_run {
         stored_(prepared.stored.has_value()),
         marks_(prepared.stored.value_or(journal_marks{})),
         fence_(prepared.fence),
-        interrupt_(interrupt) {}
+        interrupt_(interrupt) {
+    if (stored_) restore_last_step();
+  }
 
   // Runs until the workflow stops; the final state stays here for
   // take_state(). No parameters: an argument built inside
@@ -175,6 +187,7 @@ class workflow_run {
   void pause(const compiled_node& rerun, std::string question, std::string_view agent);
   void complete();
   void fail(protocol::error_record record);
+  void restore_last_step();
   void cancel(std::string_view node);
   void interrupt(std::string_view node);
   void stop(std::string_view node);  // cancel or interrupt, as asked
@@ -212,6 +225,32 @@ const std::string no_instructions;
 
 // ---------------------------------------------------------------- main loop
 
+// A run continued from the store did not run its last step here: find it
+// in the audit log (the last step that produced an envelope), so that an
+// `end` node's result and a `clarify` node's question refer to it.
+void workflow_run::restore_last_step() {
+  for (auto it = state_.audit.rbegin(); it != state_.audit.rend(); ++it) {
+    if (it->condition.starts_with("failed") || it->condition == "on_error") continue;
+    const int node = w_.index_of(it->node);
+    if (node == no_node) return;
+    const auto& n = w_.nodes[node];
+    last_node_ = node;
+    if (n.kind() != node_kind::parallel) {
+      last_agent_ = it->agent;
+      return;
+    }
+    last_agent_ = n.name();
+    protocol::envelope merged;
+    merged.confidence = 1.0;
+    for (const auto* member : n.group) {
+      const std::string name(member->name());
+      if (const auto* e = state_.latest(name)) merge_member(merged, name, *e);
+    }
+    last_group_ = std::move(merged);
+    return;
+  }
+}
+
 asio::awaitable<void> workflow_run::go() {
   // Cancellation is observed explicitly (cancelled_now) so the run can still
   // record and checkpoint its `cancelled` state instead of unwinding.
@@ -222,6 +261,16 @@ asio::awaitable<void> workflow_run::go() {
     answer_.reset();
     state_.clarification.reset();
     emit(make_event(event_kind::resumed));
+  } else if (continuing_ && state_.clarification) {
+    // Claimed to be answered, but the answer was never saved (the process
+    // died in between): the question stands. Nothing runs; it is asked again.
+    const auto& rerun = w_.nodes[std::max(w_.index_of(state_.clarification->node), 0)];
+    auto question = std::move(state_.clarification->question);
+    auto agent = std::move(state_.clarification->agent);
+    state_.clarification.reset();
+    pause(rerun, std::move(question), agent);
+    co_await save();
+    co_return;
   } else if (continuing_) {
     emit(make_event(event_kind::resumed));
   } else {
@@ -545,10 +594,7 @@ asio::awaitable<void> workflow_run::run_group(const compiled_node& n, step_outco
       continue;
     }
     if (r.error) continue;
-    merged.data[name] = r.envelope.data;
-    merged.confidence = std::min(merged.confidence, r.envelope.confidence);
-    merged.explanation += (merged.explanation.empty() ? "" : " ") + r.envelope.explanation;
-    merged.reasoning += (merged.reasoning.empty() ? "" : " ") + name + ": " + r.envelope.reasoning;
+    merge_member(merged, name, r.envelope);
     state_.add_output(name, std::move(r.envelope));
   }
   last_node_ = static_cast<int>(&n - w_.nodes.data());

@@ -14,6 +14,7 @@
 
 #include "checkpoint_checks.hpp"
 
+#include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
@@ -205,7 +206,11 @@ class sqlite_checkpoint_store final : public checkpoint_store {
   asio::awaitable<std::invoke_result_t<Work&>> on_store_thread(Work work) {
     using result = std::invoke_result_t<Work&>;
     auto task = [&work]() -> asio::awaitable<result> { co_return work(); };
-    co_return co_await asio::co_spawn(thread_, std::move(task), asio::use_awaitable);
+    // Not cancellable (see the header): the caller's cancellation slot is
+    // not passed on, or a cancellation arriving while the store thread runs
+    // the work would reach a signal the caller has already freed.
+    co_return co_await asio::co_spawn(thread_, std::move(task),
+                                      asio::bind_cancellation_slot(asio::cancellation_slot(), asio::use_awaitable));
   }
 
   // ---------------------------------------------------------------- operations (store thread)
