@@ -1,4 +1,4 @@
-// The hub's internals shared by hub.cpp and runner.cpp: the hub's
+// The hub's internals shared by hub.cpp and the run (orchestrator/src/run/): the hub's
 // configuration and the coroutine that runs one workflow.
 #pragma once
 

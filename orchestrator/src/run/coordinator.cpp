@@ -1,0 +1,138 @@
+// Coordinator nodes: a router function or a model chooses which candidate
+// agent runs next; the default agent runs when the choice fails.
+
+// g++ 12 reports Asio's own awaitable frame allocator/deallocator pair as
+// mismatched (a known false positive, GCC bug 109224); nothing here allocates
+// frames by hand.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
+#include "workflow_run.hpp"
+
+#include <switchboard/agents/model/structured.hpp>
+#include <switchboard/protocol/coordination.hpp>
+
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/json/serialize.hpp>
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+namespace switchboard::orchestrator::detail {
+
+namespace {
+
+
+std::string coordination_prompt_system(const compiled_node& n) {
+  std::string text =
+      "You coordinate a multi-agent workflow. Choose the one agent best suited to handle the next step and "
+      "give it any additional instructions it needs. Answer with a JSON object "
+      "{\"agent_name\": \"...\", \"additional_instructions\": \"...\"}.\n\nAgents:\n";
+  for (const auto* a : n.group) {
+    text += "- ";
+    text += a->name();
+    text += ": ";
+    text += a->description();
+    text += '\n';
+  }
+  if (!n.definition->coordinator.instructions.empty()) text += "\n" + n.definition->coordinator.instructions + "\n";
+  return text;
+}
+
+
+}  // namespace
+
+std::string outputs_summary(const workflow_state& state, bool with_data) {
+  std::string text = "Input:\n" + json::serialize(state.input) + "\n";
+  if (!state.outputs.empty()) text += "\nOutputs so far:\n";
+  for (const auto& h : state.outputs) {
+    const auto& e = h.runs.back();
+    text += "- " + h.agent + " (confidence " + format_confidence(e.confidence) + "): " + e.explanation + "\n";
+    if (with_data) text += "  data: " + json::serialize(e.data) + "\n";
+  }
+  if (!state.clarification_answers.empty()) text += "\nClarifications from the user:\n";
+  for (const auto& answer : state.clarification_answers) text += "- " + answer + "\n";
+  return text;
+}
+
+asio::awaitable<void> workflow_run::choose(const compiled_node& n, choice& result) {
+  const auto& options = n.definition->coordinator;
+  auto candidate = [&](std::string_view name) -> agents::agent* {
+    auto it = std::find(n.candidate_names.begin(), n.candidate_names.end(), name);
+    return it == n.candidate_names.end() ? nullptr : n.group[it - n.candidate_names.begin()];
+  };
+  std::string failure;
+  if (options.router) {
+    try {
+      auto request = options.router(state_.input, state_);
+      if (auto* a = candidate(request.agent_name)) {
+        result.agent = a;
+        result.instructions = std::move(request.additional_instructions);
+        result.note = "router chose '" + request.agent_name + "'";
+        co_return;
+      }
+      failure = "router chose '" + request.agent_name + "', which is not a candidate";
+    } catch (const std::exception& e) {
+      failure = std::string("router threw: ") + e.what();
+    }
+  } else if (auto* model = hub_->options.models.find(options.model_role)) {
+    std::exception_ptr thrown;
+    try {
+      agents::chat_request request;
+      request.messages.push_back({agents::chat_role::system, coordination_prompt_system(n)});
+      request.messages.push_back({agents::chat_role::user, outputs_summary(state_, false)});
+      request.prompt_version = "coordinator@1";
+      agents::structured_options so;
+      so.schema = *n.model_schema;
+      so.schema_name = "coordination_request";
+      auto answer = co_await agents::complete_structured(*model, std::move(request), std::move(so));
+      result.tokens = answer.usage;
+      auto parsed = protocol::read_coordination_request(answer.value, n.candidate_names);
+      if (parsed.request) {
+        result.agent = candidate(parsed.request->agent_name);
+        result.instructions = std::move(parsed.request->additional_instructions);
+        result.note = "coordinator chose '" + parsed.request->agent_name + "'";
+        co_return;
+      }
+      failure = "the model's choice was refused: " + protocol::to_string(parsed.errors);
+    } catch (const agents::structured_output_error& e) {
+      result.tokens = e.usage();
+      failure = e.what();
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
+    if (co_await cancelled_now()) throw boost::system::system_error(asio::error::operation_aborted);
+  } else {
+    failure = "no model for role '" + options.model_role + "' (nor 'default') is configured";
+  }
+  result.agent = n.default_agent;
+  result.note = "default agent '" + options.default_agent + "' used: " + failure;
+  result.failure = make_record("coordinator_failed",
+                               "coordinator node '" + n.name() + "': " + failure + "; using default agent '" +
+                                   options.default_agent + "'",
+                               false, n.name());
+}
+
+asio::awaitable<void> workflow_run::run_coordinator(const compiled_node& n, step_outcome& out) {
+  choice chosen;
+  co_await choose(n, chosen);
+  if (chosen.failure) {
+    hub_->logger->warn("[{}] {}", state_.id, chosen.failure->message);
+    state_.errors.push_back(*chosen.failure);
+    auto failed = make_event(event_kind::step_failed);
+    failed.node = n.name();
+    failed.agent = n.name();
+    failed.error = &state_.errors.back();
+    emit(failed);
+  }
+  co_await call_agent(n, *chosen.agent, chosen.instructions, out);
+  out.tokens += chosen.tokens;
+  if (!state_.audit.empty()) {
+    state_.audit.back().note = chosen.note;
+    state_.audit.back().tokens += chosen.tokens;
+  }
+  out.note = std::move(chosen.note);
+}
+
+}  // namespace switchboard::orchestrator::detail

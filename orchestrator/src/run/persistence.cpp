@@ -1,0 +1,96 @@
+// Checkpoints: what a run writes to the store after every step, what it
+// does when the store refuses, and the retention of finished runs.
+
+// g++ 12 reports Asio's own awaitable frame allocator/deallocator pair as
+// mismatched (a known false positive, GCC bug 109224); nothing here allocates
+// frames by hand.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
+#include "workflow_run.hpp"
+
+#include <spdlog/spdlog.h>
+
+namespace switchboard::orchestrator::detail {
+
+// Writes the head and what changed since the last save. The first save of
+// a new run creates it in the store; every later one carries the fence the
+// run was given. Marks advance only when the store took the record.
+asio::awaitable<void> workflow_run::save() {
+  const auto& store = hub_->options.store;
+  if (!store || lost_) co_return;
+  const auto& options = hub_->options;
+  auto marks = marks_;
+  checkpoint cp;
+  cp.workflow_id = state_.id;
+  cp.workflow_name = state_.workflow_name;
+  cp.status = std::string(to_string(state_.status));
+  cp.step = state_.step;
+  if (identity_.fingerprint.empty()) identity_ = {workflow_->fingerprint(), node_names()};
+  cp.state_json = state_head(state_, identity_);
+  if (auto record = next_journal_record(state_, marks)) cp.journal.push_back(std::move(*record));
+  cp.owner = options.owner_id;
+  cp.lease_expires = std::chrono::system_clock::now() + options.lease;
+  cp.fence = fence_;
+  try {
+    if (stored_) {
+      co_await store->save(std::move(cp));
+    } else {
+      co_await store->create(std::move(cp), options.lease);
+      stored_ = true;
+      fence_ = 1;
+    }
+    marks_ = std::move(marks);
+  } catch (const claim_error& err) {
+    refused_save(err);
+  } catch (const std::exception& err) {
+    hub_->logger->error("[{}] checkpoint failed: {}", state_.id, err.what());
+    if (state_.status == workflow_status::running || state_.status == workflow_status::awaiting_clarification) {
+      state_.clarification.reset();
+      fail(make_record("checkpoint_failed", "workflow '" + state_.id + "': " + err.what(), false));
+    }
+  }
+}
+
+// The store refused the run: another run has its id, or another hub claimed
+// it. Nothing more is saved; the stored run belongs to someone else.
+void workflow_run::refused_save(const claim_error& err) {
+  lost_ = true;
+  hub_->logger->error("[{}] {}", state_.id, err.what());
+  state_.clarification.reset();
+  const bool exists = err.why() == claim_error::reason::exists;
+  auto record = make_record(exists ? "run_exists" : "lost_ownership",
+                            "workflow '" + state_.id + "': " + err.what() +
+                                (exists ? "" : "; this process stopped it without saving"),
+                            false);
+  if (state_.status == workflow_status::running || state_.status == workflow_status::awaiting_clarification) {
+    fail(std::move(record));
+  } else {
+    state_.errors.push_back(std::move(record));
+  }
+}
+
+std::vector<std::string> workflow_run::node_names() const {
+  std::vector<std::string> names;
+  names.reserve(w_.nodes.size());
+  for (const auto& n : w_.nodes) names.push_back(n.name());
+  return names;
+}
+
+// hub_options::retention: at most once a minute per hub, when a run ends.
+asio::awaitable<void> workflow_run::prune_finished_runs() {
+  using namespace std::chrono;
+  const auto now = system_clock::now();
+  const auto now_ns = duration_cast<nanoseconds>(now.time_since_epoch()).count();
+  auto last = hub_->last_prune_ns.load();
+  if (now_ns - last < duration_cast<nanoseconds>(minutes(1)).count()) co_return;
+  if (!hub_->last_prune_ns.compare_exchange_strong(last, now_ns)) co_return;
+  try {
+    const auto removed = co_await hub_->options.store->prune(now - *hub_->options.retention);
+    if (removed > 0) hub_->logger->info("pruned {} finished run(s) older than the retention", removed);
+  } catch (const std::exception& e) {
+    hub_->logger->warn("cannot prune finished runs: {}", e.what());
+  }
+}
+
+}  // namespace switchboard::orchestrator::detail

@@ -1,0 +1,105 @@
+// Synthesis nodes: the final answer from every agent's output, written by
+// an agent, a model, or deterministically.
+
+// g++ 12 reports Asio's own awaitable frame allocator/deallocator pair as
+// mismatched (a known false positive, GCC bug 109224); nothing here allocates
+// frames by hand.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
+#include "workflow_run.hpp"
+
+#include <switchboard/agents/model/model_error.hpp>
+#include <switchboard/agents/model/structured.hpp>
+
+#include <boost/asio/use_awaitable.hpp>
+
+#include <algorithm>
+
+namespace switchboard::orchestrator::detail {
+
+// ---------------------------------------------------------------- synthesis
+
+step_outcome workflow_run::synthesize_deterministically(const compiled_node& n) {
+  step_outcome out;
+  out.agent = n.name();
+  out.attempts = 1;
+  json::object outputs;
+  std::string answer;
+  double confidence = state_.outputs.empty() ? 0.0 : 1.0;
+  for (const auto& h : state_.outputs) {
+    const auto& e = h.runs.back();
+    outputs[h.agent] = e.data;
+    confidence = std::min(confidence, e.confidence);
+    answer += (answer.empty() ? "" : " ") + e.explanation;
+  }
+  out.envelope.data["answer"] = answer;
+  out.envelope.data["outputs"] = std::move(outputs);
+  out.envelope.confidence = confidence;
+  out.envelope.explanation = answer.empty() ? "No agent produced output." : answer;
+  out.envelope.reasoning = "Combined the latest output of " + std::to_string(state_.outputs.size()) +
+                           " agent(s); confidence is the lowest of theirs.";
+  out.note = "deterministic synthesis";
+  return out;
+}
+
+asio::awaitable<void> workflow_run::synthesize_by_model(const compiled_node& n, step_outcome& out) {
+  out.agent = n.name();
+  out.attempts = 1;
+  out.prompt_version = "synthesis@1";
+  auto* model = hub_->options.models.find(n.definition->synthesis.model_role);
+  if (!model) {
+    out.error = make_record("not_configured",
+                            "synthesis node '" + n.name() + "': no model for role '" +
+                                n.definition->synthesis.model_role + "' (nor 'default') is configured",
+                            false, n.name());
+    co_return;
+  }
+  try {
+    agents::chat_request request;
+    request.messages.push_back(
+        {agents::chat_role::system,
+         "Write the final answer for the user from the outputs of the agents below. Answer with a JSON object "
+         "{\"answer\": \"...\", \"explanation\": \"one or two sentences\", \"confidence\": 0.0-1.0}."});
+    request.messages.push_back({agents::chat_role::user, outputs_summary(state_, true)});
+    request.prompt_version = out.prompt_version;
+    agents::structured_options so;
+    so.schema = *n.model_schema;
+    so.schema_name = "synthesis_answer";
+    auto answer = co_await agents::complete_structured(*model, std::move(request), std::move(so));
+    out.tokens = answer.usage;
+    const auto& value = answer.value.as_object();
+    out.envelope.data["answer"] = value.at("answer");
+    out.envelope.explanation = std::string(value.at("explanation").as_string());
+    out.envelope.confidence = value.at("confidence").to_number<double>();
+    out.envelope.reasoning = "Synthesized by the model from " + std::to_string(state_.outputs.size()) + " output(s).";
+    if (auto problem = unstorable(out.envelope)) {
+      out.error = make_record("invalid_envelope", "synthesis node '" + n.name() + "': the model's answer " +
+                                                      "cannot be stored: " + *problem,
+                              false, n.name());
+    }
+  } catch (const agents::model_error& e) {
+    out.error = make_record(agents::to_string(e.errc()), "synthesis node '" + n.name() + "': " + e.what(),
+                            e.retryable(), n.name());
+  } catch (const std::exception& e) {
+    out.error = make_record("agent_exception", "synthesis node '" + n.name() + "': " + e.what(), false, n.name());
+  }
+  if (out.error) out.cancelled = co_await cancelled_now();
+}
+
+asio::awaitable<void> workflow_run::run_synthesis(const compiled_node& n, step_outcome& out) {
+  if (n.agent) {
+    co_await call_agent(n, *n.agent, no_instructions, out);
+    co_return;
+  }
+  const auto started = clock::now();
+  if (n.model_schema) {
+    co_await synthesize_by_model(n, out);
+  } else {
+    out = synthesize_deterministically(n);
+  }
+  out.duration = std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - started);
+  if (!out.cancelled) finish_call(n, out);
+}
+
+}  // namespace switchboard::orchestrator::detail

@@ -1,0 +1,162 @@
+// One workflow run on its strand, shared by the files of orchestrator/src/run/:
+// run_loop.cpp (the loop, routing, endings, how a run starts), agent_call.cpp
+// (calling an agent, parallel groups), coordinator.cpp, synthesis.cpp,
+// persistence.cpp (checkpoints) and events.cpp. Internal.
+//
+// Thread-safety: a workflow_run is touched only on its run's strand.
+#pragma once
+
+#include "../detail/compiled.hpp"
+#include "../detail/runner.hpp"
+
+#include <switchboard/agents/agent.hpp>
+#include <switchboard/orchestrator/checkpoint_store.hpp>
+#include <switchboard/protocol/envelope.hpp>
+
+#include <boost/asio/awaitable.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace switchboard::orchestrator::detail {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+using clock = std::chrono::steady_clock;
+
+struct timeout_expired {};
+struct group_member_failed {};
+
+struct step_outcome {
+  std::string agent;                     // who answered
+  protocol::envelope envelope;           // valid unless error or cancelled
+  std::optional<protocol::error_record> error;
+  bool cancelled = false;
+  int attempts = 0;
+  agents::token_usage tokens;
+  std::string prompt_version;
+  std::string note;
+  std::chrono::microseconds duration{0};
+};
+
+struct choice {
+  agents::agent* agent = nullptr;
+  std::string instructions;
+  std::string note;
+  agents::token_usage tokens;
+  std::optional<protocol::error_record> failure;
+};
+
+
+protocol::error_record make_record(std::string_view type, std::string message, bool retryable,
+                                   std::string_view agent = {});
+std::string format_confidence(double value);
+// The question to ask after envelope `e` of `agent`: its own
+// data.clarification_question, else one built from its explanation.
+std::string question_for(const protocol::envelope& e, std::string_view agent);
+// Adds a parallel group member's envelope to the group's merged envelope
+// (start from confidence 1): data under the member's name, the lowest
+// confidence, explanations and reasonings joined.
+void merge_member(protocol::envelope& merged, const std::string& name, const protocol::envelope& member);
+// Why an envelope cannot enter the state (a number that is not finite,
+// data nested beyond the limits), or nullopt.
+std::optional<std::string> unstorable(const protocol::envelope& e);
+asio::awaitable<bool> cancelled_now();
+// The input, the latest outputs (with their data when asked) and the
+// user's answers, for the coordinator's and the synthesis model's prompts.
+std::string outputs_summary(const workflow_state& state, bool with_data);
+
+class workflow_run {
+ public:
+  workflow_run(std::shared_ptr<hub::impl> hub, std::shared_ptr<const compiled_workflow> workflow,
+               prepared_run prepared, const std::atomic<bool>* interrupt = nullptr)
+      : hub_(std::move(hub)),
+        workflow_(std::move(workflow)),
+        w_(workflow_->internals()),
+        state_(std::move(prepared.state)),
+        answer_(std::move(prepared.answer)),
+        continuing_(prepared.continuing),
+        stored_(prepared.stored.has_value()),
+        marks_(prepared.stored.value_or(journal_marks{})),
+        fence_(prepared.fence),
+        interrupt_(interrupt) {
+    if (stored_) restore_last_step();
+  }
+
+  // Runs until the workflow stops; the final state stays here for
+  // take_state(). No parameters: an argument built inside
+  // `co_await run.go(...)` is a temporary of the co_await expression, which
+  // g++ 12 may destroy twice. No result either: an awaitable's frame keeps a
+  // slot for its result (a workflow_state is ~570 bytes) for its whole life.
+  asio::awaitable<void> go();
+  workflow_state take_state() { return std::move(state_); }
+
+ private:
+  // The node coroutines write their outcome into `out` rather than return it:
+  // a returned step_outcome is a temporary that g++ keeps in the awaiting
+  // frame once per co_await, and frames are most of the memory a workflow in
+  // flight holds.
+  asio::awaitable<int> step(int index);
+  std::optional<int> begin_step(const compiled_node& n);
+  int end_step(const compiled_node& n, step_outcome& out);
+  asio::awaitable<void> run_node(const compiled_node& n, step_outcome& out);
+  asio::awaitable<void> call_agent(const compiled_node& n, agents::agent& a, const std::string& instructions,
+                                   step_outcome& out);
+  asio::awaitable<void> run_group(const compiled_node& n, step_outcome& out);
+  asio::awaitable<void> group_member(const compiled_node& n, std::size_t i, std::vector<step_outcome>& results);
+  asio::awaitable<void> run_coordinator(const compiled_node& n, step_outcome& out);
+  asio::awaitable<void> choose(const compiled_node& n, choice& result);
+  asio::awaitable<void> run_synthesis(const compiled_node& n, step_outcome& out);
+  asio::awaitable<void> synthesize_by_model(const compiled_node& n, step_outcome& out);
+  step_outcome synthesize_deterministically(const compiled_node& n);
+
+  std::optional<protocol::error_record> check_envelope(const agents::agent& a, const protocol::envelope& e) const;
+  void finish_call(const compiled_node& n, step_outcome& out);
+  void store(const compiled_node& n, step_outcome& out);
+  int route(const compiled_node& n, const protocol::envelope& e);
+  void pause(const compiled_node& rerun, std::string question, std::string_view agent);
+  void complete();
+  void fail(protocol::error_record record);
+  void restore_last_step();
+  void cancel(std::string_view node);
+  void interrupt(std::string_view node);
+  void stop(std::string_view node);  // cancel or interrupt, as asked
+  asio::awaitable<void> save();
+  void refused_save(const claim_error& e);
+  asio::awaitable<void> prune_finished_runs();
+  std::vector<std::string> node_names() const;
+  void emit(const event& e);
+  void log(const event& e) const;
+  event make_event(event_kind kind) const;
+  const protocol::envelope* last_envelope() const;
+  std::span<const std::string> answers() const { return state_.clarification_answers; }
+
+  std::shared_ptr<hub::impl> hub_;
+  std::shared_ptr<const compiled_workflow> workflow_;
+  const compiled_workflow::impl& w_;
+  workflow_state state_;
+  int last_node_ = no_node;                  // the node of the last agent step
+  std::string last_agent_;                   // whose envelope that step produced
+  std::optional<protocol::envelope> last_group_;  // a group's merged envelope
+  std::optional<std::string> answer_;             // the clarification answer a resume continues with
+  bool continuing_ = false;                       // an interrupted run continues
+  bool stored_ = false;                           // the run exists in the store (created or claimed)
+  bool lost_ = false;                             // a save was refused: the run is no longer ours
+  bool step_in_flight_ = false;                   // begin_step started a step that did not end
+  journal_marks marks_;                           // how much of state_ the store has
+  definition_identity identity_;                  // built at the first save
+  std::int64_t fence_ = 0;
+  const std::atomic<bool>* interrupt_;            // set: a cancellation is an interruption
+};
+
+// Passed instead of `{}`: a temporary std::string inside a co_await
+// expression is destroyed twice by g++ 12.
+inline const std::string no_instructions;
+
+}  // namespace switchboard::orchestrator::detail
