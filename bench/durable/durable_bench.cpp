@@ -339,35 +339,18 @@ BENCHMARK(BM_cycle)
 // ---------------------------------------------------------------- database sizes
 
 // Forwards to a store and counts what the hub hands it.
-class counting_store final : public orch::checkpoint_store {
+class counting_store final : public orch::forwarding_checkpoint_store {
  public:
-  explicit counting_store(std::shared_ptr<orch::checkpoint_store> inner) : inner_(std::move(inner)) {}
+  explicit counting_store(std::shared_ptr<orch::checkpoint_store> inner)
+      : forwarding_checkpoint_store(std::move(inner)) {}
 
   asio::awaitable<void> create(orch::checkpoint cp, std::chrono::milliseconds lease) override {
     count(cp);
-    co_await inner_->create(std::move(cp), lease);
-  }
-  asio::awaitable<orch::checkpoint> claim(orch::claim_request request) override {
-    co_return co_await inner_->claim(std::move(request));
+    co_await inner().create(std::move(cp), lease);
   }
   asio::awaitable<void> save(orch::checkpoint cp) override {
     count(cp);
-    co_await inner_->save(std::move(cp));
-  }
-  asio::awaitable<std::size_t> renew(std::string owner, std::chrono::milliseconds lease) override {
-    co_return co_await inner_->renew(std::move(owner), lease);
-  }
-  asio::awaitable<std::optional<orch::checkpoint>> load(std::string workflow_id) override {
-    co_return co_await inner_->load(std::move(workflow_id));
-  }
-  asio::awaitable<std::vector<orch::run_summary>> list(std::string status) override {
-    co_return co_await inner_->list(std::move(status));
-  }
-  asio::awaitable<bool> erase(std::string workflow_id) override {
-    co_return co_await inner_->erase(std::move(workflow_id));
-  }
-  asio::awaitable<std::size_t> prune(orch::system_time finished_before) override {
-    co_return co_await inner_->prune(finished_before);
+    co_await inner().save(std::move(cp));
   }
 
   std::int64_t saves = 0;
@@ -384,7 +367,6 @@ class counting_store final : public orch::checkpoint_store {
     }
   }
 
-  std::shared_ptr<orch::checkpoint_store> inner_;
 };
 
 struct sized_run {

@@ -52,38 +52,23 @@ using namespace switchboard::orchestrator;
 
 // Forwards to another store; raises SIGKILL right after the kill_after-th
 // successful create/claim/save (0 = never).
-class kill_after_writes final : public checkpoint_store {
+class kill_after_writes final : public forwarding_checkpoint_store {
  public:
   kill_after_writes(std::shared_ptr<checkpoint_store> inner, int kill_after)
-      : inner_(std::move(inner)), kill_after_(kill_after) {}
+      : forwarding_checkpoint_store(std::move(inner)), kill_after_(kill_after) {}
 
   asio::awaitable<void> create(checkpoint cp, std::chrono::milliseconds lease) override {
-    co_await inner_->create(std::move(cp), lease);
+    co_await inner().create(std::move(cp), lease);
     wrote();
   }
   asio::awaitable<checkpoint> claim(claim_request request) override {
-    auto claimed = co_await inner_->claim(std::move(request));
+    auto claimed = co_await inner().claim(std::move(request));
     wrote();
     co_return claimed;
   }
   asio::awaitable<void> save(checkpoint cp) override {
-    co_await inner_->save(std::move(cp));
+    co_await inner().save(std::move(cp));
     wrote();
-  }
-  asio::awaitable<std::size_t> renew(std::string owner, std::chrono::milliseconds lease) override {
-    co_return co_await inner_->renew(std::move(owner), lease);
-  }
-  asio::awaitable<std::optional<checkpoint>> load(std::string workflow_id) override {
-    co_return co_await inner_->load(std::move(workflow_id));
-  }
-  asio::awaitable<std::vector<run_summary>> list(std::string status) override {
-    co_return co_await inner_->list(std::move(status));
-  }
-  asio::awaitable<bool> erase(std::string workflow_id) override {
-    co_return co_await inner_->erase(std::move(workflow_id));
-  }
-  asio::awaitable<std::size_t> prune(system_time finished_before) override {
-    co_return co_await inner_->prune(finished_before);
   }
 
   int writes() const noexcept { return writes_; }
@@ -94,7 +79,6 @@ class kill_after_writes final : public checkpoint_store {
     if (kill_after_ > 0 && n == kill_after_) std::raise(SIGKILL);
   }
 
-  std::shared_ptr<checkpoint_store> inner_;
   int kill_after_;
   std::atomic<int> writes_{0};
 };

@@ -449,41 +449,21 @@ TEST_F(durable_run, of_processes_racing_to_answer_one_question_exactly_one_wins)
 
 // What a racing process can see: load() answers what the run looked like
 // a moment ago (here: once, a snapshot taken earlier); all else is the store.
-class stale_once_store final : public checkpoint_store {
+class stale_once_store final : public forwarding_checkpoint_store {
  public:
   stale_once_store(std::shared_ptr<checkpoint_store> inner, checkpoint stale)
-      : inner_(std::move(inner)), stale_(std::move(stale)) {}
+      : forwarding_checkpoint_store(std::move(inner)), stale_(std::move(stale)) {}
 
-  asio::awaitable<void> create(checkpoint cp, std::chrono::milliseconds lease) override {
-    co_await inner_->create(std::move(cp), lease);
-  }
-  asio::awaitable<checkpoint> claim(claim_request request) override {
-    co_return co_await inner_->claim(std::move(request));
-  }
-  asio::awaitable<void> save(checkpoint cp) override { co_await inner_->save(std::move(cp)); }
-  asio::awaitable<std::size_t> renew(std::string owner, std::chrono::milliseconds lease) override {
-    co_return co_await inner_->renew(std::move(owner), lease);
-  }
   asio::awaitable<std::optional<checkpoint>> load(std::string workflow_id) override {
     if (stale_ && workflow_id == stale_->workflow_id) {
       auto snapshot = std::move(stale_);
       stale_.reset();
       co_return snapshot;
     }
-    co_return co_await inner_->load(std::move(workflow_id));
-  }
-  asio::awaitable<std::vector<run_summary>> list(std::string status) override {
-    co_return co_await inner_->list(std::move(status));
-  }
-  asio::awaitable<bool> erase(std::string workflow_id) override {
-    co_return co_await inner_->erase(std::move(workflow_id));
-  }
-  asio::awaitable<std::size_t> prune(system_time finished_before) override {
-    co_return co_await inner_->prune(finished_before);
+    co_return co_await inner().load(std::move(workflow_id));
   }
 
  private:
-  std::shared_ptr<checkpoint_store> inner_;
   std::optional<checkpoint> stale_;
 };
 

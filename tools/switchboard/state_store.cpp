@@ -19,36 +19,23 @@ namespace orch = switchboard::orchestrator;
 
 // Forwards to a store and kills the process after the Nth committed write:
 // how the crash tests stop `run` and `resume` at every commit point.
-class kill_after_writes final : public orch::checkpoint_store {
+class kill_after_writes final : public orch::forwarding_checkpoint_store {
  public:
   kill_after_writes(std::shared_ptr<orch::checkpoint_store> inner, long writes)
-      : inner_(std::move(inner)), remaining_(writes) {}
+      : forwarding_checkpoint_store(std::move(inner)), remaining_(writes) {}
 
   asio::awaitable<void> create(orch::checkpoint cp, std::chrono::milliseconds lease) override {
-    co_await inner_->create(std::move(cp), lease);
+    co_await inner().create(std::move(cp), lease);
     committed();
   }
   asio::awaitable<orch::checkpoint> claim(orch::claim_request request) override {
-    auto claimed = co_await inner_->claim(std::move(request));
+    auto claimed = co_await inner().claim(std::move(request));
     committed();
     co_return claimed;
   }
   asio::awaitable<void> save(orch::checkpoint cp) override {
-    co_await inner_->save(std::move(cp));
+    co_await inner().save(std::move(cp));
     committed();
-  }
-  asio::awaitable<std::size_t> renew(std::string owner, std::chrono::milliseconds lease) override {
-    return inner_->renew(std::move(owner), lease);
-  }
-  asio::awaitable<std::optional<orch::checkpoint>> load(std::string workflow_id) override {
-    return inner_->load(std::move(workflow_id));
-  }
-  asio::awaitable<std::vector<orch::run_summary>> list(std::string status) override {
-    return inner_->list(std::move(status));
-  }
-  asio::awaitable<bool> erase(std::string workflow_id) override { return inner_->erase(std::move(workflow_id)); }
-  asio::awaitable<std::size_t> prune(orch::system_time finished_before) override {
-    return inner_->prune(finished_before);
   }
 
  private:
@@ -56,7 +43,6 @@ class kill_after_writes final : public orch::checkpoint_store {
     if (--remaining_ == 0) std::raise(SIGKILL);
   }
 
-  std::shared_ptr<orch::checkpoint_store> inner_;
   long remaining_;
 };
 

@@ -173,6 +173,40 @@ class checkpoint_store {
   virtual boost::asio::awaitable<std::size_t> prune(system_time finished_before) = 0;
 };
 
+// Forwards every operation to another store. A decorator (fault injection,
+// metrics, tracing) derives from it and overrides only what it changes.
+class forwarding_checkpoint_store : public checkpoint_store {
+ public:
+  explicit forwarding_checkpoint_store(std::shared_ptr<checkpoint_store> inner) : inner_(std::move(inner)) {}
+
+  boost::asio::awaitable<void> create(checkpoint cp, std::chrono::milliseconds lease) override {
+    return inner_->create(std::move(cp), lease);
+  }
+  boost::asio::awaitable<checkpoint> claim(claim_request request) override {
+    return inner_->claim(std::move(request));
+  }
+  boost::asio::awaitable<void> save(checkpoint cp) override { return inner_->save(std::move(cp)); }
+  boost::asio::awaitable<std::size_t> renew(std::string owner, std::chrono::milliseconds lease) override {
+    return inner_->renew(std::move(owner), lease);
+  }
+  boost::asio::awaitable<std::optional<checkpoint>> load(std::string workflow_id) override {
+    return inner_->load(std::move(workflow_id));
+  }
+  boost::asio::awaitable<std::vector<run_summary>> list(std::string status) override {
+    return inner_->list(std::move(status));
+  }
+  boost::asio::awaitable<bool> erase(std::string workflow_id) override { return inner_->erase(std::move(workflow_id)); }
+  boost::asio::awaitable<std::size_t> prune(system_time finished_before) override {
+    return inner_->prune(finished_before);
+  }
+
+ protected:
+  checkpoint_store& inner() const noexcept { return *inner_; }
+
+ private:
+  std::shared_ptr<checkpoint_store> inner_;
+};
+
 std::shared_ptr<checkpoint_store> make_in_memory_checkpoint_store();
 
 // Opens (creating if needed) an SQLite database at `path`, WAL mode, busy
