@@ -10,6 +10,7 @@
 #include <boost/json/object.hpp>
 
 #include <chrono>
+#include <cmath>
 
 namespace switchboard::protocol {
 
@@ -114,9 +115,28 @@ parse_result run_json_stages(std::string_view raw, parser_metrics* metrics);
 
 // The stages, then the limits every stored value is held to: a number such
 // as 1e999 parses to infinity, which no JSON reader accepts back.
+// True when every number in `v` is finite. Recursive: the parser has
+// already held the value to max_json_depth.
+bool all_numbers_finite(const json::value& v) noexcept {
+  switch (v.kind()) {
+    case json::kind::double_: return std::isfinite(v.get_double());
+    case json::kind::object:
+      for (const auto& member : v.get_object()) {
+        if (!all_numbers_finite(member.value())) return false;
+      }
+      return true;
+    case json::kind::array:
+      for (const auto& item : v.get_array()) {
+        if (!all_numbers_finite(item)) return false;
+      }
+      return true;
+    default: return true;
+  }
+}
+
 parse_result parse_within_limits(std::string_view raw, parser_metrics* metrics) {
   parse_result result = run_json_stages(raw, metrics);
-  if (result.stage == parse_stage::failed) return result;
+  if (result.stage == parse_stage::failed || all_numbers_finite(result.value)) return result;
   if (auto problem = check_untrusted_value(result.value)) {
     result.value = nullptr;
     fail(result, errc::invalid_json, "the answer cannot be used: " + *problem);
