@@ -246,44 +246,54 @@ detail::prepared_run hub::impl::initial_state(const compiled_workflow& workflow,
   return prepared;
 }
 
-asio::awaitable<detail::prepared_run> hub::impl::claim(std::shared_ptr<const compiled_workflow> workflow,
-                                                       std::string id, resume_options options) {
-  if (!this->options.store) co_return take_paused(*workflow, id, options);
-  auto& store = *this->options.store;
+asio::awaitable<hub::impl::claimable> hub::impl::read_for_claim(std::string id, std::string_view verb) {
+  auto& store = *options.store;
+  claimable run;
   auto loaded = co_await store.load(id);
-  if (!loaded) {
-    throw orchestrator_error(orchestrator_errc::unknown_workflow,
-                             "resume: no workflow with id '" + id + "' in the checkpoint store");
-  }
-  claim_request request;
-  std::string status = loaded->status;
-  if (status == "running" && detail::owner_is_dead_on_this_host(loaded->owner)) {
+  if (loaded && loaded->status == "running" && detail::owner_is_dead_on_this_host(loaded->owner)) {
     // The owner may have paused or finished the run just before it exited:
     // read again, now that it can no longer write.
-    request.dead_owner = loaded->owner;
+    run.dead_owner = loaded->owner;
     loaded = co_await store.load(id);
-    if (!loaded) {
-      throw orchestrator_error(orchestrator_errc::unknown_workflow,
-                               "resume: no workflow with id '" + id + "' in the checkpoint store");
-    }
-    status = loaded->status;
-    if (status == "running" && loaded->owner == request.dead_owner) status = "interrupted";
   }
-  auto stored = detail::read_stored_run(*loaded);
-  request.workflow_id = id;
-  request.owner = this->options.owner_id;
-  request.lease = this->options.lease;
-  request.expected_step = options.expected_step.value_or(loaded->step);
-  check_resumable(stored, status, *workflow, options, &*loaded);
-  request.expected_status = status;
-  checkpoint claimed;
+  if (!loaded) {
+    throw orchestrator_error(orchestrator_errc::unknown_workflow, std::string(verb) + ": no workflow with id '" +
+                                                                      id + "' in the checkpoint store");
+  }
+  run.status = loaded->status;
+  if (run.status == "running" && !run.dead_owner.empty() && loaded->owner == run.dead_owner) {
+    run.status = "interrupted";
+  }
+  run.cp = std::move(*loaded);
+  co_return run;
+}
+
+asio::awaitable<checkpoint> hub::impl::take(const claimable& run, std::int64_t expected_step) {
+  claim_request request;
+  request.workflow_id = run.cp.workflow_id;
+  request.owner = options.owner_id;
+  request.lease = options.lease;
+  request.expected_status = run.status;
+  request.expected_step = expected_step;
+  request.dead_owner = run.dead_owner;
   try {
-    claimed = co_await store.claim(std::move(request));
+    co_return co_await options.store->claim(std::move(request));
   } catch (const claim_error& e) {
     throw refusal(e);
   }
+}
+
+asio::awaitable<detail::prepared_run> hub::impl::claim(std::shared_ptr<const compiled_workflow> workflow,
+                                                       std::string id, resume_options options) {
+  if (!this->options.store) co_return take_paused(*workflow, id, options);
+  const auto run = co_await read_for_claim(std::move(id), "resume");
+  auto stored = detail::read_stored_run(run.cp);
+  check_resumable(stored, run.status, *workflow, options, &run.cp);
+  // The claim succeeds only at the step and status read here, so the state
+  // read here is the state claimed.
+  const auto claimed = co_await take(run, options.expected_step.value_or(run.cp.step));
   detail::prepared_run prepared;
-  prepared.state = detail::read_stored_run(claimed).state;
+  prepared.state = std::move(stored.state);
   prepared.fence = claimed.fence;
   prepared.stored = detail::marks_of(prepared.state);
   prepared.answer = std::move(options.answer);
@@ -437,41 +447,21 @@ asio::awaitable<workflow_state> hub::cancel_stored_run(std::string workflow_id) 
   if (!options.store) {
     throw orchestrator_error(orchestrator_errc::unknown_workflow, "cancel: this hub has no checkpoint store");
   }
-  auto& store = *options.store;
-  auto loaded = co_await store.load(workflow_id);
-  if (!loaded) {
-    throw orchestrator_error(orchestrator_errc::unknown_workflow,
-                             "cancel: no workflow with id '" + workflow_id + "' in the checkpoint store");
-  }
-  claim_request request;
-  request.workflow_id = workflow_id;
-  request.owner = options.owner_id;
-  request.lease = options.lease;
-  request.expected_step = loaded->step;
-  request.expected_status = loaded->status;
-  if (loaded->status == "running" && detail::owner_is_dead_on_this_host(loaded->owner)) {
-    request.dead_owner = loaded->owner;
-    request.expected_status = "interrupted";
-  }
-  if (request.expected_status != "awaiting_clarification" && request.expected_status != "interrupted") {
-    throw orchestrator_error(request.expected_status == "running" ? orchestrator_errc::run_owned
-                                                                  : orchestrator_errc::not_awaiting_clarification,
-                             "cancel: workflow '" + workflow_id + "' is " + request.expected_status +
-                                 (request.expected_status == "running" ? " (owner " + loaded->owner + ")" : "") +
+  const auto run = co_await impl_->read_for_claim(workflow_id, "cancel");
+  if (run.status != "awaiting_clarification" && run.status != "interrupted") {
+    const bool owned = run.status == "running";
+    throw orchestrator_error(owned ? orchestrator_errc::run_owned : orchestrator_errc::not_awaiting_clarification,
+                             "cancel: workflow '" + workflow_id + "' is " + run.status +
+                                 (owned ? " (owner " + run.cp.owner + ")" : "") +
                                  "; only a paused or interrupted run can be cancelled here");
   }
-  checkpoint claimed;
-  try {
-    claimed = co_await store.claim(std::move(request));
-  } catch (const claim_error& e) {
-    throw refusal(e);
-  }
-  auto stored = detail::read_stored_run(claimed);
+  auto stored = detail::read_stored_run(run.cp);
+  const auto claimed = co_await impl_->take(run, run.cp.step);
   auto& state = stored.state;
   auto marks = detail::marks_of(state);
   state.status = workflow_status::cancelled;
   state.clarification.reset();
-  state.errors.push_back({"cancelled", "workflow '" + workflow_id + "' was cancelled while " + loaded->status, false, {}});
+  state.errors.push_back({"cancelled", "workflow '" + workflow_id + "' was cancelled while " + run.status, false, {}});
   checkpoint cp;
   cp.workflow_id = state.id;
   cp.workflow_name = state.workflow_name;
@@ -481,7 +471,7 @@ asio::awaitable<workflow_state> hub::cancel_stored_run(std::string workflow_id) 
   if (auto record = detail::next_journal_record(state, marks)) cp.journal.push_back(std::move(*record));
   cp.owner = options.owner_id;
   cp.fence = claimed.fence;
-  co_await store.save(std::move(cp));
+  co_await options.store->save(std::move(cp));
   co_return std::move(state);
 }
 

@@ -38,6 +38,19 @@ struct hub::impl {
 
   std::string new_id();
   detail::prepared_run initial_state(const compiled_workflow& workflow, boost::json::value input, run_options& run);
+  // A stored run about to be claimed: its checkpoint and its status, a
+  // running run of a dead owner of this host counting as interrupted.
+  struct claimable {
+    checkpoint cp;
+    std::string status;
+    std::string dead_owner;  // the owner to take over ("" = none)
+  };
+  // Reads `id` for a claim (reading again once its owner is known dead);
+  // throws unknown_workflow naming `verb`.
+  boost::asio::awaitable<claimable> read_for_claim(std::string id, std::string_view verb);
+  // Claims `run` for this hub at `expected_step`; the store's refusals
+  // become orchestrator_errors.
+  boost::asio::awaitable<checkpoint> take(const claimable& run, std::int64_t expected_step);
   // Claims a paused or interrupted run for resume(); throws the misuse errors.
   boost::asio::awaitable<detail::prepared_run> claim(std::shared_ptr<const compiled_workflow> workflow,
                                                      std::string id, resume_options options);
