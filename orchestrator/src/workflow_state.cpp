@@ -313,10 +313,6 @@ std::string state_head(const workflow_state& state, const definition_identity& d
 
 std::optional<std::string> next_journal_record(const workflow_state& state, journal_marks& marks) {
   json::object record;
-  if (!marks.input) {
-    record["input"] = state.input;
-    marks.input = true;
-  }
   marks.runs.resize(state.outputs.size(), 0);
   json::array outputs;
   for (std::size_t i = 0; i < state.outputs.size(); ++i) {
@@ -337,8 +333,17 @@ std::optional<std::string> next_journal_record(const workflow_state& state, jour
     answers.emplace_back(state.clarification_answers[marks.answers]);
   }
   if (!answers.empty()) record["answers"] = std::move(answers);
-  if (record.empty()) return std::nullopt;
-  return json::serialize(record);
+  if (marks.input) {
+    if (record.empty()) return std::nullopt;
+    return json::serialize(record);
+  }
+  // The first record carries the input, serialized in place rather than
+  // copied into the record first (it may be megabytes).
+  marks.input = true;
+  std::string text = "{\"input\":" + json::serialize(state.input);
+  if (!record.empty()) text += "," + json::serialize(record).substr(1);
+  else text += "}";
+  return text;
 }
 
 journal_marks marks_of(const workflow_state& state) {
