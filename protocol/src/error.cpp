@@ -16,6 +16,11 @@ std::string_view to_string(errc code) noexcept {
     case errc::duplicate_schema: return "duplicate_schema";
     case errc::unparsable_schema: return "unparsable_schema";
     case errc::invalid_schema_id: return "invalid_schema_id";
+    case errc::truncated: return "truncated";
+    case errc::refusal: return "refusal";
+    case errc::content_filter: return "content_filter";
+    case errc::unexpected_tool_call: return "unexpected_tool_call";
+    case errc::reasoning_only: return "reasoning_only";
   }
   return "unknown_error";
 }

@@ -78,14 +78,15 @@ TEST(ParseOutput, ExtractsUnlabelledFence) {
   EXPECT_EQ(r.stage, sp::parse_stage::extracted);
 }
 
-TEST(ParseOutput, PrefersTheFirstFencedBlockThatParses) {
+TEST(ParseOutput, AmongValidFencedBlocksTheLastWinsAndABrokenOneIsSkipped) {
   const auto r = parse(
       "First attempt:\n```json\n{\"title\": oops}\n```\n"
       "Corrected:\n```json\n{\"title\": \"second\", \"slots\": [2]}\n```\n"
-      "Alternative:\n```json\n{\"title\": \"third\", \"slots\": [3]}\n```");
+      "Final:\n```json\n{\"title\": \"third\", \"slots\": [3]}\n```");
   EXPECT_TRUE(r.ok());
   EXPECT_EQ(r.stage, sp::parse_stage::extracted);
-  EXPECT_EQ(r.value.at("title"), "second");
+  EXPECT_EQ(r.value.at("title"), "third");
+  EXPECT_EQ(r.origin, "fenced block 3");
 }
 
 TEST(ParseOutput, SkipsFencesInOtherLanguages) {
@@ -159,12 +160,18 @@ TEST(ParseOutput, TruncatedAfterCommaInArray) {
   EXPECT_THAT(r.repairs[0], HasSubstr("removed dangling comma"));
 }
 
-TEST(ParseOutput, TruncatedStringValueIsClosedAndSaysSo) {
-  const auto r = sp::parse_json_output(R"({"title": "weekly sync with the des)");
+TEST(ParseOutput, CutOffStringValueIsDroppedWithItsKeyNotClosed) {
+  // "weekly sync with the des" closed would pass for the whole title.
+  const auto r = sp::parse_json_output(R"({"n": 1, "title": "weekly sync with the des)");
   EXPECT_TRUE(r.ok());
-  EXPECT_EQ(r.value.at("title"), "weekly sync with the des");
-  EXPECT_THAT(r.repairs, ElementsAre(HasSubstr("closed string cut off at end of output"),
+  EXPECT_EQ(value_text(r), R"({"n":1})");
+  EXPECT_THAT(r.repairs, ElementsAre(HasSubstr("dropped string cut off at end of output"),
                                      "closed 1 unclosed bracket at end of output: }"));
+}
+
+TEST(ParseOutput, CutOffStringElementIsDroppedFromItsArray) {
+  const auto r = sp::parse_json_output(R"({"people": ["Maya", "Le)");
+  EXPECT_EQ(value_text(r), R"({"people":["Maya"]})");
 }
 
 TEST(ParseOutput, DanglingKeyIsCutNotCompleted) {
@@ -186,11 +193,11 @@ TEST(ParseOutput, CompleteLiteralAtEndIsKept) {
   EXPECT_EQ(value_text(r), R"({"a":[true,null]})");
 }
 
-TEST(ParseOutput, TruncatedEscapeAndUtf8AreCutBeforeClosing) {
-  EXPECT_EQ(sp::parse_json_output(R"({"a": "line\)").value.at("a"), "line");
-  EXPECT_EQ(sp::parse_json_output(R"({"a": "x\u00)").value.at("a"), "x");
+TEST(ParseOutput, CutOffEscapeAndUtf8DropTheirString) {
+  EXPECT_EQ(value_text(sp::parse_json_output(R"({"a": "line\)")), "{}");
+  EXPECT_EQ(value_text(sp::parse_json_output(R"({"a": "x\u00)")), "{}");
   // "é" is C3 A9; only its first byte arrived.
-  EXPECT_EQ(sp::parse_json_output("{\"a\": \"caf\xC3").value.at("a"), "caf");
+  EXPECT_EQ(value_text(sp::parse_json_output("{\"b\": 2, \"a\": \"caf\xC3")), R"({"b":2})");
 }
 
 TEST(ParseOutput, TruncatedFencedBlockIsRepaired) {

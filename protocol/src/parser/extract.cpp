@@ -36,9 +36,33 @@ std::string_view trim_output(std::string_view raw) noexcept {
 
 namespace {
 
-// Only a bounded number of start positions is tried in prose, so a
-// pathological answer ("[[[[...") costs linear-ish time, not quadratic.
-constexpr std::size_t max_prose_attempts = 256;
+// A bracket whose value closes wrongly is retried one character further on;
+// only so many such retries, so a pathological answer ("[}[}[}...") costs
+// linear-ish time, not quadratic. A value that closes is skipped as a whole.
+constexpr std::size_t max_mismatched_starts = 256;
+
+struct reasoning_tag {
+  std::string_view open, close;
+};
+constexpr reasoning_tag reasoning_tags[] = {
+    {"<think>", "</think>"}, {"<thinking>", "</thinking>"}, {"<reasoning>", "</reasoning>"}};
+
+// The first opening or closing reasoning tag at or after `from`.
+struct tag_hit {
+  std::size_t pos = std::string_view::npos;
+  const reasoning_tag* tag = nullptr;
+  bool closing = false;
+};
+tag_hit next_tag(std::string_view text, std::size_t from) {
+  tag_hit best;
+  for (const auto& tag : reasoning_tags) {
+    for (const bool closing : {false, true}) {
+      const std::size_t p = text.find(closing ? tag.close : tag.open, from);
+      if (p < best.pos) best = {p, &tag, closing};
+    }
+  }
+  return best;
+}
 
 bool is_json_fence_language(std::string_view info) {
   std::string lang;
@@ -49,10 +73,15 @@ bool is_json_fence_language(std::string_view info) {
   return lang.empty() || lang.starts_with("json");
 }
 
+struct fence {
+  candidate content;
+  std::size_t end = 0;  // just past the closing ``` (or the text's end)
+};
+
 // Fenced blocks in order. An unclosed fence (a truncated answer) runs to the
 // end of the text.
-std::vector<candidate> fenced_blocks(std::string_view text) {
-  std::vector<candidate> blocks;
+std::vector<fence> fenced_blocks(std::string_view text) {
+  std::vector<fence> blocks;
   std::size_t pos = 0;
   while ((pos = text.find("```", pos)) != std::string_view::npos) {
     const std::size_t info_begin = pos + 3;
@@ -66,9 +95,11 @@ std::vector<candidate> fenced_blocks(std::string_view text) {
                                                                     : newline + 1;
     const std::size_t close = text.find("```", content_begin);
     const std::size_t content_end = close == std::string_view::npos ? text.size() : close;
+    const std::size_t block_end = close == std::string_view::npos ? text.size() : close + 3;
     if (inline_block || is_json_fence_language(info)) {
-      blocks.push_back({text.substr(content_begin, content_end - content_begin), content_begin,
-                        "fenced block " + std::to_string(blocks.size() + 1)});
+      blocks.push_back({{text.substr(content_begin, content_end - content_begin), content_begin,
+                         "fenced block " + std::to_string(blocks.size() + 1)},
+                        block_end});
     }
     if (close == std::string_view::npos) break;
     pos = close + 3;
@@ -112,72 +143,100 @@ match find_close(std::string_view text, std::size_t start, std::size_t& end) {
   return match::unclosed;
 }
 
-void add_unique(std::vector<candidate>& list, candidate c) {
-  const bool known = std::ranges::any_of(list, [&](const candidate& k) {
-    return k.offset == c.offset && k.text.size() == c.text.size();
-  });
-  if (!known) list.push_back(std::move(c));
+// Keeps the last max_candidates entries: the answer tends to come last.
+template <class T>
+void keep_bounded(std::vector<T>& list, T item) {
+  if (list.size() == max_candidates) list.erase(list.begin());
+  list.push_back(std::move(item));
 }
 
-}  // namespace
-
-extraction extract_json(std::string_view text) {
-  extraction result;
-  for (auto& block : fenced_blocks(text)) {
-    boost::system::error_code ec;
-    if (auto value = parse_strict(block.text, ec)) {
-      result.value = std::move(value);
-      result.origin = block.origin;
-      return result;
-    }
-    if (!trim_output(block.text).empty()) add_unique(result.unparsed, block);
+void consider(extraction& out, candidate c) {
+  boost::system::error_code ec;
+  if (auto value = parse_strict(c.text, ec)) {
+    keep_bounded(out.parsed, parsed_candidate{std::move(*value), c.offset, std::move(c.origin)});
+  } else if (!trim_output(c.text).empty()) {
+    keep_bounded(out.unparsed, std::move(c));
   }
+}
 
-  // JSON in prose: the first object that parses wins; an array only when no
-  // object follows it (so a "[1]" footnote does not beat the real answer).
-  std::optional<json::value> first_array;
-  std::string first_array_origin;
-  std::size_t attempts = 0;
+// The fence that holds `pos`, if any.
+const fence* fence_at(const std::vector<fence>& fences, std::size_t pos) {
+  for (const auto& f : fences) {
+    if (pos >= f.content.offset && pos < f.end) return &f;
+  }
+  return nullptr;
+}
+
+// JSON objects and arrays in prose, outside the fenced blocks.
+void scan_prose(std::string_view text, const std::vector<fence>& fences, extraction& out) {
+  std::size_t mismatched = 0;
   std::size_t pos = text.find_first_of("{[");
-  while (pos != std::string_view::npos && attempts++ < max_prose_attempts) {
+  while (pos != std::string_view::npos && mismatched < max_mismatched_starts) {
+    if (const fence* f = fence_at(fences, pos)) {
+      pos = text.find_first_of("{[", f->end);
+      continue;
+    }
     std::size_t end = 0;
     const match m = find_close(text, pos, end);
     if (m == match::unclosed) {
       // Everything after this point is inside the unclosed value: hand it to
       // repair rather than pick an inner fragment.
-      add_unique(result.unparsed, {text.substr(pos), pos,
-                                   "unclosed JSON in prose at offset " + std::to_string(pos)});
-      break;
+      keep_bounded(out.unparsed, candidate{text.substr(pos), pos,
+                                           "unclosed JSON in prose at offset " + std::to_string(pos)});
+      return;
     }
     if (m == match::closed) {
-      const std::string_view span = text.substr(pos, end - pos);
-      const std::string origin = "JSON in prose at offset " + std::to_string(pos);
-      boost::system::error_code ec;
-      if (auto value = parse_strict(span, ec)) {
-        if (value->is_object()) {
-          result.value = std::move(value);
-          result.origin = origin;
-          return result;
-        }
-        if (!first_array) {
-          first_array = std::move(value);
-          first_array_origin = origin;
-        }
-        pos = text.find_first_of("{[", end);
-        continue;
-      }
       // A bracketed span that does not parse (a trailing comma, say) is a
       // repair candidate as a whole; its inner fragments are not answers.
-      add_unique(result.unparsed, {span, pos, origin});
+      consider(out, {text.substr(pos, end - pos), pos, "JSON in prose at offset " + std::to_string(pos)});
       pos = text.find_first_of("{[", end);
       continue;
     }
+    ++mismatched;
     pos = text.find_first_of("{[", pos + 1);
   }
-  if (first_array) {
-    result.value = std::move(first_array);
-    result.origin = first_array_origin;
+}
+
+template <class T>
+void sort_by_offset(std::vector<T>& list) {
+  std::ranges::stable_sort(list, {}, &T::offset);
+}
+
+}  // namespace
+
+void set_aside_reasoning(std::string_view text, answer_text& out) {
+  out = {};
+  out.answer = text;
+  tag_hit hit = next_tag(text, 0);
+  if (hit.tag == nullptr) return;
+  out.had_reasoning = true;
+  std::size_t kept_from = 0;
+  if (hit.closing) {
+    // The block was opened before the output began.
+    kept_from = hit.pos + hit.tag->close.size();
+    hit = next_tag(text, kept_from);
   }
+  while (hit.tag != nullptr) {
+    if (!hit.closing) out.storage.append(text.substr(kept_from, hit.pos - kept_from));
+    const std::size_t close = text.find(hit.tag->close, hit.pos);
+    if (close == std::string_view::npos) {  // unclosed: reasoning to the end
+      kept_from = text.size();
+      break;
+    }
+    kept_from = close + hit.tag->close.size();
+    hit = next_tag(text, kept_from);
+  }
+  out.storage.append(text.substr(kept_from));
+  out.answer = out.storage;
+}
+
+extraction extract_json(std::string_view text) {
+  extraction result;
+  const std::vector<fence> fences = fenced_blocks(text);
+  for (const auto& f : fences) consider(result, f.content);
+  scan_prose(text, fences, result);
+  sort_by_offset(result.parsed);
+  sort_by_offset(result.unparsed);
   return result;
 }
 

@@ -9,8 +9,10 @@
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <optional>
 
 namespace switchboard::protocol {
 
@@ -37,6 +39,9 @@ json::value parse_result::to_json() const {
   json::array repair_list;
   for (const auto& r : repairs) repair_list.emplace_back(r);
   out["repairs"] = std::move(repair_list);
+  out["origin"] = origin;
+  out["candidates"] = candidates;
+  out["reasoning_set_aside"] = reasoning_set_aside;
   out["reason"] = reason ? json::value(reason_code()) : json::value(nullptr);
   json::array error_list;
   for (const auto& e : errors) {
@@ -81,42 +86,21 @@ void fail(parse_result& result, errc reason, std::string message) {
   result.errors.push_back({"", std::move(message), reason});
 }
 
-bool try_direct(parse_result& result, std::string_view text, parser_metrics* metrics,
-                boost::system::error_code& ec) {
-  stage_timer timer(metrics, "direct");
-  auto value = detail::parse_strict(text, ec);
-  if (!value) return false;
-  result.value = std::move(*value);
-  result.stage = parse_stage::direct;
-  return true;
-}
-
-// Repairs the candidates in preference order; the first that parses wins.
-bool try_repair(parse_result& result, const std::vector<detail::candidate>& candidates,
-                std::size_t base_offset, parser_metrics* metrics,
-                std::vector<std::string>& failures) {
-  stage_timer timer(metrics, "repair");
-  for (const auto& c : candidates) {
-    auto repaired = detail::repair_json(c.text, base_offset + c.offset);
-    boost::system::error_code ec;
-    auto value = detail::parse_strict(repaired.text, ec);
-    if (value && !repaired.repairs.empty()) {
-      result.value = std::move(*value);
-      result.stage = parse_stage::repaired;
-      result.repairs = std::move(repaired.repairs);
-      return true;
+// The reason code for a set of validation errors: the most basic problem
+// wins (a missing field explains later type errors better than they do).
+errc reason_for(const std::vector<validation_error>& errors) {
+  for (const errc kind : {errc::schema_missing_field, errc::schema_type_error,
+                          errc::schema_violation, errc::invariant_violation}) {
+    for (const auto& e : errors) {
+      if (e.kind == kind) return kind;
     }
-    failures.push_back(parse_error_message("could not repair", c.origin, ec));
   }
-  return false;
+  return errors.front().kind;
 }
 
-parse_result run_json_stages(std::string_view raw, parser_metrics* metrics);
-
-// The stages, then the limits every stored value is held to: a number such
-// as 1e999 parses to infinity, which no JSON reader accepts back.
-// True when every number in `v` is finite. Recursive: the parser has
-// already held the value to max_json_depth.
+// True when every number in `v` is finite (1e999 parses to infinity, which no
+// JSON reader accepts back). Recursive: the parser has already held the
+// value to max_json_depth.
 bool all_numbers_finite(const json::value& v) noexcept {
   switch (v.kind()) {
     case json::kind::double_: return std::isfinite(v.get_double());
@@ -134,64 +118,188 @@ bool all_numbers_finite(const json::value& v) noexcept {
   }
 }
 
-parse_result parse_within_limits(std::string_view raw, parser_metrics* metrics) {
-  parse_result result = run_json_stages(raw, metrics);
-  if (result.stage == parse_stage::failed || all_numbers_finite(result.value)) return result;
-  if (auto problem = check_untrusted_value(result.value)) {
-    result.value = nullptr;
-    fail(result, errc::invalid_json, "the answer cannot be used: " + *problem);
+// One JSON value the answer might be, and what checking it found.
+struct option {
+  json::value value;
+  parse_stage stage = parse_stage::failed;
+  std::string origin;
+  std::vector<std::string> repairs;
+  std::vector<validation_error> errors;  // empty: usable (and valid, with a schema)
+};
+
+// What every candidate is held to: the limits of stored values, then the
+// schema when there is one.
+class checker {
+ public:
+  checker(const compiled_schema* schema, parser_metrics* metrics) : schema_(schema), metrics_(metrics) {}
+
+  void check(option& o) const {
+    if (!all_numbers_finite(o.value)) {
+      if (auto problem = check_untrusted_value(o.value)) {
+        o.errors.push_back({"", "the answer cannot be used: " + *problem, errc::invalid_json});
+        return;
+      }
+    }
+    if (schema_ == nullptr) return;
+    stage_timer timer(metrics_, "validate");
+    o.errors = schema_->validate(o.value);
   }
-  return result;
+
+ private:
+  const compiled_schema* schema_;
+  parser_metrics* metrics_;
+};
+
+// The rank of an option: valid beats invalid, complete beats repaired; with
+// no schema, an object beats an array (a "[1]" footnote is not the answer).
+// Among equals the last one wins: an answer tends to follow its examples.
+int rank(const option& o, bool has_schema) {
+  int r = o.errors.empty() ? 4 : 0;
+  if (o.stage != parse_stage::repaired) r += 2;
+  if (!has_schema && o.value.is_object()) r += 1;
+  return r;
 }
 
-// direct → extract → repair; records stage latencies, not the outcome.
-parse_result run_json_stages(std::string_view raw, parser_metrics* metrics) {
+void take(parse_result& result, option best) {
+  result.value = std::move(best.value);
+  result.stage = best.stage;
+  result.origin = std::move(best.origin);
+  result.repairs = std::move(best.repairs);
+  if (!best.errors.empty()) {
+    result.reason = reason_for(best.errors);
+    result.errors = std::move(best.errors);
+  }
+}
+
+// Picks the best option; false when there is none.
+bool choose(parse_result& result, std::vector<option>& options, bool has_schema) {
+  if (options.empty()) return false;
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < options.size(); ++i) {
+    if (rank(options[i], has_schema) >= rank(options[best], has_schema)) best = i;
+  }
+  result.candidates = options.size();
+  take(result, std::move(options[best]));
+  return true;
+}
+
+bool has_valid(const std::vector<option>& options) {
+  return std::ranges::any_of(options, [](const option& o) { return o.errors.empty(); });
+}
+
+// Repairs the candidates that did not parse; each one that parses after a
+// repair becomes an option.
+void add_repaired(std::vector<option>& options, const std::vector<detail::candidate>& candidates,
+                  std::size_t base_offset, const checker& check, parser_metrics* metrics,
+                  std::vector<std::string>& failures) {
+  for (const auto& c : candidates) {
+    detail::repair_outcome repaired;
+    boost::system::error_code ec;
+    std::optional<json::value> value;
+    {
+      stage_timer timer(metrics, "repair");
+      repaired = detail::repair_json(c.text, base_offset + c.offset);
+      value = detail::parse_strict(repaired.text, ec);
+    }
+    if (!value || repaired.repairs.empty()) {
+      failures.push_back(parse_error_message("could not repair", c.origin, ec));
+      continue;
+    }
+    option o{std::move(*value), parse_stage::repaired, c.origin, std::move(repaired.repairs), {}};
+    check.check(o);
+    options.push_back(std::move(o));
+  }
+}
+
+std::string truncated_message(const boost::system::error_code& direct_error) {
+  return "the model stopped at its token limit and its answer is not complete JSON (" +
+         direct_error.message() + "): a cut-off answer is never completed or accepted";
+}
+
+// The answer once it is not JSON as a whole: reasoning set aside, every
+// candidate checked, repair when no candidate is valid.
+void parse_embedded(parse_result& result, std::string_view text, std::size_t base_offset,
+                    const boost::system::error_code& direct_error, const checker& check,
+                    bool has_schema, parser_metrics* metrics) {
+  detail::answer_text answer;
+  detail::set_aside_reasoning(text, answer);
+  const std::string_view body = detail::trim_output(answer.answer);
+  result.reasoning_set_aside = answer.had_reasoning;
+  if (answer.had_reasoning) {
+    // Offsets of repairs then refer to the answer without its reasoning.
+    base_offset = 0;
+    if (body.empty()) {
+      fail(result, errc::reasoning_only,
+           "the output holds only reasoning (a <think> block) and no answer after it");
+      return;
+    }
+  }
+
+  std::vector<option> options;
+  boost::system::error_code ec;
+  if (answer.had_reasoning) {
+    if (auto value = detail::parse_strict(body, ec)) {
+      options.push_back({std::move(*value), parse_stage::extracted, "the answer after the reasoning", {}, {}});
+    }
+  }
+  detail::extraction extracted;
+  if (options.empty()) {
+    stage_timer timer(metrics, "extract");
+    extracted = detail::extract_json(body);
+  }
+  for (auto& c : extracted.parsed) {
+    options.push_back({std::move(c.value), parse_stage::extracted, std::move(c.origin), {}, {}});
+  }
+  for (auto& o : options) check.check(o);
+
+  std::vector<std::string> failures;
+  if (!has_valid(options)) add_repaired(options, extracted.unparsed, base_offset, check, metrics, failures);
+  if (choose(result, options, has_schema)) return;
+
+  std::string message = "no JSON value found: the text is not JSON (" + direct_error.message() + ")";
+  if (extracted.unparsed.empty()) message += " and contains no JSON object or array";
+  fail(result, errc::invalid_json, std::move(message));
+  for (auto& f : failures) result.errors.push_back({"", std::move(f), errc::invalid_json});
+}
+
+// direct → (reasoning set aside) → extract → repair → validate.
+parse_result parse_answer(std::string_view raw, const compiled_schema* schema, parser_metrics* metrics,
+                          output_end end) {
   parse_result result;
   result.raw = std::string(raw);
   const std::string_view text = detail::trim_output(raw);
+  const bool truncated = end == output_end::truncated;
   if (text.empty()) {
-    fail(result, errc::empty_output, "the model returned no text (only white space or nothing)");
+    fail(result, truncated ? errc::truncated : errc::empty_output,
+         truncated ? "the model stopped at its token limit before it wrote an answer"
+                   : "the model returned no text (only white space or nothing)");
     return result;
   }
   // Offsets in repair messages refer to the raw text, BOM and spaces included.
   const std::size_t base_offset = static_cast<std::size_t>(text.data() - raw.data());
+  const checker check(schema, metrics);
 
   boost::system::error_code direct_error;
-  if (try_direct(result, text, metrics, direct_error)) return result;
-
-  detail::extraction extracted;
+  std::optional<json::value> direct;
   {
-    stage_timer timer(metrics, "extract");
-    extracted = detail::extract_json(text);
+    stage_timer timer(metrics, "direct");
+    direct = detail::parse_strict(text, direct_error);
   }
-  if (extracted.value) {
-    result.value = std::move(*extracted.value);
-    result.stage = parse_stage::extracted;
+  // After a length stop only a value that closes itself is whole: what was
+  // cut was white space. A bare number or anything embedded may be cut.
+  if (direct && (!truncated || direct->is_object() || direct->is_array())) {
+    option o{std::move(*direct), parse_stage::direct, "the whole answer", {}, {}};
+    check.check(o);
+    result.candidates = 1;
+    take(result, std::move(o));
     return result;
   }
-
-  std::vector<std::string> failures;
-  if (try_repair(result, extracted.unparsed, base_offset, metrics, failures)) return result;
-
-  std::string message = "no JSON value found: the text is not JSON (" + direct_error.message() + ")";
-  if (extracted.unparsed.empty()) {
-    message += " and contains no JSON object or array";
+  if (truncated) {
+    fail(result, errc::truncated, truncated_message(direct_error));
+    return result;
   }
-  fail(result, errc::invalid_json, std::move(message));
-  for (auto& f : failures) result.errors.push_back({"", std::move(f), errc::invalid_json});
+  parse_embedded(result, text, base_offset, direct_error, check, schema != nullptr, metrics);
   return result;
-}
-
-// The reason code for a set of validation errors: the most basic problem
-// wins (a missing field explains later type errors better than they do).
-errc reason_for(const std::vector<validation_error>& errors) {
-  for (const errc kind : {errc::schema_missing_field, errc::schema_type_error,
-                          errc::schema_violation, errc::invariant_violation}) {
-    for (const auto& e : errors) {
-      if (e.kind == kind) return kind;
-    }
-  }
-  return errors.front().kind;
 }
 
 void record(parser_metrics* metrics, const parse_result& result) {
@@ -200,26 +308,15 @@ void record(parser_metrics* metrics, const parse_result& result) {
 
 }  // namespace
 
-parse_result parse_json_output(std::string_view raw, parser_metrics* metrics) {
-  parse_result result = parse_within_limits(raw, metrics);
+parse_result parse_json_output(std::string_view raw, parser_metrics* metrics, output_end end) {
+  parse_result result = parse_answer(raw, nullptr, metrics, end);
   record(metrics, result);
   return result;
 }
 
-parse_result parse_output(std::string_view raw, const compiled_schema& schema,
-                          parser_metrics* metrics) {
-  parse_result result = parse_within_limits(raw, metrics);
-  if (result.stage != parse_stage::failed) {
-    std::vector<validation_error> errors;
-    {
-      stage_timer timer(metrics, "validate");
-      errors = schema.validate(result.value);
-    }
-    if (!errors.empty()) {
-      result.reason = reason_for(errors);
-      result.errors = std::move(errors);
-    }
-  }
+parse_result parse_output(std::string_view raw, const compiled_schema& schema, parser_metrics* metrics,
+                          output_end end) {
+  parse_result result = parse_answer(raw, &schema, metrics, end);
   record(metrics, result);
   return result;
 }

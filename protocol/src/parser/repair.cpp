@@ -1,6 +1,7 @@
 // Stage 3 of the structured-output parser: the two repairs that are safe
-// because they add no content — dropping trailing commas, and closing a
-// truncated answer after cutting it back to its last complete member.
+// because they add no content — dropping trailing commas, and closing an
+// answer that ends inside a value after cutting it back to its last complete
+// member (a cut-off string, number, literal or key is dropped, never completed).
 #include "stages.hpp"
 
 #include <cctype>
@@ -22,20 +23,6 @@ bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; 
 
 bool is_token_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '-' || c == '.';
-}
-
-// Length of a trailing UTF-8 sequence that was cut off, 0 if none.
-std::size_t incomplete_utf8_tail(std::string_view s) {
-  for (std::size_t back = 1; back <= 3 && back <= s.size(); ++back) {
-    const auto byte = static_cast<unsigned char>(s[s.size() - back]);
-    if ((byte & 0xC0) == 0x80) continue;  // continuation byte, keep looking
-    std::size_t length = 1;
-    if ((byte & 0xE0) == 0xC0) length = 2;
-    else if ((byte & 0xF0) == 0xE0) length = 3;
-    else if ((byte & 0xF8) == 0xF0) length = 4;
-    return length > back ? back : 0;
-  }
-  return 0;
 }
 
 class repairer {
@@ -178,7 +165,6 @@ class repairer {
     if (!is_key && !expecting_value()) return give_up();
     const std::size_t start = i_;
     std::size_t j = i_ + 1;
-    std::size_t last_complete = j;  // end of the content before a cut-off escape
     while (j < text_.size()) {
       const char c = text_[j];
       if (c == '"') break;
@@ -193,7 +179,6 @@ class repairer {
       } else {
         ++j;
       }
-      last_complete = j;
     }
     if (j < text_.size()) {  // closed normally
       out_.append(text_.substr(start, j + 1 - start));
@@ -212,13 +197,11 @@ class repairer {
       cut_back_member();
       return;
     }
-    std::string_view content = text_.substr(start, last_complete - start);
-    content.remove_suffix(incomplete_utf8_tail(content));
-    out_.append(content);
-    out_ += '"';
-    note("closed string cut off at end of output (offset " + raw_offset(start) +
-         "; its text may be incomplete)");
-    value_complete();
+    // A string cut off at the end cannot be repaired: closing it would
+    // present a fragment ("Maya and L") as the whole value.
+    if (stack_.empty()) return give_up();
+    note("dropped string cut off at end of output (offset " + raw_offset(start) + ")");
+    cut_back_member();
   }
 
   void cut_back_member() {

@@ -19,23 +19,41 @@ std::optional<boost::json::value> parse_strict(std::string_view text, boost::sys
 // Removes a UTF-8 BOM and surrounding white space.
 std::string_view trim_output(std::string_view raw) noexcept;
 
+// The answer with reasoning blocks set aside: <think>, <thinking> and
+// <reasoning> spans (an unclosed one runs to the end; a closing tag with no
+// opener ends a block that began before the output, as templates that open
+// the block in the prompt do). `answer` views `text` when nothing was set
+// aside, else `storage`.
+struct answer_text {
+  std::string_view answer;
+  std::string storage;
+  bool had_reasoning = false;
+};
+void set_aside_reasoning(std::string_view text, answer_text& out);
+
 // A piece of the answer that might hold the JSON value.
 struct candidate {
   std::string_view text;
-  std::size_t offset = 0;  // of text within the raw answer
+  std::size_t offset = 0;  // of text within the answer
   std::string origin;      // "fenced block 1", "JSON in prose at offset 12"
 };
 
-struct extraction {
-  std::optional<boost::json::value> value;  // the first candidate that parsed
-  std::string origin;                       // where it came from
-  // Candidates that did not parse, in preference order: what repair works on.
-  std::vector<candidate> unparsed;
+struct parsed_candidate {
+  boost::json::value value;
+  std::size_t offset = 0;
+  std::string origin;
 };
 
-// Fenced ```json / ``` blocks first (the first one that parses wins), then
-// the first complete JSON object/array in prose (string-aware bracket
-// matching), else the candidates that did not parse.
+// Every JSON candidate of an answer that is not JSON as a whole, in text
+// order: fenced ```json / ``` blocks and complete objects/arrays in prose
+// (string-aware bracket matching; the fragments inside a candidate are not
+// candidates of their own). Bounded: at most max_candidates of each kind,
+// the last ones kept, so a pathological answer costs linear-ish time.
+struct extraction {
+  std::vector<parsed_candidate> parsed;  // the candidates that parse
+  std::vector<candidate> unparsed;       // those that do not: what repair works on
+};
+inline constexpr std::size_t max_candidates = 32;
 extraction extract_json(std::string_view text);
 
 struct repair_outcome {

@@ -30,6 +30,12 @@ enum class errc {
   duplicate_schema,       // name@version registered twice
   unparsable_schema,      // a schema file is not JSON or not a valid schema
   invalid_schema_id,      // not of the form name or name@version
+  // Why a model's answer could not be used, from how the model stopped:
+  truncated,              // cut off at the token limit: never accepted as complete
+  refusal,                // the model declined to answer
+  content_filter,         // the provider withheld or cut the answer
+  unexpected_tool_call,   // the model called a tool instead of answering
+  reasoning_only,         // the model reasoned but gave no answer
 };
 
 // "invalid_json", "schema_missing_field", ...: the stable reason code.
