@@ -260,6 +260,64 @@ class checker {
   std::vector<unsupported_keyword>& out_;
 };
 
+// Leaves out of the schema sent to a provider the keywords its strict mode
+// cannot take but that only narrow what is valid (minLength, not, if, ...):
+// the model may then answer more loosely, and the local validation against
+// the original schema still enforces them. oneOf becomes anyOf for the same
+// reason. allOf and patternProperties stay: leaving them out would forbid
+// answers the original allows (their properties would become "additional").
+class relaxer {
+ public:
+  relaxer(const provider_rules& rules, std::vector<unsupported_keyword>& out) : rules_(rules), out_(out) {}
+
+  void relax(json::value& node, const std::string& path) {
+    auto* obj = node.if_object();
+    if (!obj) return;
+    drop_narrowing_keywords(*obj, path);
+    for (auto& [key, value] : *obj) {
+      const std::string child = detail::append_pointer(path, key);
+      const std::string_view k = key;
+      if (std::ranges::find(single_subschema, k) != single_subschema.end()) {
+        each_schema(value, child);
+      } else if (std::ranges::find(subschema_lists, k) != subschema_lists.end()) {
+        each_schema(value, child);
+      } else if (std::ranges::find(subschema_maps, k) != subschema_maps.end()) {
+        if (auto* map = value.if_object()) {
+          for (auto& [name, item] : *map) relax(item, detail::append_pointer(child, name));
+        }
+      }
+    }
+  }
+
+ private:
+  static bool keeps(std::string_view keyword) { return keyword == "allOf" || keyword == "patternProperties"; }
+
+  void each_schema(json::value& value, const std::string& path) {
+    if (auto* list = value.if_array()) {
+      for (std::size_t i = 0; i < list->size(); ++i) relax((*list)[i], detail::append_pointer(path, std::to_string(i)));
+    } else {
+      relax(value, path);
+    }
+  }
+
+  void drop_narrowing_keywords(json::object& obj, const std::string& path) {
+    for (const std::string_view keyword : rules_.unsupported) {
+      if (keeps(keyword) || !obj.contains(keyword)) continue;
+      if (keyword == "oneOf" && !obj.contains("anyOf")) {
+        obj["anyOf"] = std::move(obj["oneOf"]);
+        out_.push_back({path, "oneOf", std::string(rules_.label) + ": 'oneOf' sent as 'anyOf'; checked locally"});
+      } else {
+        out_.push_back({path, std::string(keyword),
+                        std::string(rules_.label) + ": '" + std::string(keyword) + "' left out; checked locally"});
+      }
+      obj.erase(keyword);
+    }
+  }
+
+  const provider_rules& rules_;
+  std::vector<unsupported_keyword>& out_;
+};
+
 }  // namespace
 
 json::value make_strict(const json::value& schema) { return strictify(schema); }
@@ -272,7 +330,10 @@ std::vector<unsupported_keyword> strict_mode_unsupported(const json::value& sche
 }
 
 strict_form make_strict_form(const json::value& schema, strict_provider provider) {
-  strict_form form{make_strict(schema), {}};
+  std::vector<unsupported_keyword> relaxed;
+  json::value sent = schema;
+  relaxer(rules_for(provider), relaxed).relax(sent, "");
+  strict_form form{make_strict(sent), {}, std::move(relaxed)};
   // Checked on the converted schema: the conversion supplies what strict mode
   // requires (additionalProperties, required); keywords it cannot express remain.
   form.unsupported = strict_mode_unsupported(form.schema.json(), provider);

@@ -145,9 +145,16 @@ class anthropic_model::impl {
         found_tool = true;
       } else if (type == "text" && !found_tool) {
         result.text += detail::string_field(b, "text");
+      } else if (type == "thinking") {
+        result.reasoning += detail::string_field(b, "thinking");
       }
     }
     result.finish_reason = detail::string_field(root, "stop_reason");
+    result.stop = classify_finish_reason(result.finish_reason);
+    // The forced tool is how structured output arrives: its tool_use stop
+    // is the end of a complete answer, not a request to call a tool.
+    if (found_tool && result.stop == stop_reason::tool_calls) result.stop = stop_reason::complete;
+    if (result.stop == stop_reason::refusal) result.refusal = result.text;
     result.model = detail::string_field(root, "model");
     if (const auto* usage = root.if_contains("usage"); usage && usage->is_object()) {
       result.usage.prompt_tokens = detail::int_field(usage->as_object(), "input_tokens");

@@ -24,8 +24,10 @@ struct completion_fields {
   bool root_is_object = false;
   bool first_choice_is_object = false;   // choices is an array whose first element is an object
   bool message_is_object = false;        // choices[0].message
-  std::optional<std::string> content;    // choices[0].message.content, when a string
-  std::optional<std::string> refusal;    // choices[0].message.refusal, when a string
+  std::optional<std::string> content;    // choices[0].message.content: a string, or its text parts joined
+  std::optional<std::string> refusal;    // choices[0].message.refusal (or refusal parts), when a string
+  std::string reasoning;                 // choices[0].message.reasoning_content / reasoning
+  bool tool_calls = false;               // choices[0].message.tool_calls is a non-empty array
   std::string finish_reason;             // choices[0].finish_reason, when a string
   std::string model;                     // model, when a string
   std::int64_t prompt_tokens = 0;        // usage.*, when integers
@@ -33,7 +35,7 @@ struct completion_fields {
 };
 
 // The objects and arrays whose members matter.
-enum class place : std::uint8_t { other, root, choices, first_choice, message, usage };
+enum class place : std::uint8_t { other, root, choices, first_choice, message, usage, parts, part, tool_calls };
 enum class kind : std::uint8_t { object, array, scalar };
 
 // The event handler for json::basic_parser: tracks where each value sits
@@ -52,7 +54,10 @@ class completion_handler {
   bool on_object_begin(error_code&) { return open(kind::object); }
   bool on_object_end(std::size_t, error_code&) { return close(); }
   bool on_array_begin(error_code&) { return open(kind::array); }
-  bool on_array_end(std::size_t, error_code&) { return close(); }
+  bool on_array_end(std::size_t size, error_code&) {
+    if (parent_is(place::tool_calls) && size > 0) fields.tool_calls = true;
+    return close();
+  }
 
   bool on_key_part(std::string_view part, std::size_t, error_code&) {
     key(part);
@@ -96,7 +101,9 @@ class completion_handler {
 
  private:
   // The field a value sets, from its parent's place and key.
-  enum class slot : std::uint8_t { none, model, finish_reason, content, refusal, prompt_tokens, completion_tokens };
+  enum class slot : std::uint8_t {
+    none, model, finish_reason, content, refusal, reasoning, part_type, part_text, prompt_tokens, completion_tokens
+  };
 
   void key(std::string_view part) {
     if (key_complete_) {
@@ -113,8 +120,25 @@ class completion_handler {
     return true;
   }
   bool close() {
+    if (parent_is(place::part)) finish_part();
     --depth_;
     return true;
+  }
+
+  bool parent_is(place p) const { return parent() == p; }
+
+  // A content part ends: its text joins the content or the refusal, by its
+  // type ("text", "output_text"; "refusal"); other types (images) are skipped.
+  void finish_part() {
+    if (part_type_ == "text" || part_type_ == "output_text") {
+      if (!fields.content) fields.content.emplace();
+      fields.content->append(part_text_);
+    } else if (part_type_ == "refusal") {
+      if (!fields.refusal) fields.refusal.emplace();
+      fields.refusal->append(part_text_);
+    }
+    part_type_.clear();
+    part_text_.clear();
   }
   bool scalar() {
     begin_value(kind::scalar);
@@ -170,6 +194,16 @@ class completion_handler {
           return k == kind::object ? place::message : place::other;
         }
         return place::other;
+      case place::message:
+        // Some compatible servers send content as a list of typed parts.
+        if (key_ == "content" && k == kind::array) return place::parts;
+        if (key_ == "tool_calls") {
+          fields.tool_calls = false;
+          return k == kind::array ? place::tool_calls : place::other;
+        }
+        return place::other;
+      case place::parts:
+        return k == kind::object ? place::part : place::other;
       default:
         return place::other;
     }
@@ -183,7 +217,12 @@ class completion_handler {
         return key_ == "finish_reason" ? slot::finish_reason : slot::none;
       case place::message:
         if (key_ == "content") return slot::content;
-        return key_ == "refusal" ? slot::refusal : slot::none;
+        if (key_ == "refusal") return slot::refusal;
+        // vLLM and DeepSeek: reasoning_content; Ollama and OpenRouter: reasoning.
+        return key_ == "reasoning_content" || key_ == "reasoning" ? slot::reasoning : slot::none;
+      case place::part:
+        if (key_ == "type") return slot::part_type;
+        return key_ == "text" || key_ == "refusal" ? slot::part_text : slot::none;
       case place::usage:
         if (key_ == "prompt_tokens") return slot::prompt_tokens;
         return key_ == "completion_tokens" ? slot::completion_tokens : slot::none;
@@ -198,6 +237,9 @@ class completion_handler {
       case slot::finish_reason: return &fields.finish_reason;
       case slot::content: return &fields.content.emplace();
       case slot::refusal: return &fields.refusal.emplace();
+      case slot::reasoning: fields.reasoning.clear(); return &fields.reasoning;
+      case slot::part_type: part_type_.clear(); return &part_type_;
+      case slot::part_text: part_text_.clear(); return &part_text_;
       default: return nullptr;
     }
   }
@@ -216,12 +258,17 @@ class completion_handler {
   bool in_string_ = false;
   std::string* string_ = nullptr;  // where the current string's parts go
   std::size_t choices_seen_ = 0;   // elements of choices begun so far
+  std::string part_type_, part_text_;  // of the content part being read
 };
 
 }  // namespace
 
 chat_result read_openai_completion(std::string_view body) {
-  json::basic_parser<completion_handler> parser(json::parse_options{});
+  // A model's text may hold invalid UTF-8 (a byte-level tokenizer cut a
+  // character); it is kept as sent rather than failing the whole response.
+  json::parse_options options;
+  options.allow_invalid_utf8 = true;
+  json::basic_parser<completion_handler> parser(options);
   error_code ec;
   const std::size_t used = parser.write_some(false, body.data(), body.size(), ec);
   if (!ec && used < body.size()) ec = json::error::extra_data;
@@ -232,12 +279,16 @@ chat_result read_openai_completion(std::string_view body) {
   if (!f.first_choice_is_object) throw invalid_response("openai", "no choices[0] in the response", body);
   if (!f.message_is_object) throw invalid_response("openai", "no choices[0].message", body);
   chat_result result;
-  if (f.content) {
-    result.text = std::move(*f.content);
-  } else if (f.refusal) {
-    throw model_error(model_errc::invalid_response, "openai: the model refused: " + *f.refusal);
-  }
+  if (f.content) result.text = std::move(*f.content);
   result.finish_reason = std::move(f.finish_reason);
+  result.stop = classify_finish_reason(result.finish_reason);
+  if (f.refusal && !f.refusal->empty()) {
+    result.refusal = std::move(*f.refusal);
+    result.stop = stop_reason::refusal;
+  } else if (f.tool_calls && result.stop == stop_reason::unknown) {
+    result.stop = stop_reason::tool_calls;
+  }
+  result.reasoning = std::move(f.reasoning);
   result.model = std::move(f.model);
   result.usage.prompt_tokens = f.prompt_tokens;
   result.usage.completion_tokens = f.completion_tokens;

@@ -11,8 +11,12 @@
 namespace switchboard::agents::detail {
 
 // Throws model_error(invalid_response) naming what is wrong: a body that is
-// not JSON, not an object, without choices[0] or choices[0].message, or a
-// refusal. Sets text, finish_reason, model and usage (not latency or raw_body).
+// not JSON, not an object, without choices[0] or choices[0].message. Sets
+// text (a string content, or the text parts of a content list joined),
+// finish_reason and stop (refusal when message.refusal is set, tool_calls
+// when the message calls tools), refusal, reasoning (reasoning_content or
+// reasoning), model and usage; not latency or raw_body. A refusal or a
+// truncated answer is a result, not an error: the structured ladder decides.
 chat_result read_openai_completion(std::string_view body);
 
 }  // namespace switchboard::agents::detail

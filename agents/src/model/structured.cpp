@@ -1,16 +1,21 @@
-// The structured-output ladder: pick a rung (native JSON Schema, JSON-object
-// mode, schema in the prompt), ask, parse and validate, re-ask with the
-// validator's errors. Decisions (docs/adr/0008-structured-output-ladder-and-model-doubles.md):
-//  - strict schemas: sent only when the model says it honours `strict` and
-//    the schema uses no keyword the provider's strict mode rejects; the value
-//    is validated against the ORIGINAL schema. Strict mode turns optional
-//    properties into required nullable ones, so when the value fails as is,
-//    null members at optional properties are removed and it is validated
-//    again (the model used null to mean "absent").
-//  - a provider answering HTTP 400 about response_format on a rung it was
-//    configured for makes the ladder step down one rung (logged, recorded as
-//    an attempt with reason response_format_unsupported, not counted against
-//    max_attempts: at most two extra requests). Never when the mode is forced.
+// The structured-output ladder: pick a rung (native JSON Schema, strict where
+// it can be, JSON-object mode, schema in the prompt), ask, parse and
+// validate, re-ask with the validator's errors. Decisions
+// (docs/adr/0008-structured-output-ladder-and-model-doubles.md, and
+// docs/structured-outputs.md):
+//  - strict schemas: sent whenever the model honours `strict` and the
+//    schema's strict form exists (keywords strict mode cannot take but that
+//    only narrow the answer are left out of what is sent and checked
+//    locally); the value is validated against the ORIGINAL schema. Strict
+//    mode turns optional properties into required nullable ones, so when the
+//    value fails as is, null members at optional properties are removed and
+//    it is validated again (the model used null to mean "absent").
+//  - a provider rejecting the response format (format_rejection.hpp) makes
+//    the ladder step down: strict json_schema → json_schema → json_object →
+//    prompt (logged, recorded as an attempt with reason
+//    response_format_unsupported, not counted against max_attempts). A
+//    forced mode keeps its rung and only gives up strictness.
+//  - how the model stopped: see structured.hpp.
 //  - token budget: a re-ask is sent only when the tokens spent so far plus
 //    the least the next attempt can cost (the last prompt and answer, which
 //    the next prompt repeats) fit in the budget.
@@ -19,8 +24,10 @@
 #include <switchboard/protocol/metrics.hpp>
 #include <switchboard/protocol/strict_mode.hpp>
 
+#include "format_rejection.hpp"
 #include "structured_ladder.hpp"
 
+#include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 
 #include <spdlog/spdlog.h>
@@ -239,13 +246,13 @@ std::optional<protocol::errc> reason_of(const std::vector<validation_error>& err
   return errors.front().kind;
 }
 
-parse_result parse_answer(const std::string& text, const ladder& l) {
+parse_result parse_answer(const std::string& text, const ladder& l, protocol::output_end end) {
   const compiled_schema& schema = l.options.schema;
-  if (!l.strict) return protocol::parse_output(text, schema, l.options.metrics);
+  if (!l.strict) return protocol::parse_output(text, schema, l.options.metrics, end);
 
   // The strict path decides the outcome after normalizing, so the outcome is
   // recorded here rather than by the parser.
-  parse_result result = protocol::parse_output(text, schema, nullptr);
+  parse_result result = protocol::parse_output(text, schema, nullptr, end);
   if (!result.ok() && result.stage != protocol::parse_stage::failed) {
     json::value normalized = result.value;
     if (drop_optional_nulls(normalized, schema.json(), schema.json())) {
@@ -288,20 +295,67 @@ std::string reason_with_detail(const attempt_record& attempt) {
 
 // --- the ladder --------------------------------------------------------------
 
-// A 400 whose message names response_format (or the mode) means the rung
-// itself is unsupported, not the request content.
-bool is_format_rejection(const model_error& error) {
-  if (error.errc() != model_errc::http_status || error.http_status() != 400) return false;
-  std::string text = error.provider_message() + " " + error.what();
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  for (std::string_view needle : {"response_format", "json_schema", "json_object"})
-    if (text.find(needle) != std::string::npos) return true;
-  return false;
+// --- how the model stopped ---------------------------------------------------
+
+constexpr std::size_t max_words_quoted = 500;
+
+// The model's own words for a message, cut to a readable length.
+std::string quoted_words(std::string_view words) {
+  if (words.empty()) return "(no words given)";
+  std::string out(words.substr(0, max_words_quoted));
+  if (words.size() > max_words_quoted) out += "...";
+  return "\"" + out + "\"";
 }
 
-output_mode next_rung(output_mode mode) {
-  return mode == output_mode::json_schema ? output_mode::json_object : output_mode::prompt_schema;
+// A failed parse_result for an answer that never reached the parser.
+parse_result not_an_answer(protocol::errc reason, std::string message, const chat_result& answer) {
+  parse_result result;
+  result.raw = answer.text;
+  result.reason = reason;
+  result.errors.push_back({"", std::move(message), reason});
+  return result;
+}
+
+// The parser's verdict, or the reason the answer is no answer at all.
+parse_result read_answer(const chat_result& answer, stop_reason stop, const ladder& l) {
+  using protocol::errc;
+  const bool no_text = answer.text.find_first_not_of(" \t\r\n") == std::string::npos;
+  if (stop == stop_reason::refusal) {
+    return not_an_answer(errc::refusal,
+                         "the model refused: " + quoted_words(answer.refusal.empty() ? answer.text : answer.refusal),
+                         answer);
+  }
+  if (stop == stop_reason::content_filter) {
+    return not_an_answer(errc::content_filter, "the provider's content filter withheld the answer", answer);
+  }
+  if (stop == stop_reason::tool_calls && no_text) {
+    return not_an_answer(errc::unexpected_tool_call,
+                         "the model called a tool instead of answering; no tool is available here", answer);
+  }
+  if (no_text && !answer.reasoning.empty() && stop != stop_reason::truncated) {
+    return not_an_answer(errc::reasoning_only, "the model returned reasoning but no answer", answer);
+  }
+  const auto end = stop == stop_reason::truncated ? protocol::output_end::truncated : protocol::output_end::complete;
+  return parse_answer(answer.text, l, end);
+}
+
+// The max_tokens of the next request after a truncated answer: twice what
+// was asked (or used), within max_output_tokens and what the token budget
+// leaves once the prompt is paid again. Nothing when that is no more.
+std::optional<int> raised_max_tokens(const chat_request& request, const chat_result& answer,
+                                     const structured_options& options, const token_usage& used) {
+  const std::int64_t asked = request.max_tokens.value_or(0);
+  const std::int64_t current = std::max<std::int64_t>(asked, answer.usage.completion_tokens);
+  std::int64_t next = std::min<std::int64_t>(current > 0 ? current * 2 : 1024, options.max_output_tokens);
+  if (options.token_budget > 0) {
+    next = std::min(next, options.token_budget - used.total() - answer.usage.prompt_tokens);
+  }
+  if (next <= current) return std::nullopt;
+  return static_cast<int>(next);
+}
+
+std::string rung_name(const detail::rung& r) {
+  return std::string(to_string(r.mode)) + (r.mode == output_mode::json_schema && r.strict ? " (strict)" : "");
 }
 
 [[noreturn]] void fail(model_errc code, const std::string& message, const ladder& l,
@@ -313,6 +367,27 @@ output_mode next_rung(output_mode mode) {
 
 }  // namespace
 
+json::object attempt_record::to_json() const {
+  json::array error_list;
+  for (const auto& e : errors) error_list.emplace_back(e.to_string());
+  json::array repair_list;
+  for (const auto& r : repairs) repair_list.emplace_back(r);
+  json::object out{{"number", number},
+                   {"mode", to_string(mode)},
+                   {"strict", strict},
+                   {"stage", protocol::to_string(stage)},
+                   {"reason", reason},  // "" when this attempt validated
+                   {"errors", std::move(error_list)},
+                   {"repairs", std::move(repair_list)},
+                   {"origin", origin},
+                   {"stop", to_string(stop)},
+                   {"finish_reason", finish_reason},
+                   {"max_tokens", max_tokens ? json::value(*max_tokens) : json::value(nullptr)},
+                   {"usage", json::object{{"prompt_tokens", usage.prompt_tokens},
+                                          {"completion_tokens", usage.completion_tokens}}}};
+  return out;
+}
+
 asio::awaitable<structured_result> complete_structured(chat_model& model, chat_request request,
                                                        structured_options options) {
   structured_result out;
@@ -320,6 +395,45 @@ asio::awaitable<structured_result> complete_structured(chat_model& model, chat_r
   co_await std::move(ladder);
   co_return out;
 }
+
+namespace {
+
+// Ends the call when the model refused or its answer was filtered: the same
+// request would only be refused again.
+void fail_if_final(stop_reason stop, const chat_result& answer, const ladder& l,
+                   std::vector<attempt_record>& attempts, const token_usage& usage) {
+  if (stop == stop_reason::refusal) {
+    fail(model_errc::structured_output_failed,
+         "schema " + l.schema_id + ": the model refused to answer (refusal): " +
+             quoted_words(answer.refusal.empty() ? answer.text : answer.refusal),
+         l, attempts, usage);
+  }
+  if (stop == stop_reason::content_filter) {
+    fail(model_errc::structured_output_failed,
+         "schema " + l.schema_id + ": the provider's content filter withheld the answer (content_filter)" +
+             (answer.text.empty() ? std::string() : "; the text it let through: " + quoted_words(answer.text)),
+         l, attempts, usage);
+  }
+}
+
+attempt_record record_of(const parse_result& parsed, const chat_result& answer, stop_reason stop,
+                         attempt_record attempt) {
+  attempt.stage = parsed.stage;
+  attempt.reason = std::string(parsed.reason_code());
+  attempt.errors = parsed.errors;
+  attempt.repairs = parsed.repairs;
+  attempt.origin = parsed.origin;
+  attempt.stop = stop;
+  attempt.finish_reason = answer.finish_reason;
+  attempt.usage = answer.usage;
+  return attempt;
+}
+
+std::string attempts_text(int answers) {
+  return std::to_string(answers) + " attempt" + (answers == 1 ? "" : "s");
+}
+
+}  // namespace
 
 asio::awaitable<void> detail::complete_structured_into(chat_model& model, chat_request request,
                                                        structured_options options, structured_result& out) {
@@ -340,62 +454,79 @@ asio::awaitable<void> detail::complete_structured_into(chat_model& model, chat_r
     attempt_record attempt;
     attempt.number = static_cast<int>(attempts.size()) + 1;
     attempt.mode = mode;
+    attempt.strict = l.strict;
+    attempt.max_tokens = request.max_tokens;
 
-    std::optional<std::string> rejection;
+    std::optional<rung> next;
+    std::string rejection;
     chat_result answer;
     try {
       answer = co_await ask(model, mode, request, conversation, l);
     } catch (const model_error& error) {
-      if (options.force_mode || mode == output_mode::prompt_schema || !is_format_rejection(error))
-        throw;
+      next = rung_after_rejection(error, {mode, l.strict});
+      // A forced mode keeps its rung; only strictness may be given up.
+      if (!next || (options.force_mode && next->mode != mode)) throw;
       rejection = error.provider_message().empty() ? error.what() : error.provider_message();
     }
-    if (rejection) {
-      spdlog::warn("schema {}: {} rejected response_format {} ({}); stepping down to {}",
-                   l.schema_id, model.provider(), to_string(mode), *rejection,
-                   to_string(next_rung(mode)));
+    if (next) {
+      spdlog::warn("schema {}: {} rejected response_format {} ({}); stepping down to {}", l.schema_id,
+                   model.provider(), rung_name({mode, l.strict}), rejection, rung_name(*next));
       attempt.reason = format_rejected_reason;
-      attempt.errors.push_back({"", "provider rejected response_format " +
-                                        std::string(to_string(mode)) + ": " + *rejection});
+      attempt.errors.push_back({"", "provider rejected response_format " + rung_name({mode, l.strict}) +
+                                        ": " + rejection});
       attempts.push_back(std::move(attempt));
-      mode = next_rung(mode);
-      l.strict = false;
+      mode = next->mode;
+      l.strict = next->strict;
       continue;
     }
 
     ++answers;
     usage += answer.usage;
-    parse_result parsed = parse_answer(answer.text, l);
-    attempt.stage = parsed.stage;
-    attempt.reason = std::string(parsed.reason_code());
-    attempt.errors = parsed.errors;
-    attempt.usage = answer.usage;
-    attempts.push_back(attempt);
-    spdlog::debug("schema {}: attempt {} ({}) {} {}", l.schema_id, attempt.number, to_string(mode),
-                  protocol::to_string(parsed.stage), parsed.ok() ? "valid" : attempt.reason);
+    const stop_reason stop = stop_of(answer);
+    parse_result parsed = read_answer(answer, stop, l);
+    attempts.push_back(record_of(parsed, answer, stop, attempt));
+    const attempt_record& recorded = attempts.back();
+    spdlog::debug("schema {}: attempt {} ({}, stop {}) {} {}", l.schema_id, recorded.number, to_string(mode),
+                  to_string(stop), protocol::to_string(parsed.stage), parsed.ok() ? "valid" : recorded.reason);
 
     if (parsed.ok()) {
       out = structured_result{std::move(parsed.value), std::move(attempts), usage, mode, std::move(answer)};
       co_return;
     }
+    fail_if_final(stop, answer, l, attempts, usage);
     if (answers >= options.max_attempts) {
       fail(model_errc::structured_output_failed,
-           "schema " + l.schema_id + ": no valid answer after " + std::to_string(answers) +
-               " attempt" + (answers == 1 ? "" : "s") + " (last reason: " +
-               reason_with_detail(attempt) + ")",
+           "schema " + l.schema_id + ": no valid answer after " + attempts_text(answers) + " (last reason: " +
+               reason_with_detail(recorded) + ")",
            l, attempts, usage);
+    }
+    if (parsed.reason == protocol::errc::truncated) {
+      // The same request with room to finish: the cut answer is not shown
+      // back to the model, it would only cost tokens.
+      const auto raised = raised_max_tokens(request, answer, options, usage);
+      if (!raised) {
+        fail(model_errc::token_budget_exhausted,
+             "schema " + l.schema_id + ": the answer was cut off at the token limit (truncated) after " +
+                 attempts_text(answers) + ", and max_tokens cannot be raised within the token budget of " +
+                 std::to_string(options.token_budget) + " and max_output_tokens " +
+                 std::to_string(options.max_output_tokens),
+             l, attempts, usage);
+      }
+      spdlog::info("schema {}: answer cut off at the token limit; asking again with max_tokens {}", l.schema_id,
+                   *raised);
+      request.max_tokens = *raised;
+      continue;
     }
     const std::int64_t next_cost = answer.usage.prompt_tokens + answer.usage.completion_tokens;
     if (options.token_budget > 0 && usage.total() + next_cost > options.token_budget) {
       fail(model_errc::token_budget_exhausted,
            "schema " + l.schema_id + ": token budget of " + std::to_string(options.token_budget) +
-               " exhausted after " + std::to_string(answers) + " attempt" +
-               (answers == 1 ? "" : "s") + " (" + std::to_string(usage.total()) +
+               " exhausted after " + attempts_text(answers) + " (" + std::to_string(usage.total()) +
                " tokens used, a re-ask needs at least " + std::to_string(next_cost) +
-               " more; last reason: " + reason_with_detail(attempt) + ")",
+               " more; last reason: " + reason_with_detail(recorded) + ")",
            l, attempts, usage);
     }
-    conversation.push_back({chat_role::assistant, answer.text});
+    if (!answer.text.empty()) conversation.push_back({chat_role::assistant, answer.text});
     conversation.push_back({chat_role::user, reask_message(parsed, l)});
   }
 }

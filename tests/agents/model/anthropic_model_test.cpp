@@ -64,6 +64,22 @@ TEST(AnthropicModel, SendsTheMessagesWireFormatWithHeaders) {
   EXPECT_FALSE(body.contains("tools"));
 }
 
+TEST(AnthropicModel, StopReasonsAndThinkingBlocksAreMapped) {
+  loopback_model_server server;
+  server.enqueue(server_action::raw_body(200, R"({"content":[{"type":"thinking","thinking":"Maya first."},
+      {"type":"text","text":"{\"a\": [1,"}],"stop_reason":"max_tokens","model":"c"})"));
+  server.enqueue(server_action::raw_body(200, R"({"content":[{"type":"text","text":"I can't help with that."}],
+      "stop_reason":"refusal","model":"c"})"));
+  anthropic_model model(options_for(server));
+  const auto cut = run(model.complete(test::user_request("x")));
+  EXPECT_EQ(cut.stop, stop_reason::truncated);
+  EXPECT_EQ(cut.reasoning, "Maya first.");
+  EXPECT_EQ(cut.text, "{\"a\": [1,") << "thinking never joins the text";
+  const auto refused = run(model.complete(test::user_request("x")));
+  EXPECT_EQ(refused.stop, stop_reason::refusal);
+  EXPECT_EQ(refused.refusal, "I can't help with that.");
+}
+
 TEST(AnthropicModel, StructuredOutputGoesThroughOneForcedTool) {
   loopback_model_server server;
   server.enqueue(server_action::reply(R"({"room":"A","minutes":30})"));
@@ -73,6 +89,7 @@ TEST(AnthropicModel, StructuredOutputGoesThroughOneForcedTool) {
 
   EXPECT_EQ(json::parse(result.text), json::parse(R"({"room":"A","minutes":30})"));
   EXPECT_EQ(result.finish_reason, "tool_use");
+  EXPECT_EQ(result.stop, stop_reason::complete) << "the forced tool is the answer, not a tool call";
   EXPECT_EQ(result.usage.prompt_tokens, 11);
   EXPECT_EQ(result.usage.completion_tokens, 7);
   EXPECT_EQ(result.model, "claude-test");

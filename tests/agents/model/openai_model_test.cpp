@@ -174,15 +174,23 @@ TEST(OpenAiModel, WrongShapesAreInvalidResponses) {
   loopback_model_server server;
   server.enqueue(server_action::raw_body(200, R"({"choices":[]})"));
   server.enqueue(server_action::raw_body(200, R"([1,2])"));
-  server.enqueue(server_action::raw_body(
-      200, R"({"choices":[{"message":{"role":"assistant","content":null,"refusal":"I cannot help"}}]})"));
   openai_model model(options_for(server));
-  for (const char* expected : {"choices[0]", "not a JSON object", "refused: I cannot help"}) {
+  for (const char* expected : {"choices[0]", "not a JSON object"}) {
     const auto error = error_of([&] { run(model.complete(test::user_request("x"))); });
     ASSERT_TRUE(error) << expected;
     EXPECT_EQ(error->errc(), model_errc::invalid_response);
     EXPECT_NE(std::string(error->what()).find(expected), std::string::npos) << error->what();
   }
+}
+
+TEST(OpenAiModel, ARefusalIsAResultTheLadderEndsOn) {
+  loopback_model_server server;
+  server.enqueue(server_action::raw_body(
+      200, R"({"choices":[{"message":{"role":"assistant","content":null,"refusal":"I cannot help"},"finish_reason":"stop"}]})"));
+  openai_model model(options_for(server));
+  const chat_result result = run(model.complete(test::user_request("x")));
+  EXPECT_EQ(result.stop, stop_reason::refusal);
+  EXPECT_EQ(result.refusal, "I cannot help");
 }
 
 TEST(OpenAiModel, OllamaStyleErrorStringBecomesTheProviderMessage) {

@@ -74,14 +74,67 @@ TEST(openai_response, deep_nesting_and_large_numbers_are_read_past) {
   EXPECT_EQ(r.usage.completion_tokens, 2);
 }
 
-TEST(openai_response, null_content_is_an_empty_text_and_a_refusal_is_an_error) {
+TEST(openai_response, a_refusal_is_a_result_with_the_models_words) {
   EXPECT_EQ(read_openai_completion(R"({"choices": [{"message": {"content": null}}]})").text, "");
-  EXPECT_NE(failure_of(R"({"choices": [{"message": {"content": null, "refusal": "I cannot help"}}]})")
-                .find("openai: the model refused: I cannot help"),
-            std::string::npos);
-  // A string content wins over a refusal, as before.
-  EXPECT_EQ(read_openai_completion(R"({"choices": [{"message": {"refusal": "no", "content": "yes"}}]})").text,
-            "yes");
+  const auto r = read_openai_completion(
+      R"({"choices": [{"message": {"content": null, "refusal": "I cannot help"}, "finish_reason": "stop"}]})");
+  EXPECT_EQ(r.stop, stop_reason::refusal);
+  EXPECT_EQ(r.refusal, "I cannot help");
+  EXPECT_EQ(r.text, "");
+  // A null refusal beside a content is no refusal.
+  const auto plain = read_openai_completion(R"({"choices": [{"message": {"refusal": null, "content": "yes"}}]})");
+  EXPECT_EQ(plain.text, "yes");
+  EXPECT_EQ(plain.stop, stop_reason::unknown);
+}
+
+TEST(openai_response, finish_reasons_map_to_stop_reasons) {
+  const auto stop_for = [](std::string_view finish) {
+    return read_openai_completion(R"({"choices": [{"message": {"content": "x"}, "finish_reason": ")" +
+                                  std::string(finish) + R"("}]})")
+        .stop;
+  };
+  EXPECT_EQ(stop_for("stop"), stop_reason::complete);
+  EXPECT_EQ(stop_for("length"), stop_reason::truncated);
+  EXPECT_EQ(stop_for("content_filter"), stop_reason::content_filter);
+  EXPECT_EQ(stop_for("tool_calls"), stop_reason::tool_calls);
+  EXPECT_EQ(stop_for("something_new"), stop_reason::unknown);
+}
+
+TEST(openai_response, content_as_a_list_of_parts_is_joined_and_a_refusal_part_is_kept) {
+  const auto r = read_openai_completion(R"({"choices": [{"message": {"content": [
+      {"type": "text", "text": "{\"a\":"}, {"type": "image_url", "image_url": {"url": "x"}},
+      {"text": " 1}", "type": "output_text"}]}, "finish_reason": "stop"}]})");
+  EXPECT_EQ(r.text, R"({"a": 1})");
+  const auto refused = read_openai_completion(
+      R"({"choices": [{"message": {"content": [{"type": "refusal", "refusal": "No."}]}}]})");
+  EXPECT_EQ(refused.stop, stop_reason::refusal);
+  EXPECT_EQ(refused.refusal, "No.");
+}
+
+TEST(openai_response, reasoning_content_is_kept_apart_from_the_answer) {
+  const auto vllm = read_openai_completion(
+      R"({"choices": [{"message": {"content": null, "reasoning_content": "Let me think."}, "finish_reason": "length"}]})");
+  EXPECT_EQ(vllm.text, "");
+  EXPECT_EQ(vllm.reasoning, "Let me think.");
+  EXPECT_EQ(vllm.stop, stop_reason::truncated);
+  const auto ollama = read_openai_completion(
+      R"({"choices": [{"message": {"content": "{}", "reasoning": "Hmm."}, "finish_reason": "stop"}]})");
+  EXPECT_EQ(ollama.reasoning, "Hmm.");
+  EXPECT_EQ(ollama.text, "{}");
+}
+
+TEST(openai_response, tool_calls_with_no_content_are_named) {
+  const auto r = read_openai_completion(R"({"choices": [{"message": {"content": null, "tool_calls": [
+      {"id": "call_1", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}]}}]})");
+  EXPECT_EQ(r.stop, stop_reason::tool_calls);
+  const auto empty = read_openai_completion(R"({"choices": [{"message": {"content": "x", "tool_calls": []}}]})");
+  EXPECT_EQ(empty.stop, stop_reason::unknown);
+}
+
+TEST(openai_response, invalid_utf8_in_any_field_is_kept_not_fatal) {
+  const auto r = read_openai_completion("{\"model\": \"m\xff\", \"choices\": [{\"message\": {\"content\": \"caf\xc3\"}}]}");
+  EXPECT_EQ(r.text, "caf\xc3");
+  EXPECT_EQ(r.model, "m\xff");
 }
 
 TEST(openai_response, wrong_shapes_name_what_is_missing) {

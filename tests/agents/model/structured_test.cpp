@@ -236,10 +236,13 @@ TEST(complete_structured, json_schema_rung_without_strict_sends_the_original_sch
 }
 
 TEST(complete_structured, schemas_strict_mode_cannot_express_are_sent_non_strict) {
+  // A map (schema-valued additionalProperties) has no strict form: strict
+  // mode would forbid every key.
   structured_options opts = options();
   opts.schema = protocol::compiled_schema::compile(
-      json::parse(R"({"type":"object","properties":{"tags":{"type":"array","uniqueItems":true}}})"), "tags@1");
-  scripted_model model({scripted_response::text(R"({"tags":["a"]})")}, strict_schema_model, "openai");
+      json::parse(R"({"type":"object","properties":{"tags":{"type":"object","additionalProperties":{"type":"string"}}}})"),
+      "tags@1");
+  scripted_model model({scripted_response::text(R"({"tags":{"a":"b"}})")}, strict_schema_model, "openai");
   run(complete_structured(model, question(), opts));
   EXPECT_FALSE(model.request(0).format.strict);
   EXPECT_EQ(model.request(0).format.schema, opts.schema.json());
@@ -248,10 +251,10 @@ TEST(complete_structured, schemas_strict_mode_cannot_express_are_sent_non_strict
 TEST(complete_structured, why_a_schema_goes_non_strict_is_logged_once_not_per_request) {
   structured_options opts = options();
   opts.schema = protocol::compiled_schema::compile(
-      json::parse(R"({"type":"object","properties":{"tags":{"type":"array","uniqueItems":true}}})"),
+      json::parse(R"({"type":"object","properties":{"tags":{"type":"object","additionalProperties":{"type":"string"}}}})"),
       "tags.logged-once@1");
-  scripted_model model({scripted_response::text(R"({"tags":["a"]})"), scripted_response::text(R"({"tags":["b"]})"),
-                        scripted_response::text(R"({"tags":["c"]})")},
+  scripted_model model({scripted_response::text(R"({"tags":{}})"), scripted_response::text(R"({"tags":{}})"),
+                        scripted_response::text(R"({"tags":{}})")},
                        strict_schema_model, "openai");
   test::captured_log log;
   for (int i = 0; i < 3; ++i) run(complete_structured(model, question(), opts));
@@ -259,7 +262,7 @@ TEST(complete_structured, why_a_schema_goes_non_strict_is_logged_once_not_per_re
   const std::string text = log.text();
   const auto first = text.find("tags.logged-once@1: sending a non-strict json_schema to openai");
   ASSERT_NE(first, std::string::npos) << text;
-  EXPECT_NE(text.find("uniqueItems", first), std::string::npos) << text;
+  EXPECT_NE(text.find("additionalProperties", first), std::string::npos) << text;
   const auto second = text.find("sending a non-strict", text.find("sending a non-strict") + 1);
   EXPECT_EQ(second, std::string::npos) << text;
 }

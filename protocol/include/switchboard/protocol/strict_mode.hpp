@@ -33,12 +33,19 @@ struct unsupported_keyword {
 std::vector<unsupported_keyword> strict_mode_unsupported(const boost::json::value& schema,
                                                          strict_provider provider);
 
-// A schema's strict form for one provider: make_strict of the schema, and
-// what of it that provider's strict mode cannot take (empty: it can be sent
-// with strict: true). compiled_schema::strict_form computes it once.
+// A schema's strict form for one provider: make_strict of the schema less
+// the keywords that provider's strict mode cannot take but that only narrow
+// the answer (minLength, maxLength, uniqueItems, not, if/then/else, ...; oneOf
+// is sent as anyOf) — those are listed in `checked_locally` and enforced by
+// validating against the original schema. `unsupported` is what cannot be
+// left out without forbidding valid answers (allOf, patternProperties, a
+// schema-valued additionalProperties, a root that is not an object); empty:
+// the form can be sent with strict: true. compiled_schema::strict_form
+// computes it once.
 struct strict_form {
   json_document schema;
   std::vector<unsupported_keyword> unsupported;
+  std::vector<unsupported_keyword> checked_locally;
 };
 
 strict_form make_strict_form(const boost::json::value& schema, strict_provider provider);

@@ -3,7 +3,10 @@
 // top-level "system" field. Structured output (response_format json_schema
 // or json_object) is requested through one forced tool whose input_schema
 // is the output schema; chat_result.text is then the tool_use block's input
-// serialized as JSON, and finish_reason the stop_reason ("tool_use").
+// serialized as JSON, and finish_reason the stop_reason ("tool_use", which
+// `stop` maps to complete). max_tokens maps to truncated, refusal to refusal
+// (the text is then the model's words, also in `refusal`); thinking blocks
+// go to `reasoning`, never into the text.
 // Usage maps input_tokens/output_tokens to prompt/completion tokens.
 //
 // complete(): see chat_model.hpp; errors carry the HTTP status and the

@@ -79,14 +79,42 @@ struct token_usage {
   }
 };
 
+// Why the model stopped, in the providers' common terms. The structured
+// ladder never accepts a `truncated` answer as complete, and ends at once
+// (without re-asking) on `refusal` and `content_filter`.
+enum class stop_reason {
+  unknown,         // not reported, or a value this library does not know
+  complete,        // the model finished its answer (OpenAI stop, Anthropic end_turn)
+  truncated,       // cut off at the token limit (length, max_tokens)
+  refusal,         // the model declined (OpenAI message.refusal, Anthropic refusal)
+  content_filter,  // the provider withheld or cut the answer
+  tool_calls,      // the model asked to call a tool instead of answering
+};
+std::string_view to_string(stop_reason reason) noexcept;  // "complete", "truncated", ...
+
+// The stop_reason a provider's finish/stop reason string stands for, in the
+// OpenAI and Anthropic vocabularies ("stop", "length", "max_tokens",
+// "content_filter", "refusal", "tool_calls", ...); unknown otherwise.
+stop_reason classify_finish_reason(std::string_view finish_reason) noexcept;
+
 struct chat_result {
   std::string text;
-  std::string finish_reason;  // "stop", "length", "tool_use", ...
+  std::string finish_reason;  // as the provider said it: "stop", "length", "tool_use", ...
+  // The provider's stop reason mapped; unknown: derive it from
+  // finish_reason (stop_of below). Set by the HTTP clients.
+  stop_reason stop = stop_reason::unknown;
+  std::string refusal;        // the model's own words when it refused
+  // Reasoning the model returned beside its answer (reasoning_content,
+  // Anthropic thinking blocks). Kept for the record; never parsed as the answer.
+  std::string reasoning;
   token_usage usage;
   std::string model;          // as reported by the provider
   std::chrono::microseconds latency{0};
   std::string raw_body;       // the provider's response body, unmodified
 };
+
+// `result.stop`, or when that is unknown the classification of its finish_reason.
+stop_reason stop_of(const chat_result& result) noexcept;
 
 // What a model supports, so complete_structured can pick the ladder's rung.
 struct model_capabilities {

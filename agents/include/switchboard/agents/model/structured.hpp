@@ -9,6 +9,16 @@
 // naming the schema, the last reason code and the attempt count, and
 // carrying every attempt. Transport errors of the model propagate as
 // model_error. Cancellation: as chat_model::complete.
+//
+// How the model stopped decides what happens next (stop_of(chat_result)):
+//   truncated       the answer is never accepted as complete (reason
+//                   `truncated`); the request is sent again with max_tokens
+//                   doubled, within the token budget and max_output_tokens,
+//                   or the call fails with that reason
+//   refusal         fails at once, no re-ask: reason `refusal`, the model's words
+//   content_filter  fails at once, no re-ask: reason `content_filter`
+//   tool_calls      with no text: reason `unexpected_tool_call`, re-asked
+//   reasoning only  (no text beside reasoning): reason `reasoning_only`, re-asked
 #pragma once
 
 #include <switchboard/agents/model/chat_model.hpp>
@@ -17,6 +27,7 @@
 #include <switchboard/protocol/validation.hpp>
 
 #include <boost/asio/awaitable.hpp>
+#include <boost/json/object.hpp>
 
 #include <optional>
 #include <string>
@@ -33,15 +44,27 @@ struct structured_options {
   std::int64_t token_budget = 0;         // total tokens over all attempts; 0 = unlimited
   std::optional<output_mode> force_mode; // use this rung whatever the model supports
   protocol::parser_metrics* metrics = nullptr;
+  // The most max_tokens a re-ask after a truncated answer may ask for.
+  int max_output_tokens = 32768;
 };
 
 struct attempt_record {
   int number = 0;                        // 1-based
   output_mode mode = output_mode::prompt_schema;
+  bool strict = false;                   // json_schema sent with strict: true
   protocol::parse_stage stage = protocol::parse_stage::failed;
   std::string reason;                    // reason code, "" when this attempt validated
   std::vector<protocol::validation_error> errors;
+  std::vector<std::string> repairs;      // what the parser repaired, readable
+  std::string origin;                    // where in the answer the value was found
+  stop_reason stop = stop_reason::unknown;
+  std::string finish_reason;             // as the provider said it
+  std::optional<int> max_tokens;         // what this attempt asked for, if anything
   token_usage usage;
+
+  // {number, mode, strict, stage, reason, errors, repairs, origin, stop,
+  //  finish_reason, max_tokens, usage}
+  boost::json::object to_json() const;
 };
 
 struct structured_result {
