@@ -4,6 +4,7 @@
 #include <switchboard/protocol/limits.hpp>
 
 #include <switchboard/protocol/error.hpp>
+#include "detail/declared_checks.hpp"
 
 #include <boost/json/parse.hpp>
 
@@ -202,9 +203,14 @@ compiled_schema schema_registry::add(const schema_id& id, const json::value& sch
                          "schema id '" + id.to_string() + "' from " + source +
                              " is invalid: expected name@version with a version >= 1");
   }
+  std::vector<detail::named_check> declared;
   compiled_schema compiled = [&] {
     try {
-      return compiled_schema::compile(schema, id.to_string());
+      // x-invariants and x-schema-versions become checks; the schema that is
+      // compiled (and sent to providers) is plain JSON Schema.
+      json::value plain = schema;
+      declared = detail::take_declared_checks(plain, id.to_string());
+      return compiled_schema::compile(plain, id.to_string());
     } catch (const protocol_error& e) {
       throw protocol_error(errc::unparsable_schema, std::string(e.what()) + " (from " + source + ")");
     }
@@ -216,7 +222,8 @@ compiled_schema schema_registry::add(const schema_id& id, const json::value& sch
                          "schema '" + id.to_string() + "' from " + source +
                              " is already registered (from " + existing->second.source + ")");
   }
-  versions.emplace(id.version, impl::entry{compiled, {}, std::move(source)});
+  versions.emplace(id.version, impl::entry{compiled, declared, std::move(source)});
+  for (const auto& [name, check] : declared) compiled = compiled.with_invariant(name, check);
   return compiled;
 }
 
