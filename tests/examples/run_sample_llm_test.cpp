@@ -115,6 +115,39 @@ TEST_F(run_sample_llm, a_model_that_never_answers_validly_fails_the_run_clearly)
   EXPECT_EQ(server_.request_count(), 3u);  // the prompt's max_attempts
 }
 
+TEST_F(run_sample_llm, an_answer_cut_off_at_the_token_limit_never_books_with_a_person_missing) {
+  json::object dinner = dentist_request();
+  dinner["title"] = "Family dinner";
+  dinner["participants"] = json::array{"Maya", "Leo"};
+  dinner["resources"] = json::array{};
+  const std::string whole = envelope(dinner, "Family dinner for Maya and Leo.");
+  // Cut inside the participants, right after "Maya": a repair that closed
+  // the list would book the dinner without Leo.
+  server_action cut = server_action::reply(whole.substr(0, whole.find("\"Leo\"")));
+  cut.finish_reason = "length";
+  server_.enqueue(cut);
+  server_.enqueue(server_action::reply(whole));
+
+  const auto r = run("Family dinner for Maya and Leo on Tuesday 4-5pm");
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("Leo"), std::string::npos) << describe(r);
+  const auto requests = server_.requests();
+  ASSERT_EQ(requests.size(), 2u) << describe(r);
+  // Asked again with room to finish, not with the cut answer shown back.
+  EXPECT_EQ(requests[1].json().at("max_tokens").as_int64(), 2 * requests[0].json().at("max_tokens").as_int64());
+  EXPECT_EQ(requests[1].json().at("messages").as_array().size(), requests[0].json().at("messages").as_array().size());
+}
+
+TEST_F(run_sample_llm, a_refusal_fails_the_run_at_once_with_the_models_words) {
+  server_.enqueue(server_action::raw_body(
+      200, R"({"choices":[{"message":{"role":"assistant","content":null,"refusal":"I can't help with that request."},)"
+           R"("finish_reason":"stop"}],"model":"gpt-test"})"));
+  const auto r = run("Soccer practice for Maya on Saturday 2-4pm");
+  EXPECT_EQ(r.exit_code, 1) << describe(r);
+  EXPECT_NE((r.out + r.err).find("I can't help with that request."), std::string::npos) << describe(r);
+  EXPECT_EQ(server_.request_count(), 1u) << "a refusal is not re-asked";
+}
+
 }  // namespace
 }  // namespace switchboard::testing
 #endif
