@@ -6,6 +6,8 @@
 // coroutines on any threads.
 #pragma once
 
+#include "http_header.hpp"
+
 #include <switchboard/agents/model/http_options.hpp>
 
 #include <boost/asio/awaitable.hpp>
@@ -17,36 +19,28 @@
 
 namespace switchboard::agents::detail {
 
-// Request headers are never logged. A secret header's value (and its last
-// word, the key in "Bearer <key>") is also scrubbed from error messages and
-// provider messages, should a server echo it back.
-struct http_header {
-  std::string_view name;
-  std::string_view value;
-  bool secret = false;
-};
-
 struct http_response {
   int status = 0;
   std::string body;
 };
 
-// Turns an error body into the provider's own message: error.message
-// (OpenAI, Anthropic, vLLM), a plain string "error" (Ollama), or "".
-std::string provider_error_message(std::string_view body);
-
 class http_client {
  public:
   // Throws model_error(not_configured) naming `provider` when base_url is not
-  // an http(s) URL, or when ca_file cannot be loaded.
+  // an http(s) URL, carries credentials (user:password@), or when ca_file
+  // cannot be loaded.
   http_client(http_options options, std::string provider);
   ~http_client();
   http_client(const http_client&) = delete;
   http_client& operator=(const http_client&) = delete;
 
   // POSTs `body` as JSON to base path + `path`, retrying as the policy says.
-  // Completion: the 2xx response, or model_error (status, provider message,
-  // connection/TLS/timeout/cancel/too-large codes). Cancellation: cancelling the
+  // Completion: the 2xx response whose body starts as JSON (an object or an
+  // array; a byte order mark dropped, invalid UTF-8 replaced with U+FFFD, no
+  // secret header value in it), or model_error (status, provider message,
+  // connection/TLS/timeout/cancel/too-large codes, invalid_response for a
+  // 2xx that cannot be the provider's answer: response_diagnosis.hpp). Every
+  // message is redacted for the secret headers (redaction.hpp). Cancellation: cancelling the
   // awaiting coroutine stops the attempt, the wait for a pooled connection
   // and the retry wait promptly (model_errc::cancelled); the connection in use is
   // closed, never returned to the pool. `body` and `headers` must stay valid

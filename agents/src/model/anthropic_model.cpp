@@ -111,23 +111,24 @@ class anthropic_model::impl {
         options_.api_key.empty() ? std::span<const detail::http_header>(headers).subspan(1)
                                  : std::span<const detail::http_header>(headers);
     auto response = co_await client_.post_json("/v1/messages", body, sent);
-    co_return finish(std::move(response.body), started, forced_tool, wrapped);
+    co_return finish(std::move(response.body), started, forced_tool, wrapped, sent);
   }
 
   static chat_result finish(std::string body, std::chrono::steady_clock::time_point started, bool forced_tool,
-                            bool wrapped) {
-    chat_result result = parse(body, forced_tool, wrapped);
+                            bool wrapped, std::span<const detail::http_header> secrets) {
+    chat_result result = parse(body, forced_tool, wrapped, secrets);
     result.latency = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
     result.raw_body = std::move(body);
     return result;
   }
 
-  static chat_result parse(const std::string& body, bool forced_tool, bool wrapped) {
+  static chat_result parse(const std::string& body, bool forced_tool, bool wrapped,
+                           std::span<const detail::http_header> secrets) {
     unsigned char buffer[4096];  // most responses parse without touching the heap
     json::monotonic_resource arena(buffer, sizeof buffer);
-    const json::object root = detail::parse_response_object(body, "anthropic", &arena);
+    const json::object root = detail::parse_response_object(body, "anthropic", &arena, secrets);
     const auto* content = root.if_contains("content");
-    if (!content || !content->is_array()) throw detail::invalid_response("anthropic", "no content array", body);
+    if (!content || !content->is_array()) throw detail::invalid_response("anthropic", "no content array", body, secrets);
     chat_result result;
     bool found_tool = false;
     for (const auto& block : content->as_array()) {
@@ -136,7 +137,7 @@ class anthropic_model::impl {
       const auto type = detail::string_field(b, "type");
       if (type == "tool_use" && forced_tool && !found_tool) {
         const auto* input = b.if_contains("input");
-        if (!input) throw detail::invalid_response("anthropic", "tool_use block without input", body);
+        if (!input) throw detail::invalid_response("anthropic", "tool_use block without input", body, secrets);
         const json::value* value = input;
         if (wrapped && input->is_object()) {
           if (const auto* inner = input->as_object().if_contains(wrapped_key)) value = inner;

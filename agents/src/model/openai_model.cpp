@@ -96,11 +96,12 @@ class openai_model::impl {
     std::array<detail::http_header, 1> headers{{{"Authorization", authorization_, true}}};
     const std::span<const detail::http_header> sent(headers.data(), authorization_.empty() ? 0 : 1);
     auto response = co_await client_.post_json("/chat/completions", body, sent);
-    co_return finish(std::move(response.body), started);
+    co_return finish(std::move(response.body), started, sent);
   }
 
-  static chat_result finish(std::string body, std::chrono::steady_clock::time_point started) {
-    chat_result result = detail::read_openai_completion(body);
+  static chat_result finish(std::string body, std::chrono::steady_clock::time_point started,
+                            std::span<const detail::http_header> secrets) {
+    chat_result result = detail::read_openai_completion(body, secrets);
     result.latency = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
     result.raw_body = std::move(body);
     return result;

@@ -263,7 +263,7 @@ class completion_handler {
 
 }  // namespace
 
-chat_result read_openai_completion(std::string_view body) {
+chat_result read_openai_completion(std::string_view body, std::span<const http_header> secrets) {
   // A model's text may hold invalid UTF-8 (a byte-level tokenizer cut a
   // character); it is kept as sent rather than failing the whole response.
   json::parse_options options;
@@ -272,12 +272,12 @@ chat_result read_openai_completion(std::string_view body) {
   error_code ec;
   const std::size_t used = parser.write_some(false, body.data(), body.size(), ec);
   if (!ec && used < body.size()) ec = json::error::extra_data;
-  if (ec) throw invalid_response("openai", "the body is not JSON (" + ec.message() + ")", body);
+  if (ec) throw invalid_response("openai", "the body is not JSON (" + ec.message() + ")", body, secrets);
 
   completion_fields& f = parser.handler().fields;
-  if (!f.root_is_object) throw invalid_response("openai", "the body is not a JSON object", body);
-  if (!f.first_choice_is_object) throw invalid_response("openai", "no choices[0] in the response", body);
-  if (!f.message_is_object) throw invalid_response("openai", "no choices[0].message", body);
+  if (!f.root_is_object) throw invalid_response("openai", "the body is not a JSON object", body, secrets);
+  if (!f.first_choice_is_object) throw invalid_response("openai", "no choices[0] in the response", body, secrets);
+  if (!f.message_is_object) throw invalid_response("openai", "no choices[0].message", body, secrets);
   chat_result result;
   if (f.content) result.text = std::move(*f.content);
   result.finish_reason = std::move(f.finish_reason);

@@ -6,7 +6,10 @@
 
 #include <switchboard/agents/model/chat_model.hpp>
 
+#include <span>
 #include <string_view>
+
+#include "../http/http_header.hpp"
 
 namespace switchboard::agents::detail {
 
@@ -17,6 +20,8 @@ namespace switchboard::agents::detail {
 // when the message calls tools), refusal, reasoning (reasoning_content or
 // reasoning), model and usage; not latency or raw_body. A refusal or a
 // truncated answer is a result, not an error: the structured ladder decides.
-chat_result read_openai_completion(std::string_view body);
+// `secrets`: the request's headers, so an excerpt of the body in an error is
+// redacted for them (wire_common's invalid_response).
+chat_result read_openai_completion(std::string_view body, std::span<const http_header> secrets = {});
 
 }  // namespace switchboard::agents::detail

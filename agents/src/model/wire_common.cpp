@@ -1,5 +1,7 @@
 #include "wire_common.hpp"
 
+#include "../http/redaction.hpp"
+
 #include <boost/json/parse.hpp>
 
 namespace switchboard::agents::detail {
@@ -30,21 +32,22 @@ std::string schema_name_or_default(std::string_view name) {
   return out.empty() ? "structured_output" : out;
 }
 
-model_error invalid_response(std::string_view provider, std::string_view what, std::string_view body) {
-  std::string excerpt(body.substr(0, 120));
-  for (auto& c : excerpt) {
-    if (c < 32 || c == 127) c = ' ';
-  }
-  return model_error(model_errc::invalid_response,
-                     std::string(provider) + ": unexpected response: " + std::string(what) + " (body starts: '" +
-                         excerpt + "')");
+model_error invalid_response(std::string_view provider, std::string_view what, std::string_view body,
+                             std::span<const http_header> secrets) {
+  return model_error(model_errc::invalid_response, std::string(provider) + ": unexpected response: " +
+                                                       std::string(what) + " (body starts: '" +
+                                                       excerpt(body, secrets, 120) + "')");
 }
 
-json::object parse_response_object(std::string_view body, std::string_view provider, json::storage_ptr storage) {
+json::object parse_response_object(std::string_view body, std::string_view provider, json::storage_ptr storage,
+                                   std::span<const http_header> secrets) {
+  if (body.starts_with("\xEF\xBB\xBF")) body.remove_prefix(3);  // a UTF-8 byte order mark
+  json::parse_options options;
+  options.allow_invalid_utf8 = true;
   boost::system::error_code ec;
-  auto value = json::parse(body, ec, std::move(storage));
-  if (ec) throw invalid_response(provider, "the body is not JSON (" + ec.message() + ")", body);
-  if (!value.is_object()) throw invalid_response(provider, "the body is not a JSON object", body);
+  auto value = json::parse(body, ec, std::move(storage), options);
+  if (ec) throw invalid_response(provider, "the body is not JSON (" + ec.message() + ")", body, secrets);
+  if (!value.is_object()) throw invalid_response(provider, "the body is not a JSON object", body, secrets);
   return std::move(value.as_object());
 }
 

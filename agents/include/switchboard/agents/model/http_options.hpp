@@ -40,7 +40,11 @@ struct retry_policy {
 
 struct http_options {
   // Scheme, host, optional port and path prefix: "https://api.openai.com/v1",
-  // "http://127.0.0.1:11434/v1". The provider's path is appended.
+  // "http://127.0.0.1:11434/v1". The provider's path is appended. Credentials
+  // in the URL (user:password@host) are refused with not_configured: a URL
+  // is stored and printed, so the key belongs in the provider's api_key.
+  // Redirects (3xx) are reported, never followed: the key would go along to
+  // the new address; the error names the base URL to set instead.
   std::string base_url;
 
   std::chrono::milliseconds connect_timeout{std::chrono::seconds(10)};   // resolve + TCP + TLS
@@ -58,7 +62,9 @@ struct http_options {
   std::size_t max_connections_per_host = 64;
   std::chrono::milliseconds idle_timeout{std::chrono::seconds(30)};  // idle connections older than this are dropped
 
-  std::size_t max_response_bytes = 8 * 1024 * 1024;  // larger bodies fail with response_too_large
+  // Larger bodies fail with response_too_large. Requests say
+  // Accept-Encoding: identity; a compressed answer is reported, not decoded.
+  std::size_t max_response_bytes = 8 * 1024 * 1024;
   std::string user_agent = "switchboard/0.1";
 };
 

@@ -1,7 +1,11 @@
 // Errors of the model layer, wired into boost::system::error_code, and the
 // exception that carries them out of chat_model::complete().
 //
-// Messages never contain API keys.
+// Messages never contain API keys: every excerpt of a response, URL or
+// header in what() is redacted for the request's secret headers and for
+// credential-shaped text, and escaped for terminals (controls shown as
+// \x1b-style escapes). provider_message() is the provider's own text,
+// redacted but otherwise exact: escape it where it is shown.
 //
 // Thread-safety: value types; the category is stateless.
 #pragma once
@@ -21,7 +25,7 @@ enum class model_errc {
   tls_verification_failed,   // certificate or host name not trusted
   timeout,                   // a deadline passed
   cancelled,                 // the caller cancelled
-  http_status,               // the server answered with a non-2xx status
+  http_status,               // the server answered with a non-2xx status, or an error object in a 2xx
   response_too_large,        // body over the configured cap
   invalid_response,          // 2xx but not the provider's wire format
   structured_output_failed,  // no attempt produced a value valid against the schema
@@ -48,7 +52,9 @@ class model_error : public boost::system::system_error {
         retryable_(retryable) {}
 
   model_errc errc() const noexcept { return static_cast<model_errc>(code().value()); }
-  int http_status() const noexcept { return http_status_; }        // 0 if none
+  // 0 if none. For an error object inside a 2xx ({"error": {...}}, as some
+  // proxies send): the status its code names (e.g. 429), else the 2xx.
+  int http_status() const noexcept { return http_status_; }
   const std::string& provider_message() const noexcept { return provider_message_; }
   bool retryable() const noexcept { return retryable_; }
 
