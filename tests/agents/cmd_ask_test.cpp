@@ -5,6 +5,7 @@
 #include <switchboard/testing/loopback_model_server.hpp>
 
 #include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -156,4 +157,34 @@ TEST_F(CmdAsk, UsageErrorsExitTwoAndNameTheProblem) {
     EXPECT_THAT(stderr_text(), HasSubstr(says)) << args;
   }
   EXPECT_EQ(server_.request_count(), 0u);
+}
+
+// A hostile model: its text reaches standard output only as exact JSON
+// (parsing back to the same string) in a terminal-safe form, and the
+// retry warning that quotes the provider's message stays one escaped line.
+TEST_F(CmdAsk, HostileModelTextIsExactInJsonAndEscapedInTheLog) {
+  using switchboard::test::find_raw_control;
+  using switchboard::test::hostile_text;
+  server_.enqueue(server_action::error(503, hostile_text));
+  server_.enqueue(server_action::reply(json::serialize(json::object{{"title", hostile_text}})));
+  const auto r = ask("--schema meeting@1 'Plan a sync meeting'");
+  ASSERT_EQ(r.exit_code, 0) << r.out << stderr_text();
+  EXPECT_EQ(find_raw_control(r.out), "") << r.out;
+  EXPECT_EQ(std::string(json::parse(r.out).at("value").at("title").as_string()), hostile_text);
+
+  const std::string log = stderr_text();
+  EXPECT_EQ(find_raw_control(log), "") << log;
+  EXPECT_FALSE(switchboard::test::has_line_starting_with(log, switchboard::test::forged_record)) << log;
+  EXPECT_NE(log.find("\\x1b[2J\\x1b]0;pwned\\x07"), std::string::npos) << log;
+  EXPECT_NE(log.find("retrying"), std::string::npos) << log;
+}
+
+TEST_F(CmdAsk, HostileProviderErrorIsExactInJson) {
+  server_.set_default(server_action::error(400, switchboard::test::hostile_text));
+  const auto r = ask("--schema meeting@1 'Plan a sync meeting'");
+  EXPECT_EQ(r.exit_code, 1) << r.out << stderr_text();
+  EXPECT_EQ(switchboard::test::find_raw_control(r.out), "") << r.out;
+  const json::value out = json::parse(r.out);
+  EXPECT_EQ(std::string(out.at("provider_message").as_string()), switchboard::test::hostile_text);
+  EXPECT_EQ(switchboard::test::find_raw_control(stderr_text()), "") << stderr_text();
 }

@@ -2,6 +2,7 @@
 #include "../cli_runner.hpp"
 
 #include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -159,4 +160,20 @@ TEST_F(CmdValidate, HelpExitsZero) {
   const auto r = run("--help");
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_THAT(r.out, HasSubstr("usage: switchboard validate"));
+}
+
+// A hostile raw answer (escape sequences, bidi, invalid UTF-8): the report
+// quotes it only in terminal-safe JSON that parses back to the same value.
+TEST_F(CmdValidate, HostileAnswerIsReportedInTerminalSafeJson) {
+  const json::value answer = {{"title", switchboard::test::hostile_text}};
+  const auto valid = run("--schema " + shell_quoted(schema_file_), "Here:\n" + json::serialize(answer));
+  EXPECT_EQ(valid.exit_code, 0) << valid.out;
+  EXPECT_EQ(switchboard::test::find_raw_control(valid.out), "") << valid.out;
+  EXPECT_EQ(json::parse(valid.out).at("value"), answer);
+
+  const auto garbage = run("--schema " + shell_quoted(schema_file_),
+                           switchboard::test::hostile_text + " \xff\xfe not JSON \xe2\x80\xae");
+  EXPECT_EQ(garbage.exit_code, 1) << garbage.out;
+  EXPECT_EQ(switchboard::test::find_raw_control(garbage.out), "") << garbage.out;
+  EXPECT_EQ(json::parse(garbage.out).at("ok"), false);
 }

@@ -2,6 +2,7 @@
 // (--plugin, SWITCHBOARD_PLUGIN_PATH) and prompt files (--prompts), with
 // their output schema and origin.
 #include "command.hpp"
+#include "terminal_output.hpp"
 
 #include <switchboard/agents/agent_registry.hpp>
 #include <switchboard/agents/llm_agent.hpp>
@@ -10,7 +11,6 @@
 #include <switchboard/protocol/schema_registry.hpp>
 
 #include <boost/json/array.hpp>
-#include <boost/json/serialize.hpp>
 
 #include <algorithm>
 #include <iostream>
@@ -43,7 +43,7 @@ bool parse(std::span<const std::string> args, options& out) {
     const std::string& a = args[i];
     auto value = [&](std::vector<std::string>& into) {
       if (i + 1 >= args.size()) {
-        std::cerr << "switchboard agents: " << a << " needs a value\n\n" << usage_text;
+        std::cerr << "switchboard agents: " << sb::cli::shown(a) << " needs a value\n\n" << usage_text;
         return false;
       }
       into.push_back(args[++i]);
@@ -58,7 +58,7 @@ bool parse(std::span<const std::string> args, options& out) {
     } else if (a == "--json") {
       out.json = true;
     } else {
-      std::cerr << "switchboard agents: unknown option '" << a << "'\n\n" << usage_text;
+      std::cerr << "switchboard agents: unknown option '" << sb::cli::shown(a) << "'\n\n" << usage_text;
       return false;
     }
   }
@@ -70,16 +70,23 @@ void print_table(const std::vector<sb::agents::agent_info>& infos) {
     std::cout << "no agents registered (give --plugin PATH or --prompts DIR)\n";
     return;
   }
+  // Names, schemas and descriptions come from plugins and prompt files:
+  // escaped before the columns are measured.
+  std::vector<sb::agents::agent_info> rows;
   std::size_t name_w = 5, schema_w = 6;
   for (const auto& i : infos) {
-    name_w = std::max(name_w, i.name.size());
-    schema_w = std::max(schema_w, i.output_schema.size());
+    rows.push_back({.name = sb::cli::shown(i.name),
+                    .description = sb::cli::shown(i.description),
+                    .output_schema = sb::cli::shown(i.output_schema),
+                    .origin = sb::cli::shown(i.origin)});
+    name_w = std::max(name_w, rows.back().name.size());
+    schema_w = std::max(schema_w, rows.back().output_schema.size());
   }
   auto pad = [](const std::string& s, std::size_t w) { return s + std::string(w - s.size() + 2, ' '); };
   std::cout << pad("AGENT", name_w) << pad("SCHEMA", schema_w) << "ORIGIN\n";
-  for (const auto& i : infos) {
-    std::cout << pad(i.name, name_w) << pad(i.output_schema, schema_w) << i.origin << "\n"
-              << "  " << i.description << "\n";
+  for (const auto& r : rows) {
+    std::cout << pad(r.name, name_w) << pad(r.output_schema, schema_w) << r.origin << "\n"
+              << "  " << r.description << "\n";
   }
 }
 
@@ -91,7 +98,7 @@ void print_json(const std::vector<sb::agents::agent_info>& infos) {
                    {"output_schema", i.output_schema},
                    {"origin", i.origin}});
   }
-  std::cout << boost::json::serialize(out) << "\n";
+  sb::cli::print_json(std::cout, out);
 }
 
 int run_agents(std::span<const std::string> args) {
@@ -114,7 +121,7 @@ int run_agents(std::span<const std::string> args) {
     sb::agents::register_prompt_agents(registry, library);
   } catch (const sb::agents::agent_error& e) {
     if (e.code() != sb::agents::agent_errc::unknown_output_schema) throw;
-    std::cerr << "switchboard agents: " << e.what()
+    std::cerr << "switchboard agents: " << sb::cli::shown(e.what())
               << "\n(load the schemas the prompt files declare with --schemas DIR)\n";
     return sb::cli::exit_failure;
   }

@@ -9,6 +9,7 @@
 // (or the request failed), 2 on a usage or configuration error.
 #include "command.hpp"
 #include "schema_lookup.hpp"
+#include "terminal_output.hpp"
 
 #include <switchboard/agents/model/model_error.hpp>
 #include <switchboard/agents/model/model_factory.hpp>
@@ -19,9 +20,6 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_future.hpp>
 #include <boost/json/parse.hpp>
-#include <boost/json/serialize.hpp>
-#include <spdlog/sinks/stdout_color_sinks.h>
-#include <spdlog/spdlog.h>
 
 #include <charconv>
 #include <cstdlib>
@@ -135,14 +133,11 @@ json::object usage_json(const sa::token_usage& usage) {
 json::array attempts_json(const std::vector<sa::attempt_record>& attempts) {
   json::array out;
   for (const auto& a : attempts) {
-    json::array errors;
-    for (const auto& e : a.errors) errors.emplace_back(e.to_string());
-    out.push_back(json::object{{"number", a.number},
-                               {"mode", sa::to_string(a.mode)},
-                               {"stage", sp::to_string(a.stage)},
-                               {"reason", a.reason},
-                               {"errors", std::move(errors)},
-                               {"usage", usage_json(a.usage)}});
+    // Repairs, where the value was found and how the model stopped: what
+    // a reader needs to trust (or distrust) the value.
+    json::object attempt = a.to_json();
+    attempt["usage"] = usage_json(a.usage);
+    out.push_back(std::move(attempt));
   }
   return out;
 }
@@ -154,7 +149,7 @@ int run_ask(std::span<const std::string> args) {
   }
   // Standard output is the JSON result: warnings (retries, the ladder's
   // failures) go to standard error.
-  spdlog::set_default_logger(spdlog::stderr_color_mt("switchboard-ask"));
+  use_stderr_logger("switchboard-ask", spdlog::level::info);
   options opts;
   std::optional<sp::compiled_schema> schema;
   std::unique_ptr<sa::chat_model> model;
@@ -164,13 +159,13 @@ int run_ask(std::span<const std::string> args) {
     schema = resolve_schema(opts.schema, opts.schema_dirs, registry);
     model = sa::make_model_from_env(opts.model);
   } catch (const usage_error& e) {
-    std::cerr << "switchboard ask: " << e.what() << "\n\n" << usage_text;
+    std::cerr << "switchboard ask: " << shown(e.what()) << "\n\n" << usage_text;
     return exit_usage;
   } catch (const sp::protocol_error& e) {
-    std::cerr << "switchboard ask: " << e.what() << "\n";
+    std::cerr << "switchboard ask: " << shown(e.what()) << "\n";
     return exit_usage;
   } catch (const sa::model_error& e) {
-    std::cerr << "switchboard ask: " << e.what() << "\n";
+    std::cerr << "switchboard ask: " << shown(e.what()) << "\n";
     return exit_usage;
   }
 
@@ -196,7 +191,7 @@ int run_ask(std::span<const std::string> args) {
                      {"value", result.value},
                      {"attempts", attempts_json(result.attempts)},
                      {"usage", usage_json(result.usage)}};
-    std::cout << json::serialize(out) << "\n";
+    print_json(std::cout, out);
     return exit_ok;
   } catch (const sa::structured_output_error& e) {
     json::object out{{"ok", false},
@@ -206,17 +201,17 @@ int run_ask(std::span<const std::string> args) {
                      {"last_reason", e.last_reason()},
                      {"attempts", attempts_json(e.attempts())},
                      {"usage", usage_json(e.usage())}};
-    std::cout << json::serialize(out) << "\n";
+    print_json(std::cout, out);
     return exit_failure;
   } catch (const sa::model_error& e) {
     if (e.errc() == sa::model_errc::not_configured) {
-      std::cerr << "switchboard ask: " << e.what() << "\n";
+      std::cerr << "switchboard ask: " << shown(e.what()) << "\n";
       return exit_usage;
     }
     json::object out{{"ok", false}, {"error", sa::to_string(e.errc())}, {"message", e.what()}};
     if (e.http_status() != 0) out["http_status"] = e.http_status();
     if (!e.provider_message().empty()) out["provider_message"] = e.provider_message();
-    std::cout << json::serialize(out) << "\n";
+    print_json(std::cout, out);
     return exit_failure;
   }
 }

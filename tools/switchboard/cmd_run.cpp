@@ -23,7 +23,9 @@
 // for clarification with no answer available (the output names the workflow
 // id and the `switchboard resume` command), 128 + N interrupted by signal N.
 #include "command.hpp"
+#include "run_output.hpp"
 #include "state_store.hpp"
+#include "terminal_output.hpp"
 
 #include <switchboard/agents/agent_registry.hpp>
 #include <switchboard/agents/model/model_error.hpp>
@@ -43,16 +45,13 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/json/parse.hpp>
-#include <boost/json/serialize.hpp>
 #include <spdlog/sinks/null_sink.h>
-#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <unistd.h>
 
 #include <cctype>
 #include <csignal>
-#include <cstdio>
 #include <cstdlib>
 #include <deque>
 #include <functional>
@@ -69,6 +68,7 @@ namespace cli = switchboard::cli;
 namespace orch = switchboard::orchestrator;
 namespace sched = switchboard::scheduling;
 using switchboard::agents::agent_registry;
+using switchboard::cli::shown;
 using switchboard::cli::usage_error;
 
 constexpr int exit_paused = 3;
@@ -125,12 +125,7 @@ fs::path find_sample_prompts(const fs::path& workflow_file) {
 }
 
 std::shared_ptr<spdlog::logger> make_logger(bool verbose) {
-  if (verbose) {
-    auto logger = spdlog::stderr_color_mt("switchboard-run");
-    logger->set_level(spdlog::level::debug);
-    spdlog::set_default_logger(logger);
-    return logger;
-  }
+  if (verbose) return cli::use_stderr_logger("switchboard-run", spdlog::level::debug);
   auto logger = std::make_shared<spdlog::logger>("switchboard-run", std::make_shared<spdlog::sinks::null_sink_mt>());
   spdlog::set_level(spdlog::level::warn);
   return logger;
@@ -202,52 +197,6 @@ session open_session(const setup& s) {
   return out;
 }
 
-// Prints each step as the hub reports it.
-class progress_printer final : public orch::observer {
- public:
-  explicit progress_printer(std::ostream& out) : out_(out) {}
-
-  void on_event(const orch::event& e) noexcept override {
-    try {
-      print(e);
-    } catch (...) {
-      // Printing must never break the run.
-    }
-  }
-
- private:
-  void print(const orch::event& e) {
-    using orch::event_kind;
-    switch (e.kind) {
-      case event_kind::step_completed:
-        out_ << "[" << e.step << "] " << e.agent << "  (confidence " << format(e.envelope->confidence)
-             << ")\n    " << e.envelope->explanation << "\n";
-        break;
-      case event_kind::step_failed:
-        out_ << "[" << e.step << "] " << e.agent << "  FAILED: "
-             << (e.error ? e.error->message : std::string("unknown error")) << "\n";
-        break;
-      case event_kind::routed:
-        out_ << "    -> " << e.target << "  (" << e.condition << ")\n";
-        break;
-      case event_kind::resumed:
-        out_ << "    (resumed)\n";
-        break;
-      default:
-        break;
-    }
-    out_.flush();
-  }
-
-  static std::string format(double v) {
-    char buffer[16];
-    std::snprintf(buffer, sizeof buffer, "%.2f", v);
-    return buffer;
-  }
-
-  std::ostream& out_;
-};
-
 // The signal that interrupted the last run, or 0.
 int interrupting_signal = 0;
 
@@ -280,11 +229,11 @@ std::optional<std::string> next_answer(const std::string& question, std::deque<s
   if (!answers.empty()) {
     std::string answer = std::move(answers.front());
     answers.pop_front();
-    if (!quiet) std::cout << "\n? " << question << "\n> " << answer << "   (from --answer)\n\n";
+    if (!quiet) std::cout << "\n? " << shown(question) << "\n> " << shown(answer) << "   (from --answer)\n\n";
     return answer;
   }
   if (isatty(STDIN_FILENO) && !quiet) {
-    std::cout << "\n? " << question << "\n> " << std::flush;
+    std::cout << "\n? " << shown(question) << "\n> " << std::flush;
     std::string answer;
     if (std::getline(std::cin, answer) && !answer.empty()) {
       std::cout << "\n";
@@ -307,31 +256,29 @@ std::string resume_command(const orch::workflow_state& state, const setup& setti
 
 int finish(const orch::workflow_state& state, const setup& settings) {
   if (settings.json_output) {
-    std::cout << json::serialize(state.to_json()) << "\n";
+    cli::print_json(std::cout, state.to_json());
   }
   std::ostream& notes = settings.json_output ? std::cerr : std::cout;
   switch (state.status) {
     case orch::workflow_status::completed: {
-      if (!settings.json_output) {
-        const std::string outcome = sched::describe_outcome(state);
-        std::cout << "\n" << (outcome.empty() && state.result ? state.result->explanation : outcome) << "\n";
-      }
+      if (!settings.json_output) std::cout << "\n" << cli::shown_outcome(state) << "\n";
       return cli::exit_ok;
     }
     case orch::workflow_status::awaiting_clarification: {
       const std::string question = state.clarification ? state.clarification->question : std::string{};
-      notes << "\nPaused for clarification: " << question << "\nworkflow id: " << state.id;
+      notes << "\nPaused for clarification: " << shown(question) << "\nworkflow id: " << shown(state.id);
       if (settings.store_spec == "memory") {
         notes << "\n(--store memory keeps nothing after this command: run it again with answers, --answer TEXT)\n";
       } else {
-        notes << "\nContinue with:\n  " << resume_command(state, settings, true) << "\n";
+        notes << "\nContinue with:\n  " << shown(resume_command(state, settings, true)) << "\n";
       }
       return exit_paused;
     }
     case orch::workflow_status::interrupted: {
       notes << "\nInterrupted" << (interrupting_signal ? " by signal " + std::to_string(interrupting_signal) : "")
-            << "; the completed steps are saved.\nworkflow id: " << state.id;
-      if (settings.store_spec != "memory") notes << "\nContinue with:\n  " << resume_command(state, settings, false);
+            << "; the completed steps are saved.\nworkflow id: " << shown(state.id);
+      if (settings.store_spec != "memory")
+        notes << "\nContinue with:\n  " << shown(resume_command(state, settings, false));
       notes << "\n";
       return 128 + (interrupting_signal ? interrupting_signal : SIGINT);
     }
@@ -340,7 +287,7 @@ int finish(const orch::workflow_state& state, const setup& settings) {
       std::string message = error ? error->message : "the workflow " + std::string(orch::to_string(state.status));
       if (error && !error->agent.empty() && message.find(error->agent) == std::string::npos)
         message = error->agent + ": " + message;
-      std::cerr << "\nswitchboard: the workflow " << orch::to_string(state.status) << ": " << message << "\n";
+      std::cerr << "\nswitchboard: the workflow " << orch::to_string(state.status) << ": " << shown(message) << "\n";
       return cli::exit_failure;
     }
   }
@@ -354,11 +301,13 @@ int drive(session& s, const setup& settings, std::deque<std::string> answers,
   options.models = s.models;
   options.logger = make_logger(settings.verbose);
   orch::hub hub{io.get_executor(), *s.registry, options};
-  if (!settings.json_output) hub.add_observer(std::make_shared<progress_printer>(std::cout));
+  if (!settings.json_output) hub.add_observer(cli::make_progress_printer(std::cout));
 
   orch::workflow_state state = run_to_completion(io, [&] { return first(hub); });
   while (state.status == orch::workflow_status::awaiting_clarification && state.clarification) {
-    auto answer = next_answer(state.clarification->question, answers, settings.json_output && answers.empty());
+    // --json keeps standard output one JSON value: answers are taken
+    // without an echo (the state lists them) and nobody is asked.
+    auto answer = next_answer(state.clarification->question, answers, settings.json_output);
     if (!answer) break;
     orch::resume_options options;
     options.answer = std::move(*answer);
@@ -372,12 +321,12 @@ void print_header(const session& s, const std::string& request, const setup& set
   if (settings.json_output) return;
   if (s.sample) {
     if (s.llm_backed)
-      std::cout << "LLM-backed: " << join_names(s.sample->llm_backed_agents) << " (prompts from "
-                << find_sample_prompts(settings.workflow_file).string() << ")\n";
+      std::cout << "LLM-backed: " << shown(join_names(s.sample->llm_backed_agents)) << " (prompts from "
+                << shown(find_sample_prompts(settings.workflow_file).string()) << ")\n";
     else
       std::cout << sched::offline_note << "\n";
   }
-  if (!request.empty()) std::cout << "request: \"" << request << "\"\n\n";
+  if (!request.empty()) std::cout << "request: \"" << shown(request) << "\"\n\n";
 }
 
 json::value read_input(const std::string& arg) {
@@ -425,13 +374,13 @@ int guarded(std::string_view usage, const std::function<int()>& body) {
   try {
     return body();
   } catch (const usage_error& e) {
-    std::cerr << "switchboard: " << e.what() << "\n" << usage;
+    std::cerr << "switchboard: " << shown(e.what()) << "\n" << usage;
     return cli::exit_usage;
   } catch (const sched::data_error& e) {
-    std::cerr << "switchboard: malformed data: " << e.what() << "\n";
+    std::cerr << "switchboard: malformed data: " << shown(e.what()) << "\n";
     return cli::exit_failure;
   } catch (const std::exception& e) {
-    std::cerr << "switchboard: " << e.what() << "\n";
+    std::cerr << "switchboard: " << shown(e.what()) << "\n";
     return cli::exit_failure;
   }
 }
@@ -548,9 +497,9 @@ int run_resume(std::span<const std::string> args) {
       options.answer = std::move(answers.front());
       answers.pop_front();
       if (!settings.json_output && state.clarification)
-        std::cout << "? " << state.clarification->question << "\n> " << *options.answer << "\n\n";
+        std::cout << "? " << shown(state.clarification->question) << "\n> " << shown(*options.answer) << "\n\n";
     } else if (!settings.json_output) {
-      std::cout << "continuing workflow " << id << " after step " << state.step << " ("
+      std::cout << "continuing workflow " << shown(id) << " after step " << state.step << " ("
                 << orch::to_string(state.status) << ")\n\n";
     }
     return drive(s, settings, std::move(answers),

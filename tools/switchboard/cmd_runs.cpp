@@ -12,6 +12,7 @@
 // (unknown id, a run another process owns), 2 usage.
 #include "command.hpp"
 #include "state_store.hpp"
+#include "terminal_output.hpp"
 
 #include <switchboard/agents/agent_registry.hpp>
 #include <switchboard/orchestrator/hub.hpp>
@@ -21,7 +22,6 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
-#include <boost/json/serialize.hpp>
 
 #include <charconv>
 #include <ctime>
@@ -33,6 +33,7 @@ namespace {
 namespace json = boost::json;
 namespace cli = switchboard::cli;
 namespace orch = switchboard::orchestrator;
+using cli::shown;
 using cli::usage_error;
 
 constexpr std::string_view usage =
@@ -122,7 +123,7 @@ int list_runs(const options& o, orch::checkpoint_store& store) {
       out.push_back(json::object{{"id", r.workflow_id}, {"workflow", r.workflow_name}, {"status", r.status},
                                  {"step", r.step}, {"owner", r.owner}, {"updated_at", local_time(r.updated_at)}});
     }
-    std::cout << json::serialize(out) << "\n";
+    cli::print_json(std::cout, out);
     return cli::exit_ok;
   }
   if (runs.empty()) {
@@ -132,9 +133,10 @@ int list_runs(const options& o, orch::checkpoint_store& store) {
   std::cout << std::left << std::setw(26) << "ID" << std::setw(20) << "WORKFLOW" << std::setw(24) << "STATUS"
             << std::setw(6) << "STEP" << std::setw(21) << "UPDATED" << "OWNER\n";
   for (const auto& r : runs) {
-    std::cout << std::left << std::setw(26) << r.workflow_id << std::setw(20) << r.workflow_name << std::setw(24)
-              << r.status << std::setw(6) << r.step << std::setw(21) << local_time(r.updated_at)
-              << (r.status == "running" ? r.owner : "") << "\n";
+    // Every column but the times comes from the store: untrusted.
+    std::cout << std::left << std::setw(26) << shown(r.workflow_id) << std::setw(20) << shown(r.workflow_name)
+              << std::setw(24) << shown(r.status) << std::setw(6) << r.step << std::setw(21)
+              << local_time(r.updated_at) << (r.status == "running" ? shown(r.owner) : "") << "\n";
   }
   return cli::exit_ok;
 }
@@ -142,7 +144,7 @@ int list_runs(const options& o, orch::checkpoint_store& store) {
 int show_run(const options& o, orch::checkpoint_store& store) {
   const auto cp = cli::wait_for(store.load(o.id));
   if (!cp) throw std::runtime_error("no workflow with id '" + o.id + "' in the store");
-  std::cout << json::serialize(orch::workflow_state::from_checkpoint(*cp).to_json()) << "\n";
+  cli::print_json(std::cout, orch::workflow_state::from_checkpoint(*cp).to_json());
   return cli::exit_ok;
 }
 
@@ -154,7 +156,7 @@ int cancel_run(const options& o, const std::shared_ptr<orch::checkpoint_store>& 
   hub_options.store = store;
   orch::hub hub{io.get_executor(), registry, hub_options};
   const auto state = cli::wait_for(hub.cancel_stored_run(o.id));
-  std::cout << "Cancelled workflow " << state.id << " at step " << state.step << ".\n";
+  std::cout << "Cancelled workflow " << shown(state.id) << " at step " << state.step << ".\n";
   return cli::exit_ok;
 }
 
@@ -179,10 +181,10 @@ int run_runs(std::span<const std::string> args) {
     if (o.action == "prune") return prune_runs(o, *store);
     return list_runs(o, *store);
   } catch (const usage_error& e) {
-    std::cerr << "switchboard runs: " << e.what() << "\n" << usage;
+    std::cerr << "switchboard runs: " << shown(e.what()) << "\n" << usage;
     return cli::exit_usage;
   } catch (const std::exception& e) {
-    std::cerr << "switchboard runs: " << e.what() << "\n";
+    std::cerr << "switchboard runs: " << shown(e.what()) << "\n";
     return cli::exit_failure;
   }
 }

@@ -6,12 +6,12 @@
 // Exit 0 when the answer is valid, 1 when it is not, 2 on a usage error.
 #include "command.hpp"
 #include "schema_lookup.hpp"
+#include "terminal_output.hpp"
 
 #include <switchboard/protocol/output_parser.hpp>
 #include <switchboard/protocol/schema_registry.hpp>
 
 #include <boost/json/parse.hpp>
-#include <boost/json/serialize.hpp>
 
 #include <cstdlib>
 #include <filesystem>
@@ -24,7 +24,6 @@
 namespace {
 
 namespace fs = std::filesystem;
-namespace json = boost::json;
 namespace sp = switchboard::protocol;
 using namespace switchboard::cli;
 
@@ -106,14 +105,14 @@ int run_validate(std::span<const std::string> args) {
     raw = (!opts.input || *opts.input == "-") ? read_all(std::cin)
                                               : read_file(*opts.input, "input file");
   } catch (const usage_error& e) {
-    std::cerr << "switchboard validate: " << e.what() << "\n\n" << usage_text;
+    std::cerr << "switchboard validate: " << shown(e.what()) << "\n\n" << usage_text;
     return exit_usage;
   } catch (const sp::protocol_error& e) {
-    std::cerr << "switchboard validate: " << e.what() << "\n";
+    std::cerr << "switchboard validate: " << shown(e.what()) << "\n";
     return exit_usage;
   }
   const sp::parse_result result = sp::parse_output(raw, *schema);
-  std::cout << json::serialize(result.to_json()) << "\n";
+  print_json(std::cout, result.to_json());
   return result.ok() ? exit_ok : exit_failure;
 }
 

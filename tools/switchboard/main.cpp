@@ -1,6 +1,7 @@
 // switchboard — command line entry point; dispatches to the registered
 // subcommands (cmd_*.cpp).
 #include "command.hpp"
+#include "terminal_output.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -41,6 +42,9 @@ void print_usage(std::ostream& out) {
 
 int main(int argc, char** argv) {
   using namespace switchboard::cli;
+  // Standard output holds what a command prints (JSON for scripts): the
+  // library's log goes to standard error, one escaped line per record.
+  use_stderr_logger("switchboard", spdlog::level::info);
   if (argc < 2) {
     print_usage(std::cerr);
     return exit_usage;
@@ -53,7 +57,7 @@ int main(int argc, char** argv) {
   const auto& table = commands();
   const auto it = std::ranges::find(table, name, &command::name);
   if (it == table.end()) {
-    std::cerr << "switchboard: unknown command '" << name << "'\n\n";
+    std::cerr << "switchboard: unknown command '" << shown(name) << "'\n\n";
     print_usage(std::cerr);
     return exit_usage;
   }
@@ -61,7 +65,7 @@ int main(int argc, char** argv) {
   try {
     return it->run(args);
   } catch (const std::exception& e) {
-    std::cerr << "switchboard " << name << ": " << e.what() << "\n";
+    std::cerr << "switchboard " << name << ": " << shown(e.what()) << "\n";
     return exit_failure;
   }
 }
