@@ -15,6 +15,7 @@
 #include <switchboard/orchestrator/hub.hpp>
 #include <switchboard/orchestrator/workflow.hpp>
 #include <switchboard/protocol/schema_registry.hpp>
+#include <switchboard/protocol/terminal_text.hpp>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
@@ -121,18 +122,20 @@ int main() {
   io.run();
   const orchestrator::workflow_state state = done.get();
 
-  // 5. What happened, step by step, and the answer.
+  // 5. What happened, step by step, and the answer. Model text is escaped
+  // before it reaches the terminal: an answer could carry escape sequences.
+  using protocol::escape_for_terminal;
   for (const orchestrator::audit_entry& step : state.audit) {
-    std::cout << step.step << ". " << step.node << " (confidence " << step.confidence << "): " << step.explanation
-              << " -> " << step.route << '\n';
+    std::cout << step.step << ". " << step.node << " (confidence " << step.confidence
+              << "): " << escape_for_terminal(step.explanation) << " -> " << step.route << '\n';
   }
   std::cout << "status: " << orchestrator::to_string(state.status) << '\n';
   if (state.status != orchestrator::workflow_status::completed || !state.result) {
     for (const protocol::error_record& error : state.errors) {
-      std::cerr << "error: " << error.message << '\n';
+      std::cerr << "error: " << escape_for_terminal(error.message) << '\n';
     }
     return 1;
   }
-  std::cout << "summary: " << std::string_view(state.result->data.at("summary").as_string()) << '\n';
+  std::cout << "summary: " << escape_for_terminal(state.result->data.at("summary").as_string()) << '\n';
   return 0;
 }
