@@ -1,6 +1,8 @@
 // Escaping untrusted text for terminals and log lines (see terminal_text.hpp).
 #include <switchboard/protocol/terminal_text.hpp>
 
+#include <switchboard/protocol/utf8.hpp>
+
 #include <cstdint>
 
 namespace switchboard::protocol {
@@ -14,32 +16,10 @@ struct utf8_sequence {
   bool valid = false;
 };
 
-bool is_continuation(unsigned char byte) { return (byte & 0xC0) == 0x80; }
-
-// Strict decoding after Unicode's table 3-7: no overlong forms, no
-// surrogates, nothing above U+10FFFF, no truncated sequences.
-utf8_sequence decode_utf8(std::string_view text, std::size_t pos) {
-  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[pos + i]); };
-  const unsigned char lead = byte(0);
-  if (lead < 0x80) return {lead, 1, true};
-  std::size_t length = 0;
-  unsigned char second_min = 0x80, second_max = 0xBF;
-  if (lead >= 0xC2 && lead <= 0xDF) length = 2;
-  else if (lead >= 0xE0 && lead <= 0xEF) length = 3;
-  else if (lead >= 0xF0 && lead <= 0xF4) length = 4;
-  else return {};
-  if (lead == 0xE0) second_min = 0xA0;   // overlong below U+0800
-  if (lead == 0xED) second_max = 0x9F;   // UTF-16 surrogates
-  if (lead == 0xF0) second_min = 0x90;   // overlong below U+10000
-  if (lead == 0xF4) second_max = 0x8F;   // above U+10FFFF
-  if (pos + length > text.size()) return {};
-  if (byte(1) < second_min || byte(1) > second_max) return {};
-  char32_t code_point = lead & (0xFF >> (length + 1));
-  for (std::size_t i = 1; i < length; ++i) {
-    if (!is_continuation(byte(i))) return {};
-    code_point = (code_point << 6) | (byte(i) & 0x3F);
-  }
-  return {code_point, length, true};
+utf8_sequence decode_one(std::string_view text, std::size_t pos) {
+  const utf8_char c = decode_utf8(text, pos);
+  if (c.size == 0) return {};
+  return {c.code_point, c.size, true};
 }
 
 // Characters a terminal or a reader would act on rather than read.
@@ -93,7 +73,7 @@ void append_escaped_for_terminal(std::string& out, std::string_view text, line_b
     out.append(text, pos, plain_end - pos);
     pos = plain_end;
     if (pos == text.size()) break;
-    const utf8_sequence seq = decode_utf8(text, pos);
+    const utf8_sequence seq = decode_one(text, pos);
     if (!seq.valid) append_invalid_byte(out, static_cast<unsigned char>(text[pos]));
     else if (is_active_code_point(seq.code_point, breaks)) append_escape(out, seq.code_point);
     else out.append(text, pos, seq.length);
@@ -113,7 +93,7 @@ bool is_terminal_safe(std::string_view text, line_breaks breaks) noexcept {
       ++pos;
       continue;
     }
-    const utf8_sequence seq = decode_utf8(text, pos);
+    const utf8_sequence seq = decode_one(text, pos);
     if (!seq.valid || is_active_code_point(seq.code_point, breaks)) return false;
     pos += seq.length;
   }
@@ -131,7 +111,7 @@ std::string escape_json_for_terminal(std::string_view serialized_json) {
       ++pos;
       continue;
     }
-    const utf8_sequence seq = decode_utf8(serialized_json, pos);
+    const utf8_sequence seq = decode_one(serialized_json, pos);
     if (!seq.valid) {
       out += "\\ufffd";  // JSON has no escape for a raw byte
     } else if (is_active_code_point(seq.code_point, line_breaks::keep)) {

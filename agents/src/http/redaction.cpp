@@ -1,6 +1,6 @@
 #include "redaction.hpp"
 
-#include "utf8.hpp"
+#include <switchboard/protocol/utf8.hpp>
 
 #include <switchboard/protocol/terminal_text.hpp>
 
@@ -255,7 +255,7 @@ std::string excerpt(std::string_view text, std::span<const http_header> headers,
   const std::size_t room = cut ? max_bytes - std::min(max_bytes, ellipsis.size()) : clean.size();
   std::size_t end = 0;  // the last character boundary within `room`
   while (end < clean.size()) {
-    const std::size_t size = std::max<std::size_t>(1, utf8_sequence_size(clean, end));
+    const std::size_t size = std::max<std::size_t>(1, protocol::utf8_sequence_size(clean, end));
     if (end + size > room) break;
     end += size;
   }

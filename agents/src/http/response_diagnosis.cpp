@@ -2,7 +2,7 @@
 
 #include "redaction.hpp"
 #include "retry_timing.hpp"
-#include "utf8.hpp"
+#include <switchboard/protocol/utf8.hpp>
 
 #include <boost/json/parse.hpp>
 
@@ -230,7 +230,7 @@ answer_problem redirect_problem(const response_head& head, const endpoint_url& u
 
 void normalize_body(std::string& body) {
   if (body.starts_with("\xEF\xBB\xBF")) body.erase(0, 3);
-  replace_invalid_utf8(body);
+  protocol::replace_invalid_utf8(body);
 }
 
 std::optional<answer_problem> check_success_answer(const response_head& head, std::string_view body,

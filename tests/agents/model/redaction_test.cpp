@@ -1,9 +1,9 @@
 // The one place text from outside is made fit for an error message or a log
 // (agents/src/http/redaction.hpp), and the UTF-8 repair of response bodies
-// (agents/src/http/utf8.hpp).
+// (switchboard/protocol/utf8.hpp).
 #include "../../../agents/src/http/redaction.hpp"
 
-#include "../../../agents/src/http/utf8.hpp"
+#include <switchboard/protocol/utf8.hpp>
 
 #include <gtest/gtest.h>
 
@@ -96,7 +96,7 @@ TEST(Redaction, UserInfoIsRemovedFromAnAddress) {
 }
 
 std::string repaired(std::string text) {
-  replace_invalid_utf8(text);
+  protocol::replace_invalid_utf8(text);
   return text;
 }
 

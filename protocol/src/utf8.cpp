@@ -1,9 +1,10 @@
-#include "utf8.hpp"
+// UTF-8 decoding after Unicode 15 table 3-7 (see utf8.hpp).
+#include <switchboard/protocol/utf8.hpp>
 
 #include <cstdint>
 #include <cstring>
 
-namespace switchboard::agents::detail {
+namespace switchboard::protocol {
 
 namespace {
 
@@ -66,6 +67,15 @@ std::size_t first_invalid(std::string_view text) {
 
 }  // namespace
 
+utf8_char decode_utf8(std::string_view text, std::size_t pos) {
+  const std::size_t size = utf8_sequence_size(text, pos);
+  if (size == 0) return {};
+  const auto lead = static_cast<unsigned char>(text[pos]);
+  char32_t code_point = size == 1 ? lead : lead & (0xFF >> (size + 1));
+  for (std::size_t i = 1; i < size; ++i) code_point = (code_point << 6) | (static_cast<unsigned char>(text[pos + i]) & 0x3F);
+  return {code_point, size};
+}
+
 std::size_t utf8_sequence_size(std::string_view text, std::size_t pos) {
   const auto lead = static_cast<unsigned char>(text[pos]);
   if (lead < 0x80) return 1;
@@ -97,4 +107,4 @@ void replace_invalid_utf8(std::string& text) {
   text = std::move(repaired);
 }
 
-}  // namespace switchboard::agents::detail
+}  // namespace switchboard::protocol
