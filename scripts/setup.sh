@@ -16,7 +16,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git ca-certificates openssl
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
   libssl-dev libspdlog-dev libgtest-dev libgmock-dev libbenchmark-dev
-  libsqlite3-dev
+  libsqlite3-dev libre2-dev
   clang libclang-rt-14-dev
 )
 

@@ -1,7 +1,8 @@
 // Validation of a valid agent answer: a ~300-byte and a ~2 KB `data` value
 // against their schemas, through compiled_schema's fast path and through
 // valijson alone (the reference it falls back to), plus validate_envelope on
-// an envelope struct as the hub calls it.
+// an envelope struct as the hub calls it, and a hostile string against a
+// nested-quantifier pattern.
 #include <switchboard/protocol/envelope.hpp>
 #include <switchboard/protocol/validation.hpp>
 
@@ -81,8 +82,22 @@ void BM_validate_envelope_struct(benchmark::State& state) {
   }
 }
 
+// A hostile answer: a long string against a pattern a backtracking engine
+// needs exponential time for (RE2: linear). Arg: the string's length.
+void BM_validate_hostile_pattern(benchmark::State& state) {
+  static const auto schema = sp::compiled_schema::compile(
+      json::parse(R"({"properties": {"code": {"type": "string", "pattern": "^(a+)+$"}}})"), "bench.hostile@1");
+  const json::value data = json::object{{"code", std::string(static_cast<std::size_t>(state.range(0)), 'a') + "!"}};
+  for (auto _ : state) {
+    auto errors = schema.validate(data);
+    benchmark::DoNotOptimize(errors);
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * state.range(0));
+}
+
 }  // namespace
 
+BENCHMARK(BM_validate_hostile_pattern)->Arg(41)->Arg(30 * 1024)->Arg(1024 * 1024);
 BENCHMARK(BM_validate_small_fast);
 BENCHMARK(BM_validate_small_valijson);
 BENCHMARK(BM_validate_large_fast);

@@ -1,24 +1,25 @@
-// compiled_schema over valijson (draft-07, Boost.JSON adapter) and the
-// translation of valijson's errors into path-addressed validation_errors.
+// compiled_schema over valijson (draft-07, Boost.JSON adapter, regular
+// expressions by RE2: validator/reference_schema.hpp), the fast path in
+// front of it (validator/fast_schema.hpp), and the translation of valijson's
+// errors into path-addressed validation_errors.
 #include <switchboard/protocol/validation.hpp>
 
 #include "detail/json_pointer.hpp"
+#include "validator/ecma_regex.hpp"
 #include "validator/fast_schema.hpp"
+#include "validator/reference_schema.hpp"
+#include "validator/schema_graph.hpp"
 
 #include <boost/json/serialize.hpp>
 
-#include <valijson/adapters/boost_json_adapter.hpp>
-#include <valijson/schema.hpp>
-#include <valijson/schema_parser.hpp>
 #include <valijson/validation_results.hpp>
-#include <valijson/validator.hpp>
 
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <map>
 #include <mutex>
 #include <exception>
-#include <regex>
 #include <set>
 #include <sstream>
 
@@ -42,7 +43,8 @@ std::string to_string(const std::vector<validation_error>& errors) {
 struct compiled_schema::impl {
   std::string id;
   json_document document;
-  valijson::Schema schema;
+  // valijson, with every regex run by RE2; the reference for errors.
+  std::unique_ptr<const detail::reference_schema> reference;
   // The same schema as a fast pre-check; null when it uses keywords the
   // fast path does not cover (valijson alone then).
   std::unique_ptr<const detail::fast_schema> fast;
@@ -101,8 +103,9 @@ const json::value* instance_at(const json::value& root, const std::vector<std::s
 // ---------------------------------------------------------------------------
 // Best-effort lookup of the subschema that governs a path, so messages can say
 // what was expected ("expected number", "one of [...]"). Follows properties,
-// items, additionalProperties and local $refs; gives up (nullptr) on anything
-// else, and the message then falls back to valijson's wording.
+// patternProperties, items, additionalProperties and local $refs; gives up
+// (nullptr) on anything else, and the message then falls back to valijson's
+// wording.
 
 const json::value* resolve_local_ref(const json::value& root, const json::value* node) {
   for (int hops = 0; node && hops < 16; ++hops) {
@@ -126,14 +129,33 @@ const json::value* member(const json::value* schema, std::string_view key) {
   return it == obj.end() ? nullptr : &it->value();
 }
 
+// Patterns compiled for the lookup, once per translation (errors only).
+using regex_cache = std::map<std::string, std::shared_ptr<const detail::ecma_regex>, std::less<>>;
+
+// The subschema of the first patternProperties entry whose pattern matches `name`.
+const json::value* first_matching_pattern(const json::value* patterns, const std::string& name,
+                                          regex_cache& cache) {
+  if (!patterns || !patterns->is_object()) return nullptr;
+  for (const auto& [pattern, schema] : patterns->get_object()) {
+    auto known = cache.find(std::string_view(pattern));
+    if (known == cache.end()) {
+      std::string why_not;
+      known = cache.emplace(std::string(pattern), detail::ecma_regex::compile(pattern, why_not)).first;
+    }
+    if (known->second && known->second->search(name)) return &schema;
+  }
+  return nullptr;
+}
+
 const json::value* schema_at(const json::value& root, const json::value& instance,
-                             const std::vector<std::string>& tokens) {
+                             const std::vector<std::string>& tokens, regex_cache& patterns) {
   const json::value* schema = resolve_local_ref(root, &root);
   const json::value* value = &instance;
   for (const auto& token : tokens) {
     if (!schema || !value) return nullptr;
     if (value->is_object()) {
       const json::value* next = member(member(schema, "properties"), token);
+      if (!next) next = first_matching_pattern(member(schema, "patternProperties"), token, patterns);
       if (!next) next = member(schema, "additionalProperties");
       schema = next;
       value = instance_at(*value, {token});
@@ -209,6 +231,7 @@ std::string lower_first(std::string text) {
 struct translator {
   const json::value& schema_root;
   const json::value& instance;
+  mutable regex_cache patterns{};
 
   // valijson names only the first unexpected property; name them all when
   // the schema says which ones are allowed.
@@ -220,7 +243,8 @@ struct translator {
     const std::string message = "property not allowed by the schema (additionalProperties is false)";
     std::vector<validation_error> out;
     const json::value* properties = member(schema, "properties");
-    if (value && value->is_object() && !member(schema, "patternProperties")) {
+    // Only with the schema in hand: without it every member would look unexpected.
+    if (schema && value && value->is_object() && !member(schema, "patternProperties")) {
       for (const auto& [key, v] : value->get_object()) {
         if (!properties || !properties->is_object() || !properties->get_object().contains(key)) {
           out.push_back({detail::append_pointer(base, key), message, errc::schema_violation});
@@ -235,7 +259,7 @@ struct translator {
     const auto tokens = context_tokens(error.context);
     const std::string& d = error.description;
     const json::value* value = instance_at(instance, tokens);
-    const json::value* schema = schema_at(schema_root, instance, tokens);
+    const json::value* schema = schema_at(schema_root, instance, tokens, patterns);
 
     if (starts_with(d, "Missing required property '")) {
       return {{detail::append_pointer(to_pointer(tokens), quoted_name(d)),
@@ -339,19 +363,13 @@ compiled_schema compiled_schema::compile(const json::value& schema, std::string 
   compiled->id = std::move(id);
   compiled->document = schema;
   try {
-    valijson::SchemaParser parser(valijson::SchemaParser::kDraft7);
-    valijson::adapters::BoostJsonAdapter adapter(compiled->document.json());
-    if (resolver) {
-      auto fetch = [&resolver](const std::string& uri) -> const json::value* {
-        auto document = resolver(uri);
-        return document ? new json::value(std::move(*document)) : nullptr;
-      };
-      auto release = [](const json::value* document) { delete document; };
-      parser.populateSchema<valijson::adapters::BoostJsonAdapter>(adapter, compiled->schema, fetch,
-                                                                  release);
-    } else {
-      parser.populateSchema(adapter, compiled->schema);
-    }
+    detail::check_schema_limits(compiled->document.json(), "the schema");
+    detail::schema_documents documents(compiled->document.json(), resolver);
+    // The $ref structure first: valijson would overflow the stack on a cycle.
+    detail::check_schema_graph(documents);
+    compiled->reference = detail::reference_schema::compile(documents, static_cast<bool>(resolver));
+  } catch (const detail::schema_refusal& e) {
+    throw protocol_error(errc::unparsable_schema, "schema '" + compiled->id + "': " + e.what());
   } catch (const std::exception& e) {
     throw protocol_error(errc::unparsable_schema,
                          "schema '" + compiled->id + "' is not a valid draft-07 JSON Schema: " +
@@ -383,15 +401,10 @@ std::vector<validation_error> compiled_schema::validate(const json::value& value
   const bool fast_valid =
       impl_->fast && !detail::reference_validation_only() && impl_->fast->accepts(value);
   if (!fast_valid) {
-    // valijson's Validator caches compiled regexes (keyed by pattern) in a
-    // non-synchronised member: one per thread keeps validate() safe to call
-    // concurrently without recompiling every pattern on every call.
-    thread_local valijson::Validator validator;
     valijson::ValidationResults results;
-    valijson::adapters::BoostJsonAdapter target(value);
     bool valid = true;
     try {
-      valid = validator.validate(impl_->schema, target, &results);
+      valid = impl_->reference->validate(value, &results);
     } catch (const std::exception& e) {
       errors.push_back({"", "schema '" + impl_->id + "' could not be applied: " + e.what(),
                         errc::schema_violation});

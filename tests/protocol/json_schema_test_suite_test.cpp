@@ -157,3 +157,29 @@ TEST(JsonSchemaTestSuite, Draft7) {
   EXPECT_GT(total, 400);  // the Debian 12 suite has 423 non-optional draft-07 cases
   EXPECT_GT(eligible, 300);  // most keyword files compile to the fast path
 }
+
+// The optional date, time and date-time format cases: valijson checked them
+// with std::regex; compiled_schema checks them without, on both paths.
+TEST(JsonSchemaTestSuite, Draft7OptionalDateFormats) {
+  const fs::path formats = fs::path(SWITCHBOARD_JSON_SCHEMA_TEST_SUITE) / "optional" / "format";
+  int cases = 0;
+  for (const auto* name : {"date.json", "time.json", "date-time.json"}) {
+    const auto groups = read_json(formats / name);
+    ASSERT_TRUE(groups && groups->is_array()) << formats / name;
+    for (const auto& group : groups->as_array()) {
+      const auto schema = sp::compiled_schema::compile(group.at("schema"), name);
+      for (const auto& test : group.at("tests").as_array()) {
+        const bool expected = test.at("valid").as_bool();
+        bool reference = false;
+        {
+          const sp::detail::reference_validation_scope guard;
+          reference = schema.validate(test.at("data")).empty();
+        }
+        EXPECT_EQ(reference, expected) << name << " / " << test.at("description").as_string();
+        EXPECT_EQ(schema.validate(test.at("data")).empty(), expected) << name;
+        ++cases;
+      }
+    }
+  }
+  EXPECT_GT(cases, 10);
+}

@@ -143,6 +143,24 @@ TEST(SchemaRegistry, InvalidSchemaFileIsRefusedWithTheFileName) {
   EXPECT_THAT(message, HasSubstr(file.string()));
 }
 
+TEST(SchemaRegistry, SchemaFilesThatCouldCrashOrHangAreRefusedNamingFileAndPlace) {
+  temp_dir dir;
+  sp::schema_registry registry;
+  const auto cyclic = dir.write("cyclic@1.json", R"({"definitions": {"a": {"$ref": "#/definitions/b"},
+                                                                   "b": {"$ref": "#/definitions/a"}},
+                                                   "$ref": "#/definitions/a"})");
+  auto message = protocol_error_message([&] { registry.load_file(cyclic); }, sp::errc::unparsable_schema);
+  EXPECT_THAT(message, HasSubstr("schema 'cyclic@1'"));
+  EXPECT_THAT(message, HasSubstr("#/definitions/a -> #/definitions/b -> #/definitions/a"));
+  EXPECT_THAT(message, HasSubstr(cyclic.string()));
+
+  const auto lookahead = dir.write("code@1.json", R"js({"properties": {"code": {"pattern": "^(?!x)"}}})js");
+  message = protocol_error_message([&] { registry.load_file(lookahead); }, sp::errc::unparsable_schema);
+  EXPECT_THAT(message, HasSubstr(R"js(pattern "^(?!x)" at #/properties/code/pattern)js"));
+  EXPECT_THAT(message, HasSubstr(lookahead.string()));
+  EXPECT_TRUE(registry.list().empty());
+}
+
 TEST(SchemaRegistry, BadFileNameAndMissingFileAreNamed) {
   temp_dir dir;
   sp::schema_registry registry;

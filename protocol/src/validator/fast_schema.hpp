@@ -8,17 +8,19 @@
 // count UTF-8 sequences the way valijson's u8_strlen does, strings end at
 // their first NUL, `format` is only an annotation except for date, time and
 // date-time, a number beyond int64 is of no type and equal to nothing).
+// Patterns run through RE2 and dates through date_format.hpp, exactly as
+// compiled_schema has valijson run them (reference_schema.hpp).
 // Where valijson would throw while applying the schema (`format` on a
 // non-empty array), the answer is "not certainly valid", so the caller
 // reports what valijson says.
 //
 // A schema outside the supported subset (remote or non-trivial $refs, "id",
 // nested "$id", if/then/else, contains, dependencies, propertyNames,
-// date/time formats, unusual keyword values) does not compile: compile()
+// unusual keyword values) does not compile: compile()
 // returns nullptr and compiled_schema uses valijson alone.
 //
 // Immutable after compile(); accepts() is const and safe to call from many
-// threads at once (regexes are compiled once and only read).
+// threads at once (RE2 regexes are compiled once and safe to share).
 #pragma once
 
 #include <boost/json/value.hpp>

@@ -123,7 +123,6 @@ TEST(FastSchema, KeywordsOutsideTheSubsetAreNotEligible) {
   EXPECT_FALSE(eligible(R"({"properties": {"a": {"$id": "#inner", "type": "string"}}})"));
   EXPECT_FALSE(eligible(R"({"$ref": "http://example.com/other.json#/definitions/a"})"));
   EXPECT_FALSE(eligible(R"({"$ref": "#/definitions/missing"})"));
-  EXPECT_FALSE(eligible(R"({"format": "date-time"})"));
   EXPECT_FALSE(eligible(R"({"multipleOf": 18446744073709551615})"));
   EXPECT_FALSE(eligible(R"({"enum": [18446744073709551615]})"));
   // Annotations and the rest of the subset are.
@@ -132,6 +131,22 @@ TEST(FastSchema, KeywordsOutsideTheSubsetAreNotEligible) {
   EXPECT_TRUE(eligible(R"({"$defs": {"a": {"type": "string"}}, "items": {"$ref": "#/$defs/a"}})"));
   EXPECT_TRUE(eligible("true"));
   EXPECT_TRUE(eligible("false"));
+}
+
+TEST(FastSchema, DateFormatsAreCheckedAsValijsonChecksThem) {
+  for (const auto* format : {"date", "time", "date-time"}) {
+    const std::string schema = std::string(R"({"format": ")") + format + R"("})";
+    EXPECT_TRUE(eligible(schema)) << format;
+    for (const auto* value : {R"("2024-02-29")", R"("2024-02-30")", R"("13:05:00Z")", R"("24:00:00Z")",
+                              R"("2024-02-29T13:05:00+01:00")", R"("2024-02-29t13:05:00z")", "null",
+                              "true", "12", "1.5", "[]", "{}", R"(["x"])"}) {
+      fast_and_reference_agree(schema, value);
+    }
+  }
+  EXPECT_TRUE(fast_and_reference_agree(R"({"format": "date"})", R"("2024-02-29")"));
+  EXPECT_FALSE(fast_and_reference_agree(R"({"format": "date"})", R"("2024-04-31")"));
+  // valijson reads any value as a string for these formats: null is "".
+  EXPECT_FALSE(fast_and_reference_agree(R"({"format": "date-time"})", "null"));
 }
 
 TEST(FastSchema, InvalidValueGetsExactlyValijsonsErrors) {

@@ -49,7 +49,15 @@ class compiled_schema {
  public:
   // Parses a draft-07 schema. `id` names it in every error ("scheduling.output@1").
   // Throws protocol_error(unparsable_schema) naming `id` when the schema is
-  // not a valid JSON Schema.
+  // not a valid JSON Schema, or cannot be applied safely to untrusted values,
+  // naming the JSON Pointer of what is wrong:
+  //  * a `pattern` or `patternProperties` regex that RE2 cannot run
+  //    (backreferences, lookahead/lookbehind, a repetition above 1000; see
+  //    docs/structured-outputs.md). Every regex runs in linear time.
+  //  * a cycle of subschemas applied to the same value ({"$ref": "#"},
+  //    definitions referring to each other), named with its pointers;
+  //  * past a limit: nesting deeper than 128 levels, such a chain of $refs
+  //    or allOf/anyOf/... deeper than 128, more than 512 distinct patterns.
   static compiled_schema compile(const boost::json::value& schema, std::string id);
   // As above; remote $refs are loaded through `resolver` (called only while
   // compiling, on the calling thread).
