@@ -175,6 +175,17 @@ TEST(ParseAnswer, ResultJsonNamesOriginCandidatesAndReasoning) {
   EXPECT_EQ(j.at("reasoning_set_aside"), true);
 }
 
+TEST(ParseAnswer, AnUnusableNumberIsNoValueAtAll) {
+  // Found by the fuzz target: 4E444 parses to infinity, which no JSON reader
+  // accepts back, so the result is a failure with no value, not a direct one.
+  const auto r = sp::parse_json_output("4E444");
+  EXPECT_EQ(r.stage, sp::parse_stage::failed);
+  EXPECT_EQ(r.reason, sp::errc::invalid_json);
+  EXPECT_TRUE(r.value.is_null());
+  const auto in_prose = parse(R"(x {"title": 1e999} then {"title": "A", "day": "Monday"})");
+  EXPECT_TRUE(in_prose.ok()) << "an unusable candidate never wins over a usable one";
+}
+
 // --- the corpus ------------------------------------------------------------------
 
 TEST(ParseAnswer, CorpusOfMessyModelOutputs) {

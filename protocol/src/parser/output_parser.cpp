@@ -125,6 +125,7 @@ struct option {
   std::string origin;
   std::vector<std::string> repairs;
   std::vector<validation_error> errors;  // empty: usable (and valid, with a schema)
+  bool unusable = false;                  // the value itself cannot be kept (1e999)
 };
 
 // What every candidate is held to: the limits of stored values, then the
@@ -137,6 +138,7 @@ class checker {
     if (!all_numbers_finite(o.value)) {
       if (auto problem = check_untrusted_value(o.value)) {
         o.errors.push_back({"", "the answer cannot be used: " + *problem, errc::invalid_json});
+        o.unusable = true;
         return;
       }
     }
@@ -154,6 +156,7 @@ class checker {
 // no schema, an object beats an array (a "[1]" footnote is not the answer).
 // Among equals the last one wins: an answer tends to follow its examples.
 int rank(const option& o, bool has_schema) {
+  if (o.unusable) return -1;
   int r = o.errors.empty() ? 4 : 0;
   if (o.stage != parse_stage::repaired) r += 2;
   if (!has_schema && o.value.is_object()) r += 1;
@@ -161,6 +164,13 @@ int rank(const option& o, bool has_schema) {
 }
 
 void take(parse_result& result, option best) {
+  if (best.unusable) {
+    // No JSON value could be had: nothing is kept for diagnostics either.
+    result.stage = parse_stage::failed;
+    result.reason = errc::invalid_json;
+    result.errors = std::move(best.errors);
+    return;
+  }
   result.value = std::move(best.value);
   result.stage = best.stage;
   result.origin = std::move(best.origin);
