@@ -3,6 +3,7 @@
 #include "cli_support.hpp"
 
 #include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -38,6 +39,18 @@ TEST_F(run_sample, clear_request_is_auto_confirmed) {
   EXPECT_NE(r.out.find("Confirmed: \"Soccer practice\", Sat 2026-03-07 14:00\u201316:00, with Maya, using the minivan"),
             std::string::npos)
       << describe(r);
+}
+
+TEST_F(run_sample, a_huge_request_is_refused_clearly_not_a_crash) {
+  // 60 KB of "for Maya and Leo and ...": the offline parser's phrase patterns
+  // would recurse per character; the request is refused before they run.
+  std::string request = "Soccer for Maya";
+  while (request.size() < 60000) request += " and Leo";
+  const auto file = scratch_.path() / "huge.json";
+  std::ofstream(file) << boost::json::serialize(boost::json::object{{"request", request}});
+  const auto r = run({"--input", file.string()});
+  EXPECT_EQ(r.exit_code, 1) << describe(r);
+  EXPECT_NE((r.out + r.err).find("a scheduling request may have at most 2000"), std::string::npos) << describe(r);
 }
 
 TEST_F(run_sample, conflicting_request_goes_through_resolution) {

@@ -16,6 +16,8 @@
 namespace switchboard::scheduling {
 namespace {
 
+constexpr std::size_t max_request_bytes = 2000;
+
 using namespace detail;
 
 std::string lower(std::string_view text) {
@@ -405,6 +407,13 @@ class nl_parser_agent final : public native_agent {
                           "{\"request\": \"...\"})");
     // Clarification answers complete the original request.
     for (const auto& answer : context.clarification_answers) text += ". " + answer;
+    // The phrase patterns below run on std::regex, whose backtracking
+    // recurses per character: a household request is a sentence or two, and
+    // a text far longer is refused rather than risking the stack.
+    if (text.size() > max_request_bytes)
+      return make_failure("invalid_input", "nl_parser: the request is " + std::to_string(text.size()) +
+                                               " bytes long; a scheduling request may have at most " +
+                                               std::to_string(max_request_bytes));
     text = normalize(std::move(text));
     const std::string l = lower(text);
     const day_t today = day_of(reference_now(data(), context.input));
