@@ -256,6 +256,9 @@ boost::asio::awaitable<protocol::envelope> llm_agent::run(agent_context& context
 protocol::envelope llm_agent::finish(agent_context& context, const prepared_call& call,
                                      structured_result result) const {
   context.usage += result.usage;
+  // The answer as the model wrote it, for the step's record: what the
+  // envelope was parsed (or repaired) from.
+  context.raw_text = std::move(result.last.text);
   auto converted = protocol::take_envelope(std::move(result.value));
   if (!converted) {
     // complete_structured validated against the envelope schema; a value

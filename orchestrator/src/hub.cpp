@@ -25,6 +25,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/this_coro.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -33,6 +34,8 @@
 
 #include <algorithm>
 #include <random>
+#include <string_view>
+#include <unordered_set>
 
 namespace switchboard::orchestrator {
 
@@ -156,21 +159,37 @@ orchestrator_error refusal(const claim_error& e) {
 }
 
 // What differs between the definition a run was stored with and `now`.
-std::string definition_changes(const detail::definition_identity& stored, const compiled_workflow& now) {
-  std::vector<std::string> current;
-  for (const auto& n : now.definition().nodes) current.push_back(n.name);
-  std::string removed, added;
-  for (const auto& n : stored.nodes) {
-    if (std::find(current.begin(), current.end(), n) == current.end()) removed += (removed.empty() ? "" : ", ") + n;
+// Up to 20 names, then how many more: a message, not a dump of the workflow.
+class name_list {
+ public:
+  void add(std::string_view name) {
+    if (++count_ <= 20) text_ += (text_.empty() ? "" : ", ") + std::string(name);
   }
-  for (const auto& n : current) {
-    if (std::find(stored.nodes.begin(), stored.nodes.end(), n) == stored.nodes.end()) {
-      added += (added.empty() ? "" : ", ") + n;
-    }
+  bool empty() const noexcept { return count_ == 0; }
+  std::string text() const {
+    return count_ <= 20 ? text_ : text_ + " and " + std::to_string(count_ - 20) + " more";
+  }
+
+ private:
+  std::string text_;
+  std::size_t count_ = 0;
+};
+
+// Sets of names, not a scan per name: a large workflow's resume must not
+// take quadratic time to say what changed.
+std::string definition_changes(const detail::definition_identity& stored, const compiled_workflow& now) {
+  std::unordered_set<std::string_view> current, before(stored.nodes.begin(), stored.nodes.end());
+  for (const auto& n : now.definition().nodes) current.insert(n.name);
+  name_list removed, added;
+  for (const auto& n : stored.nodes) {
+    if (!current.contains(n)) removed.add(n);
+  }
+  for (const auto& n : now.definition().nodes) {
+    if (!before.contains(n.name)) added.add(n.name);
   }
   std::string changes;
-  if (!removed.empty()) changes += "nodes removed: " + removed;
-  if (!added.empty()) changes += std::string(changes.empty() ? "" : "; ") + "nodes added: " + added;
+  if (!removed.empty()) changes += "nodes removed: " + removed.text();
+  if (!added.empty()) changes += std::string(changes.empty() ? "" : "; ") + "nodes added: " + added.text();
   if (changes.empty()) changes = "the nodes' agents, routes or limits changed";
   return changes + " (fingerprint " + stored.fingerprint + " when it started, " + now.fingerprint() + " now)";
 }
@@ -226,9 +245,22 @@ hub::impl::impl(asio::any_io_executor ex, const agents::agent_registry& reg, hub
     : executor(std::move(ex)),
       registry(reg),
       options(std::move(opts)),
+      models(std::make_shared<const agents::model_set>(options.models)),
       logger(options.logger ? options.logger : spdlog::default_logger()),
       id_prefix("wf-" + random_prefix() + "-"),
       lease_strand(asio::make_strand(executor)) {}
+
+// The pool's destructor stops it (calls not yet started never start, and
+// coroutine agents suspended on it are dropped) and joins its threads: it
+// waits for blocking agents in the middle of a call to return.
+hub::impl::~impl() = default;
+
+asio::any_io_executor hub::impl::agent_executor(const agents::agent& a, const asio::any_io_executor& run_strand) {
+  if (!a.blocks_thread() || options.blocking_threads == 0) return run_strand;
+  std::call_once(blocking_pool_started,
+                 [this] { blocking_pool = std::make_unique<asio::thread_pool>(options.blocking_threads); });
+  return asio::make_strand(blocking_pool->get_executor());
+}
 
 std::string hub::impl::new_id() { return id_prefix + std::to_string(++id_counter); }
 

@@ -13,7 +13,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <set>
+#include <utility>
 
 namespace switchboard::orchestrator {
 
@@ -230,40 +232,51 @@ const json::value* local_ref(const json::value& root, const json::object& schema
   return root.find_pointer(text.substr(1), ec);
 }
 
+// For each (schema location, token index) explored, the shallowest depth it
+// was explored at. Any success ends the whole walk, so a pair explored again
+// no shallower cannot succeed: without this, a schema whose branches share
+// definitions (anyOf of $refs to an anyOf of $refs, ...) costs a walk
+// exponential in its depth.
+using explored_pairs = std::map<std::pair<const json::value*, std::size_t>, int>;
+
 // Whether `schema` declares the location tokens[i..] (through properties,
 // items, additionalProperties, allOf/anyOf/oneOf and local $ref).
-bool declares(const json::value& root, const json::value& schema,
-              const std::vector<std::string>& tokens, std::size_t i, int depth = 0) {
+bool declares(const json::value& root, const json::value& schema, const std::vector<std::string>& tokens,
+              std::size_t i, explored_pairs& explored, int depth = 0) {
   if (i == tokens.size()) return true;
   if (depth > 64 || !schema.is_object()) return false;
+  const auto [seen, first_time] = explored.try_emplace({&schema, i}, depth);
+  if (!first_time) {
+    if (seen->second <= depth) return false;
+    seen->second = depth;
+  }
   const auto& object = schema.get_object();
   const auto& token = tokens[i];
-  if (const auto* target = local_ref(root, object); target && declares(root, *target, tokens, i, depth + 1)) {
-    return true;
-  }
+  auto deeper = [&](const json::value& next, std::size_t next_token) {
+    return declares(root, next, tokens, next_token, explored, depth + 1);
+  };
+  if (const auto* target = local_ref(root, object); target && deeper(*target, i)) return true;
   if (const auto* props = object.if_contains("properties"); props && props->is_object()) {
-    if (const auto* p = props->get_object().if_contains(token); p && declares(root, *p, tokens, i + 1, depth + 1)) {
-      return true;
-    }
+    if (const auto* p = props->get_object().if_contains(token); p && deeper(*p, i + 1)) return true;
   }
   if (const auto* extra = object.if_contains("additionalProperties");
-      extra && extra->is_object() && declares(root, *extra, tokens, i + 1, depth + 1)) {
+      extra && extra->is_object() && deeper(*extra, i + 1)) {
     return true;
   }
   if (const auto* items = object.if_contains("items")) {
-    bool numeric = !token.empty() && std::all_of(token.begin(), token.end(), [](char c) { return c >= '0' && c <= '9'; });
-    if (numeric && items->is_object() && declares(root, *items, tokens, i + 1, depth + 1)) return true;
+    // At most 18 digits: an index std::stoull can read (a longer one is past any tuple).
+    const bool numeric = !token.empty() && token.size() <= 18 &&
+                         std::all_of(token.begin(), token.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (numeric && items->is_object() && deeper(*items, i + 1)) return true;
     if (numeric && items->is_array()) {
-      auto index = std::stoull(token);
-      if (index < items->get_array().size() && declares(root, items->get_array()[index], tokens, i + 1, depth + 1)) {
-        return true;
-      }
+      const auto index = std::stoull(token);
+      if (index < items->get_array().size() && deeper(items->get_array()[index], i + 1)) return true;
     }
   }
   for (const char* combinator : {"allOf", "anyOf", "oneOf"}) {
     if (const auto* list = object.if_contains(combinator); list && list->is_array()) {
       for (const auto& branch : list->get_array()) {
-        if (declares(root, branch, tokens, i, depth + 1)) return true;
+        if (deeper(branch, i)) return true;
       }
     }
   }
@@ -271,7 +284,8 @@ bool declares(const json::value& root, const json::value& schema,
 }
 
 bool schema_declares(const json::value& schema, std::string_view pointer) {
-  return declares(schema, schema, detail::pointer_tokens(pointer), 0);
+  explored_pairs explored;
+  return declares(schema, schema, detail::pointer_tokens(pointer), 0, explored);
 }
 
 void check_condition_fields(const checker& check, const node_definition& node,
@@ -462,17 +476,22 @@ void check_graph(const checker& check, const compiled_workflow::impl& w) {
   for (std::size_t i = 0; i < w.nodes.size(); ++i) {
     if (!reached[i]) check.fail(*w.nodes[i].definition, "unreachable from the entry node '" + w.definition.entry + "'");
   }
-  // Backward: every node reaches a terminal node (else a run could only end by the step limit).
+  // Backward: every node reaches a terminal node (else a run could only end
+  // by the step limit). One walk of the reversed edges from the terminals:
+  // linear, where sweeping until nothing changes is quadratic on a chain.
+  std::vector<std::vector<int>> predecessors(w.nodes.size());
+  for (std::size_t i = 0; i < w.nodes.size(); ++i) {
+    for (int t : edges[i]) predecessors[t].push_back(static_cast<int>(i));
+  }
   std::vector<bool> exits(w.nodes.size(), false);
-  bool changed = true;
-  for (std::size_t i = 0; i < w.nodes.size(); ++i) exits[i] = is_terminal(w.nodes[i].kind());
-  while (changed) {
-    changed = false;
-    for (std::size_t i = 0; i < w.nodes.size(); ++i) {
-      if (exits[i]) continue;
-      if (std::any_of(edges[i].begin(), edges[i].end(), [&](int t) { return exits[t]; })) {
-        exits[i] = changed = true;
-      }
+  for (std::size_t i = 0; i < w.nodes.size(); ++i) {
+    if (is_terminal(w.nodes[i].kind())) exits[i] = true, stack.push_back(static_cast<int>(i));
+  }
+  while (!stack.empty()) {
+    int i = stack.back();
+    stack.pop_back();
+    for (int p : predecessors[i]) {
+      if (!exits[p]) exits[p] = true, stack.push_back(p);
     }
   }
   for (std::size_t i = 0; i < w.nodes.size(); ++i) {
@@ -540,6 +559,8 @@ std::shared_ptr<const compiled_workflow> compile(workflow_definition definition,
   checker check(d, registry);
   check_settings(check, d);
 
+  w->index.reserve(d.nodes.size());
+  for (std::size_t i = 0; i < d.nodes.size(); ++i) w->index.emplace(d.nodes[i].name, static_cast<int>(i));
   w->nodes.reserve(d.nodes.size());
   for (const auto& n : d.nodes) {
     detail::compiled_node c;

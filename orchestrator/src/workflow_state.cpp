@@ -14,6 +14,8 @@
 #include <boost/json/value_from.hpp>
 #include <boost/json/value_to.hpp>
 
+#include <algorithm>
+
 namespace switchboard::orchestrator {
 
 namespace json = boost::json;
@@ -84,7 +86,7 @@ constexpr std::int64_t state_format_version = 1;
 constexpr std::int64_t head_format_version = 2;
 
 json::object audit_to_json(const audit_entry& a) {
-  return {{"step", a.step},
+  json::object out{{"step", a.step},
           {"node", a.node},
           {"agent", a.agent},
           {"prompt_version", a.prompt_version},
@@ -97,6 +99,10 @@ json::object audit_to_json(const audit_entry& a) {
           {"completion_tokens", a.tokens.completion_tokens},
           {"attempts", a.attempts},
           {"note", a.note}};
+  // Only where there is one: most steps are native agents'.
+  if (!a.raw_text.empty()) out["raw_text"] = a.raw_text;
+  if (a.raw_text_bytes > 0) out["raw_text_bytes"] = a.raw_text_bytes;
+  return out;
 }
 
 // Reads fields of one object, naming the path of anything missing or wrong.
@@ -174,6 +180,12 @@ audit_entry read_audit(const json::value& v, const std::string& path) {
   a.tokens.completion_tokens = r.integer("completion_tokens");
   a.attempts = static_cast<int>(r.integer("attempts"));
   a.note = r.string("note");
+  if (r.optional("raw_text")) {
+    // Held to the same bound as when it was written: a stored run is untrusted.
+    const auto stored_bytes = r.optional("raw_text_bytes") ? r.integer("raw_text_bytes") : 0;
+    a.keep_raw_text(r.string("raw_text"));
+    a.raw_text_bytes = std::max(a.raw_text_bytes, stored_bytes);
+  }
   return a;
 }
 

@@ -109,5 +109,51 @@ TEST(workflow_state, status_strings) {
   EXPECT_EQ(parse_workflow_status("paused"), std::nullopt);
 }
 
+// ---------------------------------------------------------------- raw model text
+
+TEST(audit_entry, keeps_a_short_raw_text_whole) {
+  audit_entry entry;
+  entry.keep_raw_text("{\"data\": {}} and some prose, caf\xC3\xA9");
+  EXPECT_EQ(entry.raw_text, "{\"data\": {}} and some prose, caf\xC3\xA9");
+  EXPECT_EQ(entry.raw_text_bytes, 0);
+}
+
+TEST(audit_entry, cuts_a_huge_raw_text_at_a_character_and_notes_its_length) {
+  audit_entry entry;
+  std::string text = "a";
+  for (int i = 0; i < 40000; ++i) text += "\xC3\xA9";  // two bytes each: the cut falls inside one
+  entry.keep_raw_text(text);
+  EXPECT_EQ(entry.raw_text.size(), max_raw_text_bytes - 1);  // the last whole character
+  EXPECT_EQ(entry.raw_text, text.substr(0, max_raw_text_bytes - 1));
+  EXPECT_EQ(entry.raw_text_bytes, static_cast<std::int64_t>(text.size()));
+}
+
+TEST(audit_entry, replaces_bytes_that_are_not_utf8_so_the_state_stays_readable) {
+  audit_entry entry;
+  entry.keep_raw_text("ok \xFF \xC3 \xED\xA0\x80 end");
+  EXPECT_EQ(entry.raw_text, "ok \xEF\xBF\xBD \xEF\xBF\xBD \xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD end");
+  workflow_state s = sample_state();
+  s.audit[0] = entry;
+  const auto text = json::serialize(s.to_json());
+  EXPECT_EQ(workflow_state::from_json(json::parse(text)).audit[0].raw_text, entry.raw_text);
+}
+
+TEST(audit_entry, raw_text_round_trips_through_json_and_a_stored_one_is_held_to_the_bound) {
+  workflow_state s = sample_state();
+  s.audit[0].keep_raw_text(std::string(20000, 'x'));
+  auto json_form = s.to_json();
+  EXPECT_EQ(json_form.at("audit").at(0).at("raw_text_bytes").as_int64(), 20000);
+  auto back = workflow_state::from_json(json_form);
+  EXPECT_EQ(back.audit[0].raw_text, s.audit[0].raw_text);
+  EXPECT_EQ(back.audit[0].raw_text_bytes, 20000);
+
+  // A stored state is untrusted: a raw text past the bound is cut on reading.
+  json_form.at("audit").at(0).as_object()["raw_text"] = std::string(1 << 20, 'y');
+  json_form.at("audit").at(0).as_object().erase("raw_text_bytes");
+  back = workflow_state::from_json(json_form);
+  EXPECT_EQ(back.audit[0].raw_text.size(), max_raw_text_bytes);
+  EXPECT_EQ(back.audit[0].raw_text_bytes, 1 << 20);
+}
+
 }  // namespace
 }  // namespace switchboard::orchestrator

@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace switchboard::orchestrator {
@@ -47,12 +49,14 @@ struct compiled_workflow::impl {
   int entry = 0;
   const agents::agent_registry* registry = nullptr;
   std::string fingerprint;
+  // Node name → index into `nodes`, so that compiling (a lookup per route)
+  // stays linear in the size of the workflow. The keys view the names in
+  // `definition`, which never changes once compiled.
+  std::unordered_map<std::string_view, int> index;
 
   int index_of(std::string_view node) const noexcept {
-    for (std::size_t i = 0; i < nodes.size(); ++i) {
-      if (nodes[i].name() == node) return static_cast<int>(i);
-    }
-    return detail::no_node;
+    const auto it = index.find(node);
+    return it == index.end() ? detail::no_node : it->second;
   }
 };
 

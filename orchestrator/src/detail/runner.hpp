@@ -11,9 +11,12 @@
 
 #include <atomic>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+
+namespace boost::asio { class thread_pool; }
 
 namespace switchboard::orchestrator {
 
@@ -35,6 +38,8 @@ struct prepared_run {
 
 struct hub::impl {
   impl(boost::asio::any_io_executor executor, const agents::agent_registry& registry, hub_options options);
+  // Waits for blocking agents still inside a call on the pool to return.
+  ~impl();
 
   std::string new_id();
   detail::prepared_run initial_state(const compiled_workflow& workflow, boost::json::value input, run_options& run);
@@ -61,9 +66,17 @@ struct hub::impl {
   void remember_paused(const workflow_state& state);
   std::optional<workflow_state> find_paused(std::string_view id) const;
 
+  // Where agent `a` runs for a run on `run_strand`: a strand of the
+  // blocking pool (started on first use) when `a` blocks its thread and the
+  // pool is enabled, else `run_strand` itself.
+  boost::asio::any_io_executor agent_executor(const agents::agent& a, const boost::asio::any_io_executor& run_strand);
+
   boost::asio::any_io_executor executor;
   const agents::agent_registry& registry;
   hub_options options;
+  // options.models, shared with the agent calls a run gave up (they may
+  // outlive the hub).
+  std::shared_ptr<const agents::model_set> models;
   std::shared_ptr<spdlog::logger> logger;
   std::vector<std::shared_ptr<observer>> observers;
   hub_metrics metrics;
@@ -77,6 +90,12 @@ struct hub::impl {
   int leased_runs = 0;                          // on lease_strand
   boost::asio::steady_timer* lease_timer = nullptr;  // on lease_strand, while the keeper runs
   std::atomic<std::int64_t> last_prune_ns{0};
+
+  // hub_options::blocking_threads threads for blocking agents. Calls on it
+  // hold no reference to the hub, so the hub is never destroyed on one of
+  // its threads (which could not join itself).
+  std::once_flag blocking_pool_started;
+  std::unique_ptr<boost::asio::thread_pool> blocking_pool;
 };
 
 namespace detail {

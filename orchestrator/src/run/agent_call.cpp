@@ -29,24 +29,23 @@ namespace switchboard::orchestrator::detail {
 
 namespace {
 
-asio::awaitable<void> run_with_timeout(agents::agent& a, agents::agent_context& context,
-                                       std::chrono::milliseconds limit, protocol::envelope& answer) {
-  using namespace asio::experimental::awaitable_operators;
-  asio::steady_timer timer(co_await asio::this_coro::executor, limit);
-  auto result = co_await (a.run(context) || timer.async_wait(asio::use_awaitable));
-  if (result.index() == 1) throw timeout_expired{};
-  answer = std::move(std::get<0>(result));
-}
-
-// One call of the agent into `answer` (throws timeout_expired past `limit`).
-// A coroutine of its own so that the caller's frame, alive across retries,
-// keeps no slots for the envelope a call returns.
-asio::awaitable<void> run_agent(agents::agent& a, agents::agent_context& context,
-                                std::optional<std::chrono::milliseconds> limit, protocol::envelope& answer) {
-  if (limit) {
-    co_await run_with_timeout(a, context, *limit, answer);
-  } else {
-    answer = co_await a.run(context);
+// The error record of an agent call that ended in `failure`; `n` is the
+// node whose deadline passed, for a timeout.
+protocol::error_record failure_record(std::exception_ptr failure, const std::string& agent,
+                                      const compiled_node* n) {
+  try {
+    std::rethrow_exception(failure);
+  } catch (const timeout_expired&) {
+    return make_record("timeout", "agent '" + agent + "' did not answer within " +
+                                      std::to_string(n->definition->timeout->count()) + " ms at node '" +
+                                      n->name() + "'",
+                       true);
+  } catch (const agents::model_error& e) {
+    return make_record(agents::to_string(e.errc()), "agent '" + agent + "': " + e.what(), e.retryable());
+  } catch (const std::exception& e) {
+    return make_record("agent_exception", "agent '" + agent + "' threw: " + e.what(), false);
+  } catch (...) {
+    return make_record("agent_exception", "agent '" + agent + "' threw something that is not an exception", false);
   }
 }
 
@@ -88,6 +87,70 @@ std::optional<protocol::error_record> workflow_run::check_envelope(const agents:
   }
 }
 
+std::shared_ptr<detached_call> workflow_run::start_call(agents::agent& a, const std::string& instructions,
+                                                       const asio::any_io_executor& strand) {
+  if (!call_inputs_ || call_inputs_->answers.size() != state_.clarification_answers.size()) {
+    call_inputs_ = std::make_shared<const run_inputs>(run_inputs{state_.input, state_.clarification_answers});
+  }
+  if (!call_outputs_ || !call_outputs_->matches(state_)) {
+    call_outputs_ = output_snapshot::of(state_, call_outputs_.get());
+  }
+  auto call = std::make_shared<detached_call>(
+      call_setup{call_inputs_, call_outputs_, hub_->models, hub_->logger, instructions});
+  call->start(a, hub_->agent_executor(a, strand));
+  return call;
+}
+
+// What the agent noted for the audit log, once its run() is over: tokens
+// always (they were spent), the prompt version and the model's text only
+// with an answer in time.
+void workflow_run::record_call(const agents::agent& a, agents::agent_context& context, step_outcome& out,
+                               bool answered) {
+  out.tokens += context.usage;
+  if (!answered) return;
+  out.prompt_version = context.used_prompt_version.empty() ? a.prompt_version() : context.used_prompt_version;
+  out.raw_text = std::move(context.raw_text);
+}
+
+// A node without a deadline, an agent that does not block: it runs inside
+// this coroutine, its context pointing into the state, at no cost beyond the
+// call (nothing to give up: cancelling the run waits for run() to return).
+asio::awaitable<void> workflow_run::call_inline(agents::agent& a, const std::string& instructions,
+                                                step_outcome& out, std::optional<protocol::error_record>& error) {
+  agents::agent_context context{state_.input, state_, instructions, answers(), hub_->options.models,
+                                hub_->logger, {}, {}, {}, {}};
+  std::exception_ptr failure;
+  try {
+    out.envelope = co_await a.run(context);
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  record_call(a, context, out, !failure);
+  if (failure) error = failure_record(failure, out.agent, nullptr);
+}
+
+// A node with a deadline, or an agent for the blocking pool: the agent runs
+// detached and the run stops waiting at the deadline or when cancelled,
+// whatever the agent does (detached_call.hpp).
+asio::awaitable<void> workflow_run::call_detached(const compiled_node& n, agents::agent& a,
+                                                  const std::string& instructions, step_outcome& out,
+                                                  std::optional<protocol::error_record>& error) {
+  std::optional<clock::time_point> deadline;
+  if (n.definition->timeout) deadline = clock::now() + *n.definition->timeout;
+  const auto strand = co_await asio::this_coro::executor;
+  const auto call = start_call(a, instructions, strand);
+  std::exception_ptr failure;
+  try {
+    co_await call->wait(deadline);
+    call->take_answer(out.envelope);
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  // A call still running may be writing its context: read only once finished.
+  if (call->finished()) record_call(a, call->context(), out, !failure);
+  if (failure) error = failure_record(failure, out.agent, &n);
+}
+
 asio::awaitable<void> workflow_run::call_agent(const compiled_node& n, agents::agent& a,
                                                const std::string& instructions, step_outcome& out) {
   out.agent = a.name();
@@ -96,27 +159,17 @@ asio::awaitable<void> workflow_run::call_agent(const compiled_node& n, agents::a
   auto backoff = policy.backoff;
   for (int attempt = 1;; ++attempt) {
     out.attempts = attempt;
-    agents::agent_context context{state_.input, state_, instructions, answers(), hub_->options.models,
-                                  hub_->logger, {}, {}, {}, {}};
     std::optional<protocol::error_record> error;
-    try {
-      co_await run_agent(a, context, n.definition->timeout, out.envelope);
-      error = check_envelope(a, out.envelope);
-    } catch (const timeout_expired&) {
-      error = make_record("timeout", "agent '" + out.agent + "' did not answer within " +
-                                         std::to_string(n.definition->timeout->count()) + " ms at node '" +
-                                         n.name() + "'",
-                          true);
-    } catch (const agents::model_error& e) {
-      error = make_record(agents::to_string(e.errc()), "agent '" + out.agent + "': " + e.what(), e.retryable());
-    } catch (const std::exception& e) {
-      error = make_record("agent_exception", "agent '" + out.agent + "' threw: " + e.what(), false);
+    out.raw_text.clear();  // an earlier attempt's is not this one's
+    out.prompt_version.clear();
+    if (n.definition->timeout || a.blocks_thread()) {
+      co_await call_detached(n, a, instructions, out, error);
+    } else {
+      co_await call_inline(a, instructions, out, error);
     }
-    out.tokens += context.usage;
-    if (!error) {
-      out.prompt_version = context.used_prompt_version.empty() ? a.prompt_version() : context.used_prompt_version;
-      break;
-    }
+    if (!error) error = check_envelope(a, out.envelope);
+    if (!error) break;
+    out.prompt_version.clear();  // recorded for answers only
     if (co_await cancelled_now()) {
       out.cancelled = true;
       break;
@@ -126,8 +179,8 @@ asio::awaitable<void> workflow_run::call_agent(const compiled_node& n, agents::a
       out.error = std::move(error);
       break;
     }
-    hub_->logger->warn("[{}] agent '{}' attempt {}/{} failed ({}), retrying: {}", state_.id, out.agent, attempt,
-                       policy.max_attempts, error->type, error->message);
+    hub_->logger->warn("[{}] agent '{}' attempt {}/{} failed ({}), retrying: {}", state_.id, out.agent,
+                       attempt, policy.max_attempts, error->type, error->message);
     if (backoff.count() > 0) {
       if (!co_await wait_before_retry(backoff)) {
         out.cancelled = true;
@@ -152,6 +205,7 @@ void workflow_run::finish_call(const compiled_node& n, step_outcome& out) {
   entry.tokens = out.tokens;
   entry.attempts = out.attempts;
   entry.note = out.note;
+  entry.keep_raw_text(out.raw_text);
   if (out.error) {
     entry.explanation = out.error->message;
     entry.condition = "failed: " + out.error->type;

@@ -68,6 +68,7 @@ asio::awaitable<void> workflow_run::synthesize_by_model(const compiled_node& n, 
     so.schema_name = "synthesis_answer";
     auto answer = co_await agents::complete_structured(*model, std::move(request), std::move(so));
     out.tokens = answer.usage;
+    out.raw_text = std::move(answer.last.text);
     const auto& value = answer.value.as_object();
     out.envelope.data["answer"] = value.at("answer");
     out.envelope.explanation = std::string(value.at("explanation").as_string());

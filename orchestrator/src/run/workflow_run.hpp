@@ -1,6 +1,7 @@
 // One workflow run on its strand, shared by the files of orchestrator/src/run/:
 // run_loop.cpp (the loop, routing, endings, how a run starts), agent_call.cpp
-// (calling an agent, parallel groups), coordinator.cpp, synthesis.cpp,
+// (calling an agent, parallel groups; detached_call.hpp for a call under a
+// deadline), coordinator.cpp, synthesis.cpp,
 // persistence.cpp (checkpoints) and events.cpp. Internal.
 //
 // Thread-safety: a workflow_run is touched only on its run's strand.
@@ -8,6 +9,7 @@
 
 #include "../detail/compiled.hpp"
 #include "../detail/runner.hpp"
+#include "detached_call.hpp"
 
 #include <switchboard/agents/agent.hpp>
 #include <switchboard/orchestrator/checkpoint_store.hpp>
@@ -30,7 +32,6 @@ namespace asio = boost::asio;
 namespace json = boost::json;
 using clock = std::chrono::steady_clock;
 
-struct timeout_expired {};
 struct group_member_failed {};
 
 struct step_outcome {
@@ -42,6 +43,7 @@ struct step_outcome {
   agents::token_usage tokens;
   std::string prompt_version;
   std::string note;
+  std::string raw_text;                  // the model's text of the last answer, whole
   std::chrono::microseconds duration{0};
 };
 
@@ -108,6 +110,14 @@ class workflow_run {
   asio::awaitable<void> run_node(const compiled_node& n, step_outcome& out);
   asio::awaitable<void> call_agent(const compiled_node& n, agents::agent& a, const std::string& instructions,
                                    step_outcome& out);
+  // One call of the agent: its envelope into out.envelope, or why it failed into `error`.
+  asio::awaitable<void> call_inline(agents::agent& a, const std::string& instructions, step_outcome& out,
+                                    std::optional<protocol::error_record>& error);
+  asio::awaitable<void> call_detached(const compiled_node& n, agents::agent& a, const std::string& instructions,
+                                      step_outcome& out, std::optional<protocol::error_record>& error);
+  void record_call(const agents::agent& a, agents::agent_context& context, step_outcome& out, bool answered);
+  std::shared_ptr<detached_call> start_call(agents::agent& a, const std::string& instructions,
+                                            const asio::any_io_executor& strand);
   asio::awaitable<void> run_group(const compiled_node& n, step_outcome& out);
   asio::awaitable<void> group_member(const compiled_node& n, std::size_t i, std::vector<step_outcome>& results);
   asio::awaitable<void> run_coordinator(const compiled_node& n, step_outcome& out);
@@ -153,6 +163,11 @@ class workflow_run {
   definition_identity identity_;                  // built at the first save
   std::int64_t fence_ = 0;
   const std::atomic<bool>* interrupt_;            // set: a cancellation is an interruption
+  // What agent calls read, owned by them rather than pointing into state_
+  // (a call given up may outlive this run): built at the first call,
+  // refreshed when the state's outputs change.
+  std::shared_ptr<const run_inputs> call_inputs_;
+  std::shared_ptr<const output_snapshot> call_outputs_;
 };
 
 // Passed instead of `{}`: a temporary std::string inside a co_await

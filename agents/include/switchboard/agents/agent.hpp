@@ -8,6 +8,15 @@
 //
 // Thread-safety: run() may be called concurrently for different workflows;
 // an agent keeps no per-run state in members (or guards it).
+//
+// Blocking: the hub runs agents on the threads of its io_context, many
+// workflows per thread. An agent whose run() blocks its thread (a sleep, a
+// synchronous library call, long CPU work) stalls every workflow on that
+// thread, and the node's timeout cannot fire there until it returns (the
+// late answer is still refused). Such an agent says so with blocks_thread(),
+// or is registered through run_on_thread_pool(): the hub then runs it on a
+// bounded thread pool of its own (hub_options::blocking_threads), so other
+// workflows go on, its deadline fires on time and a late answer is dropped.
 #pragma once
 
 #include <switchboard/agents/agent_context.hpp>
@@ -16,9 +25,11 @@
 
 #include <boost/asio/awaitable.hpp>
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace switchboard::agents {
 
@@ -36,8 +47,36 @@ class agent {
   virtual std::optional<std::string> input_schema() const { return std::nullopt; }
   // The prompt version this agent uses by default ("" for native agents).
   virtual std::string prompt_version() const { return {}; }
+  // True when run() may block its thread: the hub runs it on its pool for
+  // blocking agents instead of on the workflow's strand (see above).
+  virtual bool blocks_thread() const noexcept { return false; }
 
   virtual boost::asio::awaitable<protocol::envelope> run(agent_context& context) = 0;
 };
+
+// `inner` unchanged, but declared thread-blocking: for an agent whose code
+// you cannot change (a plugin's, a library's) that blocks.
+//
+//   registry.add(agents::run_on_thread_pool(std::make_shared<legacy_solver>()));
+class thread_pool_agent final : public agent {
+ public:
+  explicit thread_pool_agent(std::shared_ptr<agent> inner) : inner_(std::move(inner)) {}
+
+  std::string_view name() const noexcept override { return inner_->name(); }
+  std::string_view description() const noexcept override { return inner_->description(); }
+  std::string output_schema() const override { return inner_->output_schema(); }
+  std::optional<std::string> input_schema() const override { return inner_->input_schema(); }
+  std::string prompt_version() const override { return inner_->prompt_version(); }
+  bool blocks_thread() const noexcept override { return true; }
+  // Not a coroutine: the inner agent's operation is the whole call.
+  boost::asio::awaitable<protocol::envelope> run(agent_context& context) override { return inner_->run(context); }
+
+ private:
+  std::shared_ptr<agent> inner_;
+};
+
+inline std::shared_ptr<agent> run_on_thread_pool(std::shared_ptr<agent> inner) {
+  return std::make_shared<thread_pool_agent>(std::move(inner));
+}
 
 }  // namespace switchboard::agents

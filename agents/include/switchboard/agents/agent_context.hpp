@@ -10,6 +10,9 @@
 // Cancellation is Asio's: the hub binds a cancellation slot to the agent's
 // coroutine; awaited operations (timers, model calls) end with
 // operation_aborted when the workflow is cancelled or the node times out.
+// The hub does not wait for the agent to notice: at the deadline the step
+// fails, and whatever the agent returns afterwards is dropped. Everything
+// the context points to stays alive until run() completes, however late.
 #pragma once
 
 #include <switchboard/agents/model/chat_model.hpp>
@@ -77,6 +80,9 @@ struct agent_context {
   token_usage usage{};
   std::string used_prompt_version;
   std::vector<std::string> applied_policies;
+  // The model's raw text of the answer the agent returned (LLM agents); the
+  // hub keeps the start of it (16 KiB) in the step's audit entry.
+  std::string raw_text{};
 };
 
 }  // namespace switchboard::agents

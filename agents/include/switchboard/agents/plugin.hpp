@@ -42,7 +42,8 @@
 #include <vector>
 
 // Bump when a type a plugin sees changes incompatibly.
-#define SWITCHBOARD_PLUGIN_ABI_VERSION 1
+// 2: agent::blocks_thread() (a new virtual function), agent_context::raw_text.
+#define SWITCHBOARD_PLUGIN_ABI_VERSION 2
 
 #if defined(_WIN32)
 #define SWITCHBOARD_PLUGIN_EXPORT __declspec(dllexport)

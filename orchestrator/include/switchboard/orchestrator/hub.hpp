@@ -11,6 +11,20 @@
 // Many workflows run at once on one io_context (one thread or a pool); each
 // workflow runs on its own strand and its state is touched only there.
 //
+// Deadlines: a node's timeout bounds each agent call whatever the agent
+// does. At the deadline the step fails with an error record of type
+// `timeout` (retried when the node's retry policy allows), the agent's
+// coroutine is asked to stop, and the hub does not wait for it: an answer
+// that comes later is dropped, never recorded, routed on or counted. An
+// agent that blocks its thread (a sleep, a synchronous call) is the one
+// exception to "on time": it holds the io_context thread it runs on, so
+// every workflow on that thread stalls and the deadline fires only when it
+// returns (its answer is still refused as late). Agents that must block
+// declare it (agent::blocks_thread(), agents::run_on_thread_pool()) and run
+// on the hub's own pool of hub_options::blocking_threads threads instead.
+// Cancelling a run gives up a call under a deadline (or on the pool) at once
+// too; a call without a deadline is awaited until the agent's run() returns.
+//
 // run()/resume() complete when the workflow stops: completed, failed,
 // cancelled, interrupted or awaiting_clarification. A failure inside the
 // workflow (agent error, timeout, no route, step limit, a refused save) is
@@ -43,7 +57,11 @@
 //
 // Lifetimes: the registry and the store must outlive the hub; a pending run
 // keeps the hub's internals and its compiled workflow alive, so destroying
-// the hub object while runs are pending is safe (they finish normally).
+// the hub object while runs are pending is safe (they finish normally). An
+// agent call the hub gave up (deadline, cancellation) may still be running
+// in its agent: keep the registry's agents alive until the io_context has
+// stopped. Destroying the hub's internals (the hub and its last run) waits
+// for blocking agents inside a call on its pool to return.
 //
 // Thread-safety: all member functions may be called concurrently from any
 // thread; add_observer() is for set-up time, before the first run.
@@ -61,6 +79,7 @@
 #include <boost/json/value.hpp>
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <utility>
@@ -89,6 +108,12 @@ struct hub_options {
   // Set: finished runs older than this are pruned from the store (checked
   // at most once a minute, when a run finishes).
   std::optional<std::chrono::seconds> retention;
+  // Threads of the pool that runs blocking agents (agent::blocks_thread()),
+  // started at the first call of one. At most this many blocking calls run
+  // at once; the others queue, and one whose deadline passes in the queue
+  // never starts. 0: no pool, blocking agents run on the workflow's strand
+  // like any other (and block its thread).
+  std::size_t blocking_threads = 4;
 };
 
 struct run_options {

@@ -15,6 +15,7 @@
 #include <boost/system/result.hpp>
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -34,6 +35,9 @@ enum class workflow_status { running, awaiting_clarification, completed, failed,
 std::string_view to_string(workflow_status status) noexcept;
 std::optional<workflow_status> parse_workflow_status(std::string_view text) noexcept;
 
+// The most of a model's raw text an audit entry keeps: its first 16 KiB.
+inline constexpr std::size_t max_raw_text_bytes = 16 * 1024;
+
 // One step of the audit log.
 struct audit_entry {
   std::int64_t step = 0;           // 1-based
@@ -48,6 +52,16 @@ struct audit_entry {
   agents::token_usage tokens;
   int attempts = 1;                // calls made, retries included
   std::string note;                // e.g. the coordinator's choice or why it fell back
+  // The model's raw text of the step's last answer (LLM agents, synthesis by
+  // a model; "" for native agents): what the envelope was parsed from, for
+  // finding out why an answer was refused or misread. At most
+  // max_raw_text_bytes, cut at a character boundary; bytes that are not
+  // UTF-8 become U+FFFD.
+  std::string raw_text;
+  std::int64_t raw_text_bytes = 0;  // the whole text's length when raw_text was cut, else 0
+
+  // Sets raw_text and raw_text_bytes from a model's whole text.
+  void keep_raw_text(std::string_view text);
 };
 
 struct clarification_request {

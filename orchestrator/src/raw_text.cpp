@@ -1,0 +1,62 @@
+// audit_entry::keep_raw_text: the start of a model's text, bounded and
+// always valid UTF-8, so that a huge or broken answer neither bloats every
+// checkpoint nor makes one unreadable (a JSON reader refuses invalid UTF-8).
+#include <switchboard/orchestrator/workflow_state.hpp>
+
+#include <algorithm>
+#include <cstdint>
+
+namespace switchboard::orchestrator {
+
+namespace {
+
+constexpr std::string_view replacement_character = "\xEF\xBF\xBD";  // U+FFFD
+
+// Length of the valid UTF-8 sequence at text[i], or 0 when the byte there
+// does not start one (a stray continuation byte, an overlong form, a
+// surrogate, a code point past U+10FFFF, a sequence cut short).
+std::size_t sequence_length(std::string_view text, std::size_t i) {
+  const auto byte = [&](std::size_t k) { return static_cast<std::uint8_t>(text[i + k]); };
+  const std::uint8_t lead = byte(0);
+  if (lead < 0x80) return 1;
+  std::size_t length = 0;
+  std::uint8_t low = 0x80, high = 0xBF;  // the range of the second byte
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    length = 2;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    length = 3;
+    if (lead == 0xE0) low = 0xA0;   // no overlong forms
+    if (lead == 0xED) high = 0x9F;  // no surrogates
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    length = 4;
+    if (lead == 0xF0) low = 0x90;   // no overlong forms
+    if (lead == 0xF4) high = 0x8F;  // nothing past U+10FFFF
+  } else {
+    return 0;
+  }
+  if (i + length > text.size()) return 0;
+  if (byte(1) < low || byte(1) > high) return 0;
+  for (std::size_t k = 2; k < length; ++k) {
+    if (byte(k) < 0x80 || byte(k) > 0xBF) return 0;
+  }
+  return length;
+}
+
+}  // namespace
+
+void audit_entry::keep_raw_text(std::string_view text) {
+  raw_text.clear();
+  raw_text.reserve(std::min(text.size(), max_raw_text_bytes));
+  raw_text_bytes = 0;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const std::size_t length = sequence_length(text, i);
+    const std::string_view piece = length == 0 ? replacement_character : text.substr(i, length);
+    if (raw_text.size() + piece.size() > max_raw_text_bytes) break;
+    raw_text += piece;
+    i += length == 0 ? 1 : length;
+  }
+  if (i < text.size()) raw_text_bytes = static_cast<std::int64_t>(text.size());
+}
+
+}  // namespace switchboard::orchestrator
