@@ -109,6 +109,12 @@ protocol::envelope failure_envelope(std::string_view agent_name, const model_err
       "The " + std::string(agent_name) + " agent could not produce a valid answer.");
 }
 
+boost::json::array attempts_json(const std::vector<attempt_record>& attempts) {
+  boost::json::array out;
+  for (const auto& a : attempts) out.push_back(a.to_json());
+  return out;
+}
+
 }  // namespace
 
 llm_agent::llm_agent(std::vector<prompt_file> versions,
@@ -246,6 +252,9 @@ boost::asio::awaitable<protocol::envelope> llm_agent::run(agent_context& context
     co_await std::move(call.answer);
   } catch (const structured_output_error& e) {
     context.usage += e.usage();
+    // The refused answer and why, for the step's record.
+    context.raw_text = e.last_text();
+    context.model_attempts = attempts_json(e.attempts());
     const std::string type(to_string(e.errc()));
     context.logger->warn("agent {}: no valid answer ({}): {}", name(), type, e.what());
     co_return failure_envelope(name(), e, type);
@@ -259,6 +268,7 @@ protocol::envelope llm_agent::finish(agent_context& context, const prepared_call
   // The answer as the model wrote it, for the step's record: what the
   // envelope was parsed (or repaired) from.
   context.raw_text = std::move(result.last.text);
+  context.model_attempts = attempts_json(result.attempts);
   auto converted = protocol::take_envelope(std::move(result.value));
   if (!converted) {
     // complete_structured validated against the envelope schema; a value

@@ -102,6 +102,7 @@ json::object audit_to_json(const audit_entry& a) {
   // Only where there is one: most steps are native agents'.
   if (!a.raw_text.empty()) out["raw_text"] = a.raw_text;
   if (a.raw_text_bytes > 0) out["raw_text_bytes"] = a.raw_text_bytes;
+  if (!a.model_attempts.empty()) out["model_attempts"] = a.model_attempts;
   return out;
 }
 
@@ -186,6 +187,8 @@ audit_entry read_audit(const json::value& v, const std::string& path) {
     a.keep_raw_text(r.string("raw_text"));
     a.raw_text_bytes = std::max(a.raw_text_bytes, stored_bytes);
   }
+  // Kept as read: already held to the checkpoint depth and size limits.
+  if (r.optional("model_attempts")) a.model_attempts = r.array("model_attempts");
   return a;
 }
 

@@ -80,6 +80,40 @@ TEST_F(raw_text_test, a_huge_answer_is_cut_with_its_length_noted_in_the_state_an
   EXPECT_EQ(stored->audit[0].raw_text_bytes, entry.raw_text_bytes);
 }
 
+TEST_F(raw_text_test, the_ladders_attempts_show_repairs_and_stop_reasons_in_the_state_and_its_checkpoint) {
+  // The first answer is cut at the token limit, the second has a trailing comma.
+  agents::chat_result cut;
+  cut.text = R"({"data": {"status": "wri)";
+  cut.finish_reason = "length";
+  model_->push(agents::scripted_response::result(cut));
+  model_->push_text("Sure: " + envelope_text("Asked for it.").insert(envelope_text("Asked for it.").size() - 1, ","));
+  auto s = run_writer(make_in_memory_checkpoint_store());
+  ASSERT_EQ(s.status, workflow_status::completed) << (s.first_error() ? s.first_error()->message : "");
+  const json::value state = s.to_json();
+  const json::array& attempts = state.at("audit").at(0).at("model_attempts").as_array();
+  ASSERT_EQ(attempts.size(), 2u);
+  EXPECT_EQ(attempts[0].at("reason"), "truncated");
+  EXPECT_EQ(attempts[0].at("stop"), "truncated");
+  EXPECT_EQ(attempts[1].at("stage"), "repaired");
+  EXPECT_NE(json::serialize(attempts[1].at("repairs")).find("trailing comma"), std::string::npos);
+  const auto stored = sync(hub_->find(s.id));
+  ASSERT_TRUE(stored);
+  EXPECT_EQ(stored->audit[0].model_attempts, s.audit[0].model_attempts);
+}
+
+TEST_F(raw_text_test, a_refused_answer_keeps_its_text_and_why) {
+  agents::chat_result refused;
+  refused.text = "I won't write statuses.";
+  refused.finish_reason = "refusal";
+  model_->push(agents::scripted_response::result(refused));
+  auto s = run_writer();
+  EXPECT_EQ(s.status, workflow_status::failed);
+  ASSERT_EQ(s.audit.size(), 1u);
+  EXPECT_EQ(s.audit[0].raw_text, "I won't write statuses.");
+  ASSERT_EQ(s.audit[0].model_attempts.size(), 1u);
+  EXPECT_EQ(s.audit[0].model_attempts[0].at("reason"), "refusal");
+}
+
 TEST_F(raw_text_test, native_agents_leave_no_raw_text) {
   add(constant_agent("native"));
   workflow_builder wf{"native"};

@@ -359,17 +359,21 @@ std::string rung_name(const detail::rung& r) {
 }
 
 [[noreturn]] void fail(model_errc code, const std::string& message, const ladder& l,
-                       std::vector<attempt_record>& attempts, token_usage usage) {
+                       std::vector<attempt_record>& attempts, token_usage usage, std::string last_text = {}) {
   const std::string last_reason = attempts.empty() ? std::string() : attempts.back().reason;
   spdlog::warn("{}", message);
-  throw structured_output_error(code, message, l.schema_id, last_reason, std::move(attempts), usage);
+  throw structured_output_error(code, message, l.schema_id, last_reason, std::move(attempts), usage,
+                                std::move(last_text));
 }
 
 }  // namespace
 
 json::object attempt_record::to_json() const {
+  constexpr std::size_t max_errors_recorded = 20;
   json::array error_list;
-  for (const auto& e : errors) error_list.emplace_back(e.to_string());
+  for (std::size_t i = 0; i < errors.size() && i < max_errors_recorded; ++i) error_list.emplace_back(errors[i].to_string());
+  if (errors.size() > max_errors_recorded)
+    error_list.emplace_back("... and " + std::to_string(errors.size() - max_errors_recorded) + " more");
   json::array repair_list;
   for (const auto& r : repairs) repair_list.emplace_back(r);
   json::object out{{"number", number},
@@ -406,13 +410,13 @@ void fail_if_final(stop_reason stop, const chat_result& answer, const ladder& l,
     fail(model_errc::structured_output_failed,
          "schema " + l.schema_id + ": the model refused to answer (refusal): " +
              quoted_words(answer.refusal.empty() ? answer.text : answer.refusal),
-         l, attempts, usage);
+         l, attempts, usage, answer.text);
   }
   if (stop == stop_reason::content_filter) {
     fail(model_errc::structured_output_failed,
          "schema " + l.schema_id + ": the provider's content filter withheld the answer (content_filter)" +
              (answer.text.empty() ? std::string() : "; the text it let through: " + quoted_words(answer.text)),
-         l, attempts, usage);
+         l, attempts, usage, answer.text);
   }
 }
 
@@ -498,7 +502,7 @@ asio::awaitable<void> detail::complete_structured_into(chat_model& model, chat_r
       fail(model_errc::structured_output_failed,
            "schema " + l.schema_id + ": no valid answer after " + attempts_text(answers) + " (last reason: " +
                reason_with_detail(recorded) + ")",
-           l, attempts, usage);
+           l, attempts, usage, answer.text);
     }
     if (parsed.reason == protocol::errc::truncated) {
       // The same request with room to finish: the cut answer is not shown
@@ -510,7 +514,7 @@ asio::awaitable<void> detail::complete_structured_into(chat_model& model, chat_r
                  attempts_text(answers) + ", and max_tokens cannot be raised within the token budget of " +
                  std::to_string(options.token_budget) + " and max_output_tokens " +
                  std::to_string(options.max_output_tokens),
-             l, attempts, usage);
+             l, attempts, usage, answer.text);
       }
       spdlog::info("schema {}: answer cut off at the token limit; asking again with max_tokens {}", l.schema_id,
                    *raised);
@@ -524,7 +528,7 @@ asio::awaitable<void> detail::complete_structured_into(chat_model& model, chat_r
                " exhausted after " + attempts_text(answers) + " (" + std::to_string(usage.total()) +
                " tokens used, a re-ask needs at least " + std::to_string(next_cost) +
                " more; last reason: " + reason_with_detail(recorded) + ")",
-           l, attempts, usage);
+           l, attempts, usage, answer.text);
     }
     if (!answer.text.empty()) conversation.push_back({chat_role::assistant, answer.text});
     conversation.push_back({chat_role::user, reask_message(parsed, l)});

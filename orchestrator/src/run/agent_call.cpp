@@ -108,6 +108,7 @@ void workflow_run::record_call(const agents::agent& a, agents::agent_context& co
                                bool answered) {
   out.tokens += context.usage;
   if (!answered) return;
+  out.model_attempts = std::move(context.model_attempts);
   out.prompt_version = context.used_prompt_version.empty() ? a.prompt_version() : context.used_prompt_version;
   out.raw_text = std::move(context.raw_text);
 }
@@ -161,6 +162,7 @@ asio::awaitable<void> workflow_run::call_agent(const compiled_node& n, agents::a
     out.attempts = attempt;
     std::optional<protocol::error_record> error;
     out.raw_text.clear();  // an earlier attempt's is not this one's
+    out.model_attempts.clear();
     out.prompt_version.clear();
     if (n.definition->timeout || a.blocks_thread()) {
       co_await call_detached(n, a, instructions, out, error);
@@ -206,6 +208,7 @@ void workflow_run::finish_call(const compiled_node& n, step_outcome& out) {
   entry.attempts = out.attempts;
   entry.note = out.note;
   entry.keep_raw_text(out.raw_text);
+  entry.model_attempts = std::move(out.model_attempts);
   if (out.error) {
     entry.explanation = out.error->message;
     entry.condition = "failed: " + out.error->type;

@@ -44,6 +44,7 @@ struct step_outcome {
   std::string prompt_version;
   std::string note;
   std::string raw_text;                  // the model's text of the last answer, whole
+  boost::json::array model_attempts;     // the structured ladder's attempts for that answer
   std::chrono::microseconds duration{0};
 };
 

@@ -18,6 +18,7 @@
 #include <switchboard/agents/model/chat_model.hpp>
 #include <switchboard/protocol/envelope.hpp>
 
+#include <boost/json/array.hpp>
 #include <boost/json/value.hpp>
 
 #include <map>
@@ -83,6 +84,10 @@ struct agent_context {
   // The model's raw text of the answer the agent returned (LLM agents); the
   // hub keeps the start of it (16 KiB) in the step's audit entry.
   std::string raw_text{};
+  // How the model answered, one object per attempt of the structured ladder
+  // (attempt_record::to_json: stage, repairs, origin, stop reason, errors):
+  // the hub keeps it in the step's audit entry.
+  boost::json::array model_attempts{};
 };
 
 }  // namespace switchboard::agents

@@ -59,6 +59,10 @@ struct audit_entry {
   // UTF-8 become U+FFFD.
   std::string raw_text;
   std::int64_t raw_text_bytes = 0;  // the whole text's length when raw_text was cut, else 0
+  // How the model answered (LLM agents): one object per attempt of the
+  // structured ladder — mode, stage, repairs, origin, stop reason, reason and
+  // errors (at most 20) — so a reader can see what was repaired or refused.
+  boost::json::array model_attempts;
 
   // Sets raw_text and raw_text_bytes from a model's whole text.
   void keep_raw_text(std::string_view text);

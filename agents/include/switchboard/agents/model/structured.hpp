@@ -63,7 +63,7 @@ struct attempt_record {
   token_usage usage;
 
   // {number, mode, strict, stage, reason, errors, repairs, origin, stop,
-  //  finish_reason, max_tokens, usage}
+  //  finish_reason, max_tokens, usage}; at most 20 errors, then a count.
   boost::json::object to_json() const;
 };
 
@@ -79,23 +79,28 @@ class structured_output_error : public model_error {
  public:
   structured_output_error(model_errc code, const std::string& message,
                           std::string schema, std::string last_reason,
-                          std::vector<attempt_record> attempts, token_usage usage)
+                          std::vector<attempt_record> attempts, token_usage usage,
+                          std::string last_text = {})
       : model_error(code, message),
         schema_(std::move(schema)),
         last_reason_(std::move(last_reason)),
         attempts_(std::move(attempts)),
-        usage_(usage) {}
+        usage_(usage),
+        last_text_(std::move(last_text)) {}
 
   const std::string& schema() const noexcept { return schema_; }
   const std::string& last_reason() const noexcept { return last_reason_; }
   const std::vector<attempt_record>& attempts() const noexcept { return attempts_; }
   const token_usage& usage() const noexcept { return usage_; }
+  // The model's text of the last answer (what was refused), for the record.
+  const std::string& last_text() const noexcept { return last_text_; }
 
  private:
   std::string schema_;
   std::string last_reason_;
   std::vector<attempt_record> attempts_;
   token_usage usage_;
+  std::string last_text_;
 };
 
 boost::asio::awaitable<structured_result> complete_structured(chat_model& model,
