@@ -8,6 +8,10 @@
 #include <switchboard/agents/model/openai_model.hpp>
 #include <switchboard/testing/loopback_model_server.hpp>
 
+#include "model_test_support.hpp"
+
+#include <boost/asio/awaitable.hpp>
+
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
@@ -43,6 +47,26 @@ inline openai_options openai_for(const testing::loopback_model_server& server, s
   options.api_key = secret_key;
   options.model = std::move(model);
   return options;
+}
+
+// Options for a server that is not a loopback_model_server (or no server).
+inline openai_options options_at(std::string base_url) {
+  openai_options options;
+  options.http.base_url = std::move(base_url);
+  options.model = "m";
+  return options;
+}
+
+// One question to `model`, run to completion on a fresh io_context.
+inline chat_result ask(openai_model& model, std::string text = "hello") {
+  return run(model.complete(user_request(std::move(text))));
+}
+
+// `count` requests one after the other on one coroutine; the answers' texts joined.
+inline boost::asio::awaitable<std::string> ask_in_sequence(openai_model& model, int count) {
+  std::string texts;
+  for (int i = 0; i < count; ++i) texts += (co_await model.complete(user_request("q"))).text;
+  co_return texts;
 }
 
 // Records every retry_event the client announces.

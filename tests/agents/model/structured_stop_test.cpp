@@ -49,12 +49,10 @@ chat_result answer(std::string text, std::string finish_reason, token_usage usag
 
 const model_capabilities plain_model{output_mode::prompt_schema, false};
 
+// Schema in the prompt: what is asked again is the same request, visibly.
 openai_options openai_at(const testing::loopback_model_server& server) {
-  openai_options out;
-  out.http.base_url = server.base_url();
-  out.http.retry.max_attempts = 1;
-  out.model = "gpt-test";
-  out.capabilities = {output_mode::prompt_schema, false};
+  openai_options out = test::openai_for(server, "gpt-test");
+  out.capabilities = plain_model;
   return out;
 }
 const model_capabilities strict_schema_model{output_mode::json_schema, true};
