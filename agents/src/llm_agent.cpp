@@ -191,7 +191,14 @@ chat_request llm_agent::build_request(const agent_context& context, const prompt
   scope.policies = policies_text;
 
   std::string system = prompt.system.render(scope);
-  const std::string user = prompt.user.render(scope);
+  std::string user = prompt.user.render(scope);
+  // An answer the prompt does not place still reaches the model: a re-run
+  // after a clarification must not ask the same question blind.
+  const bool places_answers = prompt.system.uses("clarification_answers") || prompt.user.uses("clarification_answers");
+  if (!context.clarification_answers.empty() && !places_answers) {
+    user += "\n\nThe user's answers to your clarification questions, oldest first:\n" +
+            join({context.clarification_answers.begin(), context.clarification_answers.end()}, "\n");
+  }
   // Policies go where the template puts {{policies}}, else after the system prompt.
   if (!policies_text.empty() && !prompt.system.uses("policies") && !prompt.user.uses("policies")) {
     system += system.empty() ? policies_text : "\n\n" + policies_text;
@@ -236,6 +243,9 @@ llm_agent::prepared_call llm_agent::prepare(agent_context& context, structured_r
   options.token_budget = prompt.model.token_budget;
   options.force_mode = prompt.model.mode;
   options.metrics = options_.metrics;
+  // The invoker's limits (--max-attempts, --timeout, --mode) win over the
+  // prompt file's: the person waiting decides how long and how often.
+  apply_call_limits(context.models.limits(), options);
 
   context.used_prompt_version = prompt.version_tag();
   context.applied_policies = call.applied;

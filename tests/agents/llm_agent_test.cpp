@@ -105,6 +105,24 @@ TEST_F(LlmAgent, SendsTheRenderedPromptWithModelSettings) {
                         "Coordinator notes: prefer mornings\nTime zone: "));
 }
 
+TEST_F(LlmAgent, AnswersReachTheModelOnceWhetherOrNotThePromptPlacesThem) {
+  holder.answers = {"Tuesday", "at ten"};
+  const auto a = make();
+  model->push_text(std::string(good_answer));
+  model->push_text(std::string(good_answer));
+  // v2 places them ("Earlier answers: ..."): not repeated at the end.
+  auto context = holder.make();
+  (void)run_sync(a->run(context));
+  EXPECT_THAT(model->request(0).messages.back().content, HasSubstr("Earlier answers: Tuesday\nat ten"));
+  EXPECT_THAT(model->request(0).messages.back().content, Not(HasSubstr("clarification questions")));
+  // v1 does not: they are appended, oldest first.
+  holder.prompt_version = "v1";
+  auto v1_context = holder.make();
+  (void)run_sync(a->run(v1_context));
+  EXPECT_THAT(model->request(1).messages.back().content,
+              HasSubstr("\n\nThe user's answers to your clarification questions, oldest first:\nTuesday\nat ten"));
+}
+
 TEST_F(LlmAgent, PoliciesApplyOnlyWhenTriggered) {
   holder.input = boost::json::parse(R"({"request": "Book the design review", "time_zone": "CET"})");
   model->push_text(std::string(good_answer));

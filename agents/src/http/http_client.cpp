@@ -33,22 +33,53 @@ http_client::impl::impl(http_options options, std::string provider)
   if (url_.tls) setup_tls();
 }
 
+namespace {
+
+std::string attempts_text(int count) { return std::to_string(count) + " attempt" + (count == 1 ? "" : "s"); }
+
+// Counts the attempt about to start, in the call's budget when there is one.
+attempt_count count_attempt(call_budget* budget, int& own_attempts, const retry_policy& policy) {
+  attempt_count count;
+  ++own_attempts;
+  if (budget && budget->max_attempts > 0) {
+    count.number = ++budget->attempts;
+    count.limit = budget->max_attempts;
+    count.retries_left = count.number < count.limit;
+    return count;
+  }
+  // No limit from the caller: the retry policy counts this request's attempts.
+  count.number = budget ? ++budget->attempts : own_attempts;
+  count.limit = std::max(1, policy.max_attempts) + (count.number - own_attempts);
+  count.retries_left = own_attempts < std::max(1, policy.max_attempts);
+  return count;
+}
+
+}  // namespace
+
 asio::awaitable<http_response> http_client::impl::post_json(std::shared_ptr<impl> self, std::string_view path,
                                                             std::string_view body,
-                                                            std::span<const http_header> headers) {
+                                                            std::span<const http_header> headers,
+                                                            call_budget* budget) {
   try {
     const std::string target = self->url_.base_path + std::string(path);
-    const int max_attempts = std::max(1, self->options_.retry.max_attempts);
-    for (int attempt = 1;; ++attempt) {
+    int own_attempts = 0;
+    for (;;) {
+      const attempt_count count = count_attempt(budget, own_attempts, self->options_.retry);
       attempt_result result;
-      co_await self->run_attempt(target, body, headers, result);
+      auto deadline = http_clock::now() + self->options_.request_timeout;
+      if (budget && budget->deadline) deadline = std::min(deadline, *budget->deadline);
+      if (deadline <= http_clock::now()) {
+        result = failure(model_errc::timeout, "the call's deadline passed before the request was sent", false);
+      } else {
+        co_await self->run_attempt(target, body, headers, deadline, result);
+      }
       if (result.response && self->accept_answer(result, target, headers)) {
         if (spdlog::should_log(spdlog::level::debug)) {
           spdlog::debug("{} -> HTTP {}", self->describe(target), result.response->status);
         }
         co_return std::move(*result.response);
       }
-      const milliseconds delay = self->delay_before_retry(result, target, headers, attempt, max_attempts);
+      const milliseconds delay = self->delay_before_retry(result, target, headers, count, budget);
       co_await self->sleep(delay);
     }
   } catch (const boost::system::system_error& e) {
@@ -92,23 +123,36 @@ bool http_client::impl::accept_answer(attempt_result& result, const std::string&
 }
 
 // How long to wait before the next attempt after a failed one; throws the
-// attempt's error when it is not retried.
+// attempt's error when it is not retried: not retryable, no attempt left,
+// or no time left before the call's deadline. The thrown message says how
+// many attempts the call made whenever that is more than one or the limit
+// is why it ended, so "(after 1 attempt)" is the truth about a call whose
+// retries were ruled out.
 milliseconds http_client::impl::delay_before_retry(const attempt_result& result, const std::string& target,
-                                                   std::span<const http_header> headers, int attempt,
-                                                   int max_attempts) const {
+                                                   std::span<const http_header> headers, const attempt_count& count,
+                                                   const call_budget* budget) const {
   std::optional<milliseconds> retry_after;
   std::string message;
-  model_error error = make_error(result, target, headers, attempt, message);
-  if (result.response) retry_after = parse_retry_after(result.head.retry_after);
-  if (!error.retryable() || attempt >= max_attempts) throw error;
-  if (retry_after && *retry_after > options_.retry.max_retry_after) {
-    throw model_error(error.errc(),
-                      message + " (Retry-After " + std::to_string(retry_after->count() / 1000) +
-                          "s is longer than the client waits)",
-                      error.http_status(), error.provider_message(), true);
+  const model_error error = make_error(result, target, headers, message);
+  const auto give_up = [&](const std::string& why) {
+    throw model_error(error.errc(), message + " (" + why + ")", error.http_status(), error.provider_message(),
+                      error.retryable());
+  };
+  if (!error.retryable()) {
+    if (count.number > 1) give_up("after " + attempts_text(count.number));
+    throw error;
   }
-  const milliseconds delay = retry_after ? *retry_after : backoff_delay(options_.retry, attempt);
-  announce_retry(error, message, attempt, max_attempts, delay, retry_after.has_value());
+  if (!count.retries_left) give_up("after " + attempts_text(count.number) + ", the most allowed");
+  if (result.response) retry_after = parse_retry_after(result.head.retry_after);
+  if (retry_after && *retry_after > options_.retry.max_retry_after) {
+    give_up("after " + attempts_text(count.number) + "; Retry-After " + std::to_string(retry_after->count() / 1000) +
+            "s is longer than the client waits");
+  }
+  const milliseconds delay = retry_after ? *retry_after : backoff_delay(options_.retry, count.number);
+  if (budget && budget->deadline && http_clock::now() + delay >= *budget->deadline) {
+    give_up("after " + attempts_text(count.number) + "; no time left for another before the call's deadline");
+  }
+  announce_retry(error, message, count, delay, retry_after.has_value());
   return delay;
 }
 
@@ -120,24 +164,23 @@ std::string http_client::impl::describe(const std::string& target) const {
 // without the error code suffix, for logs). The whole text is redacted once
 // more: it holds the URL and whatever the server said.
 model_error http_client::impl::make_error(const attempt_result& r, const std::string& target,
-                                          std::span<const http_header> headers, int attempt,
-                                          std::string& message) const {
-  const std::string attempts = attempt > 1 ? " (attempt " + std::to_string(attempt) + ")" : "";
+                                          std::span<const http_header> headers, std::string& message) const {
   if (!r.problem) {
-    message = redact(describe(target) + ": " + r.message + attempts, headers);
+    message = redact(describe(target) + ": " + r.message, headers);
     return model_error(r.code, message, 0, {}, r.retryable);
   }
   const answer_problem& p = *r.problem;
-  message = redact(describe(target) + " " + p.what + attempts, headers);
+  message = redact(describe(target) + " " + p.what, headers);
   return model_error(p.code, message, p.http_status, p.provider_message, p.retryable);
 }
 
-void http_client::impl::announce_retry(const model_error& error, const std::string& message, int attempt,
-                                       int max_attempts, milliseconds delay, bool from_retry_after) const {
-  spdlog::warn("{}; retrying in {} ms (attempt {} of {})", message, delay.count(), attempt + 1, max_attempts);
+void http_client::impl::announce_retry(const model_error& error, const std::string& message,
+                                       const attempt_count& count, milliseconds delay, bool from_retry_after) const {
+  spdlog::warn("{} (attempt {}); retrying in {} ms (attempt {} of at most {})", message, count.number, delay.count(),
+               count.number + 1, count.limit);
   if (!options_.retry.on_retry) return;
   retry_event event;
-  event.attempt = attempt;
+  event.attempt = count.number;
   event.http_status = error.http_status();
   event.reason = error.http_status() ? "http " + std::to_string(error.http_status())
                                      : std::string(to_string(error.errc()));
@@ -158,8 +201,8 @@ http_client::http_client(http_options options, std::string provider)
 http_client::~http_client() = default;
 
 asio::awaitable<http_response> http_client::post_json(std::string_view path, std::string_view body,
-                                                      std::span<const http_header> headers) {
-  return impl::post_json(impl_, path, body, headers);
+                                                      std::span<const http_header> headers, call_budget* budget) {
+  return impl::post_json(impl_, path, body, headers, budget);
 }
 
 const http_options& http_client::options() const noexcept { return impl_->options(); }

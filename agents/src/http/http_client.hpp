@@ -8,6 +8,7 @@
 
 #include "http_header.hpp"
 
+#include <switchboard/agents/model/chat_model.hpp>
 #include <switchboard/agents/model/http_options.hpp>
 
 #include <boost/asio/awaitable.hpp>
@@ -45,8 +46,16 @@ class http_client {
   // and the retry wait promptly (model_errc::cancelled); the connection in use is
   // closed, never returned to the pool. `body` and `headers` must stay valid
   // until completion.
+  //
+  // `budget` (may be null) is the call this request belongs to: every
+  // attempt is counted in it, a retry happens only while it has attempts
+  // and time left, each attempt ends by its deadline, and the final error
+  // says how many attempts the call made ("(after 2 attempts)"). Without
+  // one, the retry policy's max_attempts and request_timeout alone apply.
+  // It must stay valid until completion.
   boost::asio::awaitable<http_response> post_json(std::string_view path, std::string_view body,
-                                                  std::span<const http_header> headers);
+                                                  std::span<const http_header> headers,
+                                                  call_budget* budget = nullptr);
 
   const http_options& options() const noexcept;
 

@@ -44,6 +44,15 @@ struct attempt_result {
 
 attempt_result failure(model_errc code, std::string message, bool retryable);
 
+// Where a request stands in its attempts: `number` is the attempt just made
+// as the caller sees it (the call's count when a call_budget is given),
+// `retries_left` whether the limit allows another.
+struct attempt_count {
+  int number = 0;
+  int limit = 0;
+  bool retries_left = false;
+};
+
 // Gives the connection back to the pool when the request ends, closing it
 // unless the exchange finished cleanly on a keep-alive connection.
 struct lease {
@@ -64,7 +73,8 @@ class http_client::impl {
   // request in flight keeps it alive, and no wrapper coroutine (one more
   // frame while the response is awaited) is needed for that.
   static boost::asio::awaitable<http_response> post_json(std::shared_ptr<impl> self, std::string_view path,
-                                                         std::string_view body, std::span<const http_header> headers);
+                                                         std::string_view body, std::span<const http_header> headers,
+                                                         call_budget* budget);
 
   const http_options& options() const noexcept { return options_; }
 
@@ -73,18 +83,19 @@ class http_client::impl {
   void setup_tls();
   bool accept_answer(attempt_result& result, const std::string& target, std::span<const http_header> headers) const;
   std::chrono::milliseconds delay_before_retry(const attempt_result& result, const std::string& target,
-                                               std::span<const http_header> headers, int attempt,
-                                               int max_attempts) const;
+                                               std::span<const http_header> headers, const attempt_count& count,
+                                               const call_budget* budget) const;
   std::string describe(const std::string& target) const;
   model_error make_error(const attempt_result& r, const std::string& target, std::span<const http_header> headers,
-                         int attempt, std::string& message) const;
-  void announce_retry(const model_error& error, const std::string& message, int attempt, int max_attempts,
+                         std::string& message) const;
+  void announce_retry(const model_error& error, const std::string& message, const attempt_count& count,
                       std::chrono::milliseconds delay, bool from_retry_after) const;
   boost::asio::awaitable<void> sleep(std::chrono::milliseconds delay);
 
   // http_exchange.cpp: one attempt on the wire.
   boost::asio::awaitable<void> run_attempt(const std::string& target, std::string_view body,
-                                           std::span<const http_header> headers, attempt_result& result);
+                                           std::span<const http_header> headers, http_clock::time_point deadline,
+                                           attempt_result& result);
   boost::asio::awaitable<bool> connect(lease& held, http_clock::time_point deadline, attempt_result& result);
   boost::asio::awaitable<bool> open(connection& conn, http_clock::time_point deadline, attempt_result& result);
   boost::asio::awaitable<bool> resolve(http_clock::time_point until,
@@ -96,12 +107,12 @@ class http_client::impl {
                            std::span<const http_header> headers) const;
   boost::asio::awaitable<void> exchange(lease& held, const std::string& target, std::string_view body,
                                         std::span<const http_header> headers, http_clock::time_point deadline,
-                                        bool& stale, attempt_result& result);
+                                        std::chrono::milliseconds allowed, bool& stale, attempt_result& result);
   void prepare_read_buffer(boost::beast::flat_buffer& buffer) const;
   void release_read_buffer(boost::beast::flat_buffer& buffer, std::size_t received);
   attempt_result exchange_failure(const boost::system::error_code& ec, bool was_cancelled, const connection& conn,
                                   bool got_response_bytes, std::span<const http_header> headers,
-                                  bool& stale) const;
+                                  std::chrono::milliseconds allowed, bool& stale) const;
 
   const http_options options_;
   const std::string provider_;

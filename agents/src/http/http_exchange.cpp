@@ -154,14 +154,17 @@ std::optional<std::string> plain_reply_to_handshake(SSL* ssl, const boost::syste
 // The frames alive while the response is awaited hold no result of their
 // own (an awaitable's frame keeps a slot for its result), and getting a
 // connection is a coroutine of its own, so its locals are gone by then.
+// `deadline` is the attempt's: request_timeout from now, or sooner when the
+// call's deadline comes first.
 asio::awaitable<void> http_client::impl::run_attempt(const std::string& target, std::string_view body,
-                                                     std::span<const http_header> headers, attempt_result& result) {
-  const auto deadline = clock::now() + options_.request_timeout;
+                                                     std::span<const http_header> headers, clock::time_point deadline,
+                                                     attempt_result& result) {
+  const auto allowed = std::chrono::ceil<std::chrono::milliseconds>(deadline - clock::now());
   for (int stale_retries = 0;; ++stale_retries) {
     lease held{pool_, nullptr, false};
     if (!co_await connect(held, deadline, result)) co_return;
     bool stale = false;
-    co_await exchange(held, target, body, headers, deadline, stale, result);
+    co_await exchange(held, target, body, headers, deadline, allowed, stale, result);
     if (!stale || stale_retries > 0) break;
   }
   // OpenSSL-based servers close a plain-HTTP connection without a word.
@@ -330,7 +333,8 @@ std::string http_client::impl::request_head(const std::string& target, std::size
 
 asio::awaitable<void> http_client::impl::exchange(lease& held, const std::string& target, std::string_view body,
                                                   std::span<const http_header> headers, clock::time_point deadline,
-                                                  bool& stale, attempt_result& result) {
+                                                  std::chrono::milliseconds allowed, bool& stale,
+                                                  attempt_result& result) {
   connection& conn = *held.conn;
   const std::string head = request_head(target, body.size(), headers);
   const std::array<asio::const_buffer, 2> request{asio::buffer(head), asio::buffer(body.data(), body.size())};
@@ -364,7 +368,7 @@ asio::awaitable<void> http_client::impl::exchange(lease& held, const std::string
   conn.deadline.stop();
   if (ec) {
     const bool was_cancelled = cancelled(co_await asio::this_coro::cancellation_state);
-    result = exchange_failure(ec, was_cancelled, conn, parser.got_some(), headers, stale);
+    result = exchange_failure(ec, was_cancelled, conn, parser.got_some(), headers, allowed, stale);
     result.closed_unanswered = !conn.tls && !conn.reused && received == 0 && is_connection_loss(ec) && !was_cancelled;
     release_read_buffer(conn.buffer, received);
     co_return;
@@ -400,11 +404,12 @@ void http_client::impl::release_read_buffer(beast::flat_buffer& buffer, std::siz
 
 attempt_result http_client::impl::exchange_failure(const boost::system::error_code& ec, bool was_cancelled,
                                                    const connection& conn, bool got_response_bytes,
-                                                   std::span<const http_header> headers, bool& stale) const {
+                                                   std::span<const http_header> headers,
+                                                   std::chrono::milliseconds allowed, bool& stale) const {
   if (was_cancelled) return failure(model_errc::cancelled, "request cancelled", false);
   if (conn.deadline.expired()) {
-    return failure(model_errc::timeout,
-                   "no complete response within " + std::to_string(options_.request_timeout.count()) + " ms",
+    // The time this attempt had: request_timeout, or what was left of the call's deadline.
+    return failure(model_errc::timeout, "no complete response within " + std::to_string(allowed.count()) + " ms",
                    options_.retry.retry_timeouts);
   }
   if (ec == http::error::body_limit) {

@@ -99,18 +99,18 @@ class anthropic_model::impl {
       return detail::failed_completion(std::current_exception());
     }
     const bool forced_tool = request.format.type != response_format::kind::none;
-    return send(std::move(body), started, forced_tool, wrapped);
+    return send(std::move(body), started, forced_tool, wrapped, request.budget);
   }
 
  private:
   boost::asio::awaitable<chat_result> send(std::string body, std::chrono::steady_clock::time_point started,
-                                           bool forced_tool, bool wrapped) {
+                                           bool forced_tool, bool wrapped, call_budget* budget) {
     const std::array<detail::http_header, 2> headers{{{"x-api-key", options_.api_key, true},
                                                       {"anthropic-version", options_.version, false}}};
     const std::span<const detail::http_header> sent =
         options_.api_key.empty() ? std::span<const detail::http_header>(headers).subspan(1)
                                  : std::span<const detail::http_header>(headers);
-    auto response = co_await client_.post_json("/v1/messages", body, sent);
+    auto response = co_await client_.post_json("/v1/messages", body, sent, budget);
     co_return finish(std::move(response.body), started, forced_tool, wrapped, sent);
   }
 

@@ -24,14 +24,32 @@ std::chrono::steady_clock::time_point caching_model::now() const {
 asio::awaitable<chat_result> caching_model::complete(chat_request request) {
   std::string key = request_hash(request);
   chat_result result;
-  if (lookup(key, result)) {
+  if (lookup(key, result) || lookup_store(key, result)) {
     spdlog::debug("model cache '{}': hit {}", options_.name, key.substr(0, 12));
     co_return result;
   }
   spdlog::debug("model cache '{}': miss {}", options_.name, key.substr(0, 12));
   result = co_await inner_.complete(std::move(request));
+  if (options_.store) options_.store->save(key, result);
   store(std::move(key), result);
   co_return result;
+}
+
+// After a memory miss: the store's entry, remembered in memory. The miss
+// lookup() counted becomes a hit.
+bool caching_model::lookup_store(const std::string& key, chat_result& out) {
+  if (!options_.store) return false;
+  auto stored = options_.store->load(key);
+  if (!stored) return false;
+  {
+    std::lock_guard lock(mutex_);
+    --stats_.misses;
+    ++stats_.hits;
+    ++stats_.store_hits;
+  }
+  out = *stored;
+  store(key, *stored);
+  return true;
 }
 
 bool caching_model::lookup(const std::string& key, chat_result& out) {
@@ -104,6 +122,7 @@ std::vector<protocol::metric_sample> caching_model::collect() const {
   return {
       sample("switchboard_model_cache_requests_total", "outcome", "hit", double(s.hits), counter),
       sample("switchboard_model_cache_requests_total", "outcome", "miss", double(s.misses), counter),
+      sample("switchboard_model_cache_store_hits_total", "", "", double(s.store_hits), counter),
       sample("switchboard_model_cache_evictions_total", "cause", "capacity", double(s.evictions), counter),
       sample("switchboard_model_cache_evictions_total", "cause", "expired", double(s.expirations), counter),
       sample("switchboard_model_cache_entries", "", "", double(s.entries), metric_sample::kind::gauge),

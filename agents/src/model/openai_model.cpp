@@ -86,16 +86,17 @@ class openai_model::impl {
     } catch (...) {
       return detail::failed_completion(std::current_exception());
     }
-    return send(std::move(body), started);
+    return send(std::move(body), started, request.budget);
   }
 
   const openai_options& options() const noexcept { return options_; }
 
  private:
-  boost::asio::awaitable<chat_result> send(std::string body, std::chrono::steady_clock::time_point started) {
+  boost::asio::awaitable<chat_result> send(std::string body, std::chrono::steady_clock::time_point started,
+                                           call_budget* budget) {
     std::array<detail::http_header, 1> headers{{{"Authorization", authorization_, true}}};
     const std::span<const detail::http_header> sent(headers.data(), authorization_.empty() ? 0 : 1);
-    auto response = co_await client_.post_json("/chat/completions", body, sent);
+    auto response = co_await client_.post_json("/chat/completions", body, sent, budget);
     co_return finish(std::move(response.body), started, sent);
   }
 

@@ -392,6 +392,13 @@ json::object attempt_record::to_json() const {
   return out;
 }
 
+void apply_call_limits(const call_limits& limits, structured_options& options) {
+  if (limits.max_attempts) options.max_attempts = *limits.max_attempts;
+  if (limits.timeout) options.timeout = *limits.timeout;
+  if (limits.force_mode) options.force_mode = *limits.force_mode;
+  if (limits.metrics && !options.metrics) options.metrics = limits.metrics;
+}
+
 asio::awaitable<structured_result> complete_structured(chat_model& model, chat_request request,
                                                        structured_options options) {
   structured_result out;
@@ -433,8 +440,14 @@ attempt_record record_of(const parse_result& parsed, const chat_result& answer, 
   return attempt;
 }
 
-std::string attempts_text(int answers) {
-  return std::to_string(answers) + " attempt" + (answers == 1 ? "" : "s");
+std::string attempts_text(int count) { return std::to_string(count) + " attempt" + (count == 1 ? "" : "s"); }
+
+// Probes the provider rejected for their response format: sent, but given
+// back (not counted against max_attempts, nor in "after N attempts").
+int rejected_probes(const std::vector<attempt_record>& attempts) {
+  return static_cast<int>(std::count_if(attempts.begin(), attempts.end(), [](const attempt_record& a) {
+    return a.reason == format_rejected_reason;
+  }));
 }
 
 }  // namespace
@@ -453,10 +466,13 @@ asio::awaitable<void> detail::complete_structured_into(chat_model& model, chat_r
   std::vector<attempt_record> attempts;
   std::vector<chat_message> conversation;  // answers and re-asks so far
   token_usage usage;
-  int answers = 0;
+  // The one count of attempts and the deadline, shared with the HTTP client.
+  call_budget budget;
+  budget.max_attempts = options.max_attempts;
+  if (options.timeout) budget.deadline = std::chrono::steady_clock::now() + *options.timeout;
+  request.budget = &budget;
   for (;;) {
     attempt_record attempt;
-    attempt.number = static_cast<int>(attempts.size()) + 1;
     attempt.mode = mode;
     attempt.strict = l.strict;
     attempt.max_tokens = request.max_tokens;
@@ -464,6 +480,7 @@ asio::awaitable<void> detail::complete_structured_into(chat_model& model, chat_r
     std::optional<rung> next;
     std::string rejection;
     chat_result answer;
+    const int sent_before = budget.attempts;
     try {
       answer = co_await ask(model, mode, request, conversation, l);
     } catch (const model_error& error) {
@@ -472,7 +489,12 @@ asio::awaitable<void> detail::complete_structured_into(chat_model& model, chat_r
       if (!next || (options.force_mode && next->mode != mode)) throw;
       rejection = error.provider_message().empty() ? error.what() : error.provider_message();
     }
+    // A model that sends nothing it counts (a double, a cache hit) answered
+    // in one attempt.
+    if (budget.attempts == sent_before) ++budget.attempts;
+    attempt.number = budget.attempts;
     if (next) {
+      ++budget.max_attempts;  // the rejected probe gives its attempt back
       spdlog::warn("schema {}: {} rejected response_format {} ({}); stepping down to {}", l.schema_id,
                    model.provider(), rung_name({mode, l.strict}), rejection, rung_name(*next));
       attempt.reason = format_rejected_reason;
@@ -484,7 +506,6 @@ asio::awaitable<void> detail::complete_structured_into(chat_model& model, chat_r
       continue;
     }
 
-    ++answers;
     usage += answer.usage;
     const stop_reason stop = stop_of(answer);
     parse_result parsed = read_answer(answer, stop, l);
@@ -498,10 +519,17 @@ asio::awaitable<void> detail::complete_structured_into(chat_model& model, chat_r
       co_return;
     }
     fail_if_final(stop, answer, l, attempts, usage);
-    if (answers >= options.max_attempts) {
+    const int made = budget.attempts - rejected_probes(attempts);
+    if (budget.attempts >= budget.max_attempts) {
       fail(model_errc::structured_output_failed,
-           "schema " + l.schema_id + ": no valid answer after " + attempts_text(answers) + " (last reason: " +
+           "schema " + l.schema_id + ": no valid answer after " + attempts_text(made) + " (last reason: " +
                reason_with_detail(recorded) + ")",
+           l, attempts, usage, answer.text);
+    }
+    if (budget.deadline && std::chrono::steady_clock::now() >= *budget.deadline) {
+      fail(model_errc::timeout,
+           "schema " + l.schema_id + ": no valid answer after " + attempts_text(made) + " within the call's " +
+               std::to_string(options.timeout->count()) + " ms (last reason: " + reason_with_detail(recorded) + ")",
            l, attempts, usage, answer.text);
     }
     if (parsed.reason == protocol::errc::truncated) {
@@ -511,7 +539,7 @@ asio::awaitable<void> detail::complete_structured_into(chat_model& model, chat_r
       if (!raised) {
         fail(model_errc::token_budget_exhausted,
              "schema " + l.schema_id + ": the answer was cut off at the token limit (truncated) after " +
-                 attempts_text(answers) + ", and max_tokens cannot be raised within the token budget of " +
+                 attempts_text(made) + ", and max_tokens cannot be raised within the token budget of " +
                  std::to_string(options.token_budget) + " and max_output_tokens " +
                  std::to_string(options.max_output_tokens),
              l, attempts, usage, answer.text);
@@ -525,7 +553,7 @@ asio::awaitable<void> detail::complete_structured_into(chat_model& model, chat_r
     if (options.token_budget > 0 && usage.total() + next_cost > options.token_budget) {
       fail(model_errc::token_budget_exhausted,
            "schema " + l.schema_id + ": token budget of " + std::to_string(options.token_budget) +
-               " exhausted after " + attempts_text(answers) + " (" + std::to_string(usage.total()) +
+               " exhausted after " + attempts_text(made) + " (" + std::to_string(usage.total()) +
                " tokens used, a re-ask needs at least " + std::to_string(next_cost) +
                " more; last reason: " + reason_with_detail(recorded) + ")",
            l, attempts, usage, answer.text);

@@ -86,6 +86,8 @@ asio::awaitable<void> workflow_run::choose(const compiled_node& n, choice& resul
       agents::structured_options so;
       so.schema = *n.model_schema;
       so.schema_name = "coordination_request";
+      // The invoker's limits (attempts, total time, rung) bind the hub's own calls too.
+      agents::apply_call_limits(hub_->options.models.limits(), so);
       auto answer = co_await agents::complete_structured(*model, std::move(request), std::move(so));
       result.tokens = answer.usage;
       auto parsed = protocol::read_coordination_request(answer.value, n.candidate_names);

@@ -66,6 +66,8 @@ asio::awaitable<void> workflow_run::synthesize_by_model(const compiled_node& n, 
     agents::structured_options so;
     so.schema = *n.model_schema;
     so.schema_name = "synthesis_answer";
+    // The invoker's limits (attempts, total time, rung) bind the hub's own calls too.
+    agents::apply_call_limits(hub_->options.models.limits(), so);
     auto answer = co_await agents::complete_structured(*model, std::move(request), std::move(so));
     out.tokens = answer.usage;
     out.raw_text = std::move(answer.last.text);

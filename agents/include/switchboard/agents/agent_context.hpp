@@ -15,6 +15,7 @@
 // the context points to stays alive until run() completes, however late.
 #pragma once
 
+#include <switchboard/agents/model/call_limits.hpp>
 #include <switchboard/agents/model/chat_model.hpp>
 #include <switchboard/protocol/envelope.hpp>
 
@@ -56,7 +57,10 @@ class output_map final : public agent_outputs {
   std::vector<std::pair<std::string, protocol::envelope>> outputs_;
 };
 
-// The models a run may use, by role ("default", "coordinator", ...).
+// The models a run may use, by role ("default", "coordinator", ...), and
+// the limits the run's invoker sets on every structured call made with them
+// (call_limits.hpp: attempts, total time, forced output mode), which LLM
+// agents apply over their prompt files' own settings.
 class model_set {
  public:
   void add(std::string role, std::shared_ptr<chat_model> model);
@@ -64,8 +68,12 @@ class model_set {
   chat_model* find(std::string_view role = "default") const;
   bool empty() const noexcept { return models_.empty(); }
 
+  void set_limits(call_limits limits) { limits_ = limits; }
+  const call_limits& limits() const noexcept { return limits_; }
+
  private:
   std::map<std::string, std::shared_ptr<chat_model>, std::less<>> models_;
+  call_limits limits_;
 };
 
 struct agent_context {
@@ -88,6 +96,11 @@ struct agent_context {
   // (attempt_record::to_json: stage, repairs, origin, stop reason, errors):
   // the hub keeps it in the step's audit entry.
   boost::json::array model_attempts{};
+  // The id of the workflow run this call belongs to, the same across
+  // resumes and processes (empty when an agent runs outside a hub). An agent
+  // with side effects keys them on it so that a step the hub runs again
+  // after a crash does not repeat them.
+  std::string workflow_id{};
 };
 
 }  // namespace switchboard::agents

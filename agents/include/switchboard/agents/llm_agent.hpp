@@ -7,7 +7,10 @@
 //   3. renders the system and user templates,
 //   4. calls complete_structured on the model of the prompt's role with the
 //      FULL envelope schema (schema_registry::envelope_schema), so the model
-//      answers {data, explanation, confidence, reasoning} in one value,
+//      answers {data, explanation, confidence, reasoning} in one value;
+//      the prompt file's max_attempts and output_mode apply unless the run's
+//      model_set carries call_limits (the invoker's --max-attempts,
+//      --timeout, --mode), which win,
 //   5. applies the declared confidence rules and explanation template and
 //      records in `reasoning` what was applied,
 //   6. records usage, the prompt version and the applied policies in the

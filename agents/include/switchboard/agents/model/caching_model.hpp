@@ -16,9 +16,15 @@
 // one. This keeps a slow or cancelled call from stalling or failing its
 // neighbours.
 //
+// A second level may sit behind the memory: caching_options::store (a
+// cache_store, e.g. file_cache_store on disk). A memory miss asks the store;
+// its answer is remembered in memory and counted as a hit (and a store
+// hit). Every new answer is saved to the store too.
+//
 // Counters: hits, misses, evictions (capacity) and expirations (TTL), also as
 // metric samples (metrics_source):
 //   switchboard_model_cache_requests_total{cache, outcome=hit|miss}
+//   switchboard_model_cache_store_hits_total{cache}  (hits the store answered)
 //   switchboard_model_cache_evictions_total{cache, cause=capacity|expired}
 //   switchboard_model_cache_entries{cache}          (gauge)
 //
@@ -39,10 +45,22 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
 namespace switchboard::agents {
+
+// Where a caching_model keeps answers beyond its memory. load() and save()
+// never throw: an entry that cannot be read is a miss, one that cannot be
+// written is not kept (both are the store's to report).
+// Thread-safety: both may be called concurrently.
+class cache_store {
+ public:
+  virtual ~cache_store() = default;
+  virtual std::optional<chat_result> load(const std::string& key) = 0;
+  virtual void save(const std::string& key, const chat_result& result) = 0;
+};
 
 struct caching_options {
   std::size_t capacity = 1024;               // entries; must be > 0
@@ -50,6 +68,7 @@ struct caching_options {
   std::string name = "model";                // the `cache` label of the metrics
   // Time source for TTL checks; tests inject a fake clock. Default steady_clock.
   std::function<std::chrono::steady_clock::time_point()> now;
+  std::shared_ptr<cache_store> store;        // optional second level (see above)
 };
 
 class caching_model final : public chat_model, public protocol::metrics_source {
@@ -63,6 +82,7 @@ class caching_model final : public chat_model, public protocol::metrics_source {
 
   struct stats {
     std::uint64_t hits = 0, misses = 0, evictions = 0, expirations = 0;
+    std::uint64_t store_hits = 0;  // of the hits, those the store answered
     std::size_t entries = 0;
   };
   stats statistics() const;
@@ -81,6 +101,7 @@ class caching_model final : public chat_model, public protocol::metrics_source {
 
   std::chrono::steady_clock::time_point now() const;
   bool lookup(const std::string& key, chat_result& out);
+  bool lookup_store(const std::string& key, chat_result& out);
   void store(std::string key, const chat_result& result);
 
   chat_model& inner_;

@@ -55,6 +55,27 @@ enum class output_mode {
 };
 std::string_view to_string(output_mode mode) noexcept;
 
+// The attempts and the time one call may spend, shared by every request the
+// call sends, so that attempts are counted once, in one place, and one
+// deadline bounds them all (docs/models.md, "Attempts and deadlines"):
+//
+//  - the HTTP clients count every request they send, transport retries
+//    included, and retry (429, 5xx, timeouts, lost connections) only while
+//    `attempts < max_attempts` and the deadline has not passed; each attempt
+//    is bounded by the time left, and a retry never waits past the deadline;
+//  - complete_structured makes one budget per call, re-asks only while
+//    attempts are left, and counts a complete() that sent nothing it could
+//    count (a double, a cache hit) as one attempt.
+//
+// Not thread-safe: one call uses it from one coroutine at a time.
+struct call_budget {
+  // Beyond it no attempt starts and no retry waits; nullopt: none (each
+  // attempt still has the client's request_timeout).
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  int max_attempts = 0;  // requests in total; 0: the client's own retry policy decides
+  int attempts = 0;      // requests sent so far
+};
+
 struct chat_request {
   std::vector<chat_message> messages;
   std::string model;                     // empty: the client's default model
@@ -66,6 +87,10 @@ struct chat_request {
   // Version of the prompt template that produced the messages; part of
   // every cache key and trace. Not sent to the provider.
   std::string prompt_version;
+  // The call this request belongs to (see call_budget); nullptr: a call of
+  // its own under the client's retry policy. Not sent, not part of the
+  // cache key; must outlive complete().
+  call_budget* budget = nullptr;
 };
 
 struct token_usage {

@@ -8,7 +8,9 @@
 // model_error with code structured_output_failed or token_budget_exhausted)
 // naming the schema, the last reason code and the attempt count, and
 // carrying every attempt. Transport errors of the model propagate as
-// model_error. Cancellation: as chat_model::complete.
+// model_error. When options.timeout passes between attempts, the call ends
+// with structured_output_error(timeout). The request's own `budget` is
+// replaced by the call's. Cancellation: as chat_model::complete.
 //
 // How the model stopped decides what happens next (stop_of(chat_result)):
 //   truncated       the answer is never accepted as complete (reason
@@ -21,6 +23,7 @@
 //   reasoning only  (no text beside reasoning): reason `reasoning_only`, re-asked
 #pragma once
 
+#include <switchboard/agents/model/call_limits.hpp>
 #include <switchboard/agents/model/chat_model.hpp>
 #include <switchboard/agents/model/model_error.hpp>
 #include <switchboard/protocol/output_parser.hpp>
@@ -29,6 +32,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/object.hpp>
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,7 +44,15 @@ namespace switchboard::agents {
 struct structured_options {
   protocol::compiled_schema schema;      // what the value must satisfy
   std::string schema_name;               // sent to the provider; defaults to schema.id()
-  int max_attempts = 3;                  // first answer + re-asks
+  // Requests the call may send in total, counted once (call_budget in
+  // chat_model.hpp): the first, the HTTP client's retries of 429/5xx/
+  // timeouts and the re-asks after invalid answers all count; a provider
+  // rejecting a response format gives its attempt back (the ladder steps
+  // down without it counting).
+  int max_attempts = 3;
+  // The whole call: no attempt starts and no retry waits past it, and each
+  // attempt ends by it. nullopt: each attempt has the client's request_timeout.
+  std::optional<std::chrono::milliseconds> timeout;
   std::int64_t token_budget = 0;         // total tokens over all attempts; 0 = unlimited
   std::optional<output_mode> force_mode; // use this rung whatever the model supports
   protocol::parser_metrics* metrics = nullptr;
@@ -49,7 +61,9 @@ struct structured_options {
 };
 
 struct attempt_record {
-  int number = 0;                        // 1-based
+  // 1-based: which of the call's attempts (call_budget::attempts) brought
+  // this answer, so an attempt the HTTP client retried shows as a gap.
+  int number = 0;
   output_mode mode = output_mode::prompt_schema;
   bool strict = false;                   // json_schema sent with strict: true
   protocol::parse_stage stage = protocol::parse_stage::failed;
@@ -102,6 +116,9 @@ class structured_output_error : public model_error {
   token_usage usage_;
   std::string last_text_;
 };
+
+// `limits` over `options`: each limit that is set replaces the option.
+void apply_call_limits(const call_limits& limits, structured_options& options);
 
 boost::asio::awaitable<structured_result> complete_structured(chat_model& model,
                                                               chat_request request,
