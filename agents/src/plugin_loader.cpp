@@ -115,7 +115,8 @@ bool is_shared_library(const std::filesystem::path& p) {
 
 }  // namespace
 
-plugin_registrar::plugin_registrar(std::filesystem::path file) : file_(std::move(file)) {}
+plugin_registrar::plugin_registrar(std::filesystem::path file, plugin_host host)
+    : file_(std::move(file)), host_(std::move(host)) {}
 
 void plugin_registrar::add(std::shared_ptr<agent> a) { agents_.push_back(std::move(a)); }
 
@@ -123,12 +124,14 @@ void plugin_registrar::add_schema(std::string_view id, const boost::json::value&
   schemas_.push_back({std::string(id), schema});
 }
 
+void plugin_registrar::notice(std::string text) { notices_.push_back(std::move(text)); }
+
 void plugin_registrar::fail(std::string message) {
   if (!failure_.empty()) failure_ += "; ";
   failure_ += message;
 }
 
-loaded_plugin load_plugin(agent_registry& registry, const std::filesystem::path& file) {
+loaded_plugin load_plugin(agent_registry& registry, const std::filesystem::path& file, plugin_host host) {
   // Declared first so it outlives the registrar and the agents it holds.
   library_handle lib = open_library(file);
   const auto abi = find_symbol<switchboard_plugin_abi_version_fn>(lib, file, plugin_abi_version_symbol);
@@ -140,7 +143,8 @@ loaded_plugin load_plugin(agent_registry& registry, const std::filesystem::path&
          "built against plugin ABI version " + std::to_string(plugin_abi) + ", this host speaks " +
              std::to_string(plugin_abi_version) + "; rebuild it against this Switchboard");
   }
-  plugin_registrar reg(file);
+  host.schemas = registry.schemas_ptr();
+  plugin_registrar reg(file, std::move(host));
   const int rc = init(reg.c_handle(), plugin_abi_version);
   if (rc == plugin_init_abi_mismatch) {
     fail(agent_errc::plugin_abi_mismatch, file,
@@ -155,6 +159,7 @@ loaded_plugin load_plugin(agent_registry& registry, const std::filesystem::path&
 
   loaded_plugin out;
   out.file = file;
+  out.notices = reg.notices();
   out.schemas = register_schemas(registry, reg);
   for (auto& a : reg.agents()) {
     out.agents.emplace_back(a->name());
@@ -162,6 +167,27 @@ loaded_plugin load_plugin(agent_registry& registry, const std::filesystem::path&
   }
   reg.agents().clear();
   return out;
+}
+
+std::filesystem::path find_plugin(std::string_view reference, const std::filesystem::path& base_dir,
+                                  const std::vector<std::filesystem::path>& search_dirs) {
+  const std::filesystem::path given{std::string(reference)};
+  if (reference.empty()) throw agent_error(agent_errc::plugin_load_failed, "plugin reference is empty");
+  if (reference.find('/') != std::string_view::npos || is_shared_library(given)) {
+    return given.is_absolute() || base_dir.empty() ? given : base_dir / given;
+  }
+  std::string looked;
+  for (const auto& dir : search_dirs) {
+    for (const std::string& file : {given.string() + ".so", "lib" + given.string() + ".so"}) {
+      std::error_code ec;
+      if (std::filesystem::is_regular_file(dir / file, ec)) return dir / file;
+    }
+    looked += (looked.empty() ? "" : ", ") + dir.string();
+  }
+  throw agent_error(agent_errc::plugin_load_failed,
+                    "plugin '" + std::string(reference) + "' not found as " + given.string() + ".so or lib" +
+                        given.string() + ".so in " + (looked.empty() ? std::string("no directory") : looked) +
+                        " (add a directory with --plugin-path or SWITCHBOARD_PLUGIN_PATH, or name a file)");
 }
 
 std::vector<loaded_plugin> load_plugins(agent_registry& registry, std::string_view path_list) {

@@ -308,6 +308,33 @@ node_definition parse_node(std::string_view source, const std::string& name, con
   return node;
 }
 
+// "plugins": ["name", {"name": "name", "config": {...}}, ...]
+std::vector<plugin_reference> parse_plugins(const field_reader& r) {
+  const auto& list = r.require("plugins");
+  if (!list.is_array()) r.fail("expected an array of plugin names or {\"name\", \"config\"} objects", "plugins");
+  std::vector<plugin_reference> out;
+  for (std::size_t i = 0; i < list.get_array().size(); ++i) {
+    const auto& item = list.get_array()[i];
+    const std::string key = "plugins/" + std::to_string(i);
+    if (item.is_string()) {
+      out.push_back({std::string(item.get_string()), {}});
+      continue;
+    }
+    const auto entry = r.child(key, item);
+    entry.only({"name", "config"});
+    plugin_reference plugin{entry.string("name"), {}};
+    if (entry.has("config")) {
+      const auto& config = entry.require("config");
+      if (!config.is_object()) entry.fail("expected an object, got " + field_reader::kind_name(config), "config");
+      plugin.config = config.get_object();
+    }
+    out.push_back(std::move(plugin));
+  }
+  for (std::size_t i = 0; i < out.size(); ++i)
+    if (out[i].name.empty()) r.fail("a plugin needs a name or a path", "plugins/" + std::to_string(i));
+  return out;
+}
+
 // "line 3, column 14" for a byte offset into `text`.
 std::string position_of(std::string_view text, std::size_t offset) {
   std::size_t line = 1, column = 1;
@@ -327,14 +354,16 @@ std::string position_of(std::string_view text, std::size_t offset) {
 workflow_definition parse_workflow(const json::value& value, std::string_view source) {
   field_reader r(source, "", "", value);
   r.only({"name", "description", "entry", "clarification_threshold", "max_steps", "max_clarification_rounds",
-          "plugins", "nodes"});
+          "schemas", "plugins", "prompts", "nodes"});
   workflow_definition d;
   d.name = r.string("name");
   if (d.name.empty()) r.fail("must not be empty", "name");
   if (r.has("clarification_threshold")) d.clarification_threshold = r.number("clarification_threshold");
   if (r.has("max_steps")) d.max_steps = static_cast<int>(r.integer("max_steps"));
   if (r.has("max_clarification_rounds")) d.max_clarification_rounds = static_cast<int>(r.integer("max_clarification_rounds"));
-  if (r.has("plugins")) d.plugins = r.strings("plugins");
+  if (r.has("schemas")) d.schema_dirs = r.strings("schemas");
+  if (r.has("plugins")) d.plugins = parse_plugins(r);
+  if (r.has("prompts")) d.prompt_dirs = r.strings("prompts");
   const auto& nodes = r.require("nodes");
   if (!nodes.is_object() || nodes.get_object().empty()) r.fail("expected a non-empty object of nodes", "nodes");
   d.nodes.reserve(nodes.get_object().size());
@@ -430,7 +459,16 @@ json::value to_json(const workflow_definition& d) {
                    {"clarification_threshold", d.clarification_threshold},
                    {"max_steps", d.max_steps},
                    {"max_clarification_rounds", d.max_clarification_rounds}};
-  if (!d.plugins.empty()) out["plugins"] = json::value_from(d.plugins);
+  if (!d.schema_dirs.empty()) out["schemas"] = json::value_from(d.schema_dirs);
+  if (!d.plugins.empty()) {
+    json::array plugins;
+    for (const auto& p : d.plugins) {
+      if (p.config.empty()) plugins.push_back(json::string(p.name));
+      else plugins.push_back(json::object{{"name", p.name}, {"config", p.config}});
+    }
+    out["plugins"] = std::move(plugins);
+  }
+  if (!d.prompt_dirs.empty()) out["prompts"] = json::value_from(d.prompt_dirs);
   out["nodes"] = std::move(nodes);
   return out;
 }

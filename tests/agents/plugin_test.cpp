@@ -28,6 +28,7 @@ const std::filesystem::path example_plugin = SWITCHBOARD_EXAMPLE_PLUGIN;
 const std::filesystem::path wrong_abi_plugin = SWITCHBOARD_WRONG_ABI_PLUGIN;
 const std::filesystem::path no_entry_plugin = SWITCHBOARD_NO_ENTRY_PLUGIN;
 const std::filesystem::path throwing_plugin = SWITCHBOARD_THROWING_PLUGIN;
+const std::filesystem::path host_echo_plugin = SWITCHBOARD_HOST_ECHO_PLUGIN;
 
 agent_errc code_of(const agent_error& e) { return static_cast<agent_errc>(e.code().value()); }
 
@@ -172,6 +173,63 @@ TEST(PluginRegistrar, InitRefusesAnotherHostVersionAndCatchesExceptions) {
   plugin_registrar fine("inline");
   EXPECT_EQ(detail::run_plugin_init(fine.c_handle(), plugin_abi_version, [](plugin_registrar&) {}),
             plugin_init_ok);
+}
+
+TEST_F(PluginLoader, TheHostSettingsReachThePluginAndItsNoticesComeBack) {
+  plugin_host host;
+  host.base_dir = "/srv/flows";
+  host.config = boost::json::object{{"data", "data"}, {"limit", 3}};
+  host.state_dir = "/var/lib/flows";
+  host.model_configured = true;
+  host.reset_state = true;
+  const auto loaded = load_plugin(registry, host_echo_plugin, host);
+  EXPECT_THAT(loaded.notices, ElementsAre("host_echo: loaded with 2 config keys"));
+  context_holder holder;
+  auto context = holder.make();
+  const auto out = run_sync(registry.at("host_echo").run(context));
+  EXPECT_EQ(out.data.at("config"), host.config);
+  EXPECT_EQ(out.data.at("base_dir"), "/srv/flows");
+  EXPECT_EQ(out.data.at("state_dir"), "/var/lib/flows");
+  EXPECT_EQ(out.data.at("model_configured"), true);
+  EXPECT_EQ(out.data.at("reset_state"), true);
+  // The loader hands the plugin the host's schema registry.
+  EXPECT_EQ(out.data.at("has_schemas"), true);
+}
+
+class FindPlugin : public ::testing::Test {
+ protected:
+  FindPlugin() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "sb-find-plugin-XXXXXX").string();
+    root_ = ::mkdtemp(pattern.data());
+    for (const auto* dir : {"first", "second"}) std::filesystem::create_directories(root_ / dir);
+    std::ofstream(root_ / "second" / "calendar.so") << "x";
+    std::ofstream(root_ / "first" / "librooms.so") << "x";
+    std::ofstream(root_ / "second" / "rooms.so") << "x";
+  }
+  ~FindPlugin() override { std::filesystem::remove_all(root_); }
+  std::vector<std::filesystem::path> dirs() const { return {root_ / "first", root_ / "second"}; }
+  std::filesystem::path root_;
+};
+
+TEST_F(FindPlugin, ANameIsLookedUpInOrderAndAPathIsRelativeToTheBase) {
+  EXPECT_EQ(find_plugin("calendar", "/base", dirs()), root_ / "second" / "calendar.so");
+  // The first directory that has it wins, with or without the lib prefix.
+  EXPECT_EQ(find_plugin("rooms", "/base", dirs()), root_ / "first" / "librooms.so");
+  EXPECT_EQ(find_plugin("plugins/x.so", "/base", dirs()), std::filesystem::path("/base/plugins/x.so"));
+  EXPECT_EQ(find_plugin("x.so", "/base", dirs()), std::filesystem::path("/base/x.so"));
+  EXPECT_EQ(find_plugin("/abs/x.so", "/base", dirs()), std::filesystem::path("/abs/x.so"));
+}
+
+TEST_F(FindPlugin, AMissingNameListsWhereItWasLookedFor) {
+  try {
+    (void)find_plugin("weather", "/base", dirs());
+    FAIL() << "found a plugin that does not exist";
+  } catch (const agent_error& e) {
+    EXPECT_EQ(code_of(e), agent_errc::plugin_load_failed);
+    EXPECT_THAT(e.what(), AllOf(HasSubstr("plugin 'weather' not found as weather.so or libweather.so"),
+                                HasSubstr((root_ / "first").string()), HasSubstr((root_ / "second").string())));
+  }
+  EXPECT_THROW((void)find_plugin("", "/base", dirs()), agent_error);
 }
 
 }  // namespace

@@ -21,7 +21,9 @@ constexpr const char* full_file = R"({
   "clarification_threshold": 0.6,
   "max_steps": 20,
   "max_clarification_rounds": 2,
-  "plugins": ["libcalendar.so"],
+  "schemas": ["schemas"],
+  "plugins": ["libcalendar.so", {"name": "rooms", "config": {"data": "data/rooms.json", "limit": 3}}],
+  "prompts": ["prompts", "../shared/prompts"],
   "nodes": {
     "parse": {
       "type": "agent", "agent": "a",
@@ -72,7 +74,10 @@ workflow_definition builder_equivalent() {
   b.fail("oops", "parsing failed");
   b.end("done");
   auto d = b.definition();
-  d.plugins = {"libcalendar.so"};
+  d.schema_dirs = {"schemas"};
+  d.plugins = {{"libcalendar.so", {}},
+               {"rooms", boost::json::object{{"data", "data/rooms.json"}, {"limit", 3}}}};
+  d.prompt_dirs = {"prompts", "../shared/prompts"};
   return d;
 }
 
@@ -94,7 +99,9 @@ std::string file_error(std::string_view text) {
 TEST(workflow_file, parses_every_field_like_the_builder) {
   auto parsed = parse_workflow_text(full_file, "flow.json");
   expect_same(parsed, builder_equivalent());
-  EXPECT_EQ(parsed.plugins, std::vector<std::string>{"libcalendar.so"});
+  EXPECT_EQ(parsed.plugins, builder_equivalent().plugins);
+  EXPECT_EQ(parsed.schema_dirs, std::vector<std::string>{"schemas"});
+  EXPECT_EQ(parsed.prompt_dirs, (std::vector<std::string>{"prompts", "../shared/prompts"}));
   EXPECT_EQ(parsed.nodes[0].routes[1].when, builder_equivalent().nodes[0].routes[1].when);
   EXPECT_EQ(parsed.nodes[2].coordinator.model_role, "coordinator");
 }
@@ -174,6 +181,27 @@ TEST(workflow_file, loads_from_disk_and_names_a_missing_file) {
   } catch (const orchestrator_error& e) {
     EXPECT_THAT(e.what(), HasSubstr("switchboard_workflow_file_test.json: cannot open the workflow file"));
   }
+}
+
+}  // namespace
+}  // namespace switchboard::orchestrator
+
+namespace switchboard::orchestrator {
+namespace {
+
+TEST(workflow_file, a_malformed_plugin_entry_is_named) {
+  auto with_plugins = [](std::string plugins) {
+    return R"({"name": "w", "plugins": )" + plugins + R"(, "nodes": {"done": {"type": "end"}}})";
+  };
+  EXPECT_THAT(file_error(with_plugins(R"("lib.so")")), HasSubstr("flow.json: /plugins: expected an array"));
+  EXPECT_THAT(file_error(with_plugins(R"([{"name": "x", "confg": {}}])")),
+              HasSubstr("/plugins/0: unknown key 'confg'"));
+  EXPECT_THAT(file_error(with_plugins(R"([{"name": "x", "config": []}])")),
+              HasSubstr("/plugins/0/config: expected an object, got an array"));
+  EXPECT_THAT(file_error(with_plugins(R"([7])")), HasSubstr("/plugins/0: expected an object, got a number"));
+  EXPECT_THAT(file_error(with_plugins(R"([""])")), HasSubstr("/plugins/0: a plugin needs a name"));
+  EXPECT_THAT(file_error(R"({"name": "w", "schemas": "schemas", "nodes": {"done": {"type": "end"}}})"),
+              HasSubstr("/schemas: expected an array of strings"));
 }
 
 }  // namespace

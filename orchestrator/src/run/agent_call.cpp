@@ -97,6 +97,7 @@ std::shared_ptr<detached_call> workflow_run::start_call(agents::agent& a, const 
   }
   auto call = std::make_shared<detached_call>(
       call_setup{call_inputs_, call_outputs_, hub_->models, hub_->logger, instructions});
+  call->context().workflow_id = state_.id;
   call->start(a, hub_->agent_executor(a, strand));
   return call;
 }
@@ -120,6 +121,7 @@ asio::awaitable<void> workflow_run::call_inline(agents::agent& a, const std::str
                                                 step_outcome& out, std::optional<protocol::error_record>& error) {
   agents::agent_context context{state_.input, state_, instructions, answers(), hub_->options.models,
                                 hub_->logger, {}, {}, {}, {}};
+  context.workflow_id = state_.id;
   std::exception_ptr failure;
   try {
     out.envelope = co_await a.run(context);

@@ -32,6 +32,7 @@
 
 #include <switchboard/agents/agent.hpp>
 
+#include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
 #include <exception>
@@ -43,7 +44,8 @@
 
 // Bump when a type a plugin sees changes incompatibly.
 // 2: agent::blocks_thread() (a new virtual function), agent_context::raw_text.
-#define SWITCHBOARD_PLUGIN_ABI_VERSION 2
+// 3: plugin_registrar::host() and notice(), agent_context::workflow_id.
+#define SWITCHBOARD_PLUGIN_ABI_VERSION 3
 
 #if defined(_WIN32)
 #define SWITCHBOARD_PLUGIN_EXPORT __declspec(dllexport)
@@ -69,12 +71,36 @@ inline constexpr int plugin_init_ok = 0;
 inline constexpr int plugin_init_failed = 1;
 inline constexpr int plugin_init_abi_mismatch = 2;
 
+// What the host tells a plugin when it loads it: the invoker's
+// configuration (a workflow file, a command line), never stored run state.
+struct plugin_host {
+  // Relative paths in `config` are relative to this directory (the
+  // workflow file's); empty: the current directory.
+  std::filesystem::path base_dir;
+  // The plugin's configuration as the workflow file gives it
+  // ("plugins": [{"name": ..., "config": {...}}]); empty when none.
+  boost::json::object config;
+  // A private directory (0700) where the plugin may keep state between
+  // runs, such as a database; empty when the host offers none.
+  std::filesystem::path state_dir;
+  // The host runs with a model (agent_context::models has a "default"):
+  // a plugin may then offer LLM-backed agents instead of rule-based ones.
+  bool model_configured = false;
+  // The invoker asked to restore the plugin's state to its seed
+  // (`switchboard run --reset`).
+  bool reset_state = false;
+  // The host's schema registry, holding the schemas loaded before the
+  // plugin (a workflow's "schemas" directories); never null when loaded by
+  // the loader. For agents that need a registry, such as llm_agent.
+  std::shared_ptr<protocol::schema_registry> schemas;
+};
+
 // What a plugin's registration function receives. It collects agents and
 // schemas; the loader adds them to the host's registries only when the whole
 // init succeeded, so a failing plugin registers nothing.
 class plugin_registrar {
  public:
-  explicit plugin_registrar(std::filesystem::path file);
+  explicit plugin_registrar(std::filesystem::path file, plugin_host host = {});
 
   // An agent to register. Its name must be unique in the host's registry.
   void add(std::shared_ptr<agent> a);
@@ -83,8 +109,12 @@ class plugin_registrar {
   void add_schema(std::string_view id, const boost::json::value& schema);
   // Reports why init failed (the macro calls it for exceptions).
   void fail(std::string message);
+  // A one-line note for the user about how the plugin is set up ("offline:
+  // rule-based parser"); a host shows it before a run.
+  void notice(std::string text);
 
   const std::filesystem::path& file() const noexcept { return file_; }
+  const plugin_host& host() const noexcept { return host_; }
 
   // For the loader.
   struct schema_entry {
@@ -94,6 +124,7 @@ class plugin_registrar {
   std::vector<std::shared_ptr<agent>>& agents() noexcept { return agents_; }
   const std::vector<schema_entry>& schemas() const noexcept { return schemas_; }
   const std::string& failure() const noexcept { return failure_; }
+  const std::vector<std::string>& notices() const noexcept { return notices_; }
 
   switchboard_plugin_registrar* c_handle() noexcept {
     return reinterpret_cast<switchboard_plugin_registrar*>(this);
@@ -104,6 +135,8 @@ class plugin_registrar {
 
  private:
   std::filesystem::path file_;
+  plugin_host host_;
+  std::vector<std::string> notices_;
   std::vector<std::shared_ptr<agent>> agents_;
   std::vector<schema_entry> schemas_;
   std::string failure_;

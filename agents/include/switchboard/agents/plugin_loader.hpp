@@ -24,6 +24,7 @@
 #pragma once
 
 #include <switchboard/agents/agent_registry.hpp>
+#include <switchboard/agents/plugin.hpp>
 
 #include <filesystem>
 #include <string>
@@ -36,11 +37,22 @@ struct loaded_plugin {
   std::filesystem::path file;
   std::vector<std::string> agents;   // names registered, in registration order
   std::vector<std::string> schemas;  // schema ids it brought (registered or reused)
+  std::vector<std::string> notices;  // what the plugin asked the host to show (untrusted text)
 };
 
 // Loads one plugin file and registers its schemas and agents with origin
-// "plugin:<file>".
-loaded_plugin load_plugin(agent_registry& registry, const std::filesystem::path& file);
+// "plugin:<file>". `host` is what the plugin sees as registrar.host(); its
+// `schemas` is set to the registry's.
+loaded_plugin load_plugin(agent_registry& registry, const std::filesystem::path& file,
+                          plugin_host host = {});
+
+// Finds the plugin a workflow file names. A reference with a '/' or ending
+// in ".so" is a path (relative ones against `base_dir`); any other is a
+// name, looked up as <name>.so, then lib<name>.so, in each of `search_dirs`
+// in order. Throws agent_error(plugin_load_failed) naming the reference and
+// every place looked at when nothing is found.
+std::filesystem::path find_plugin(std::string_view reference, const std::filesystem::path& base_dir,
+                                  const std::vector<std::filesystem::path>& search_dirs);
 
 // Loads every entry of a colon-separated list (files or directories);
 // empty entries are skipped. A directory entry with no *.so loads nothing.

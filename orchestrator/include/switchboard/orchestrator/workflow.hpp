@@ -37,6 +37,7 @@
 #include <switchboard/orchestrator/condition.hpp>
 #include <switchboard/protocol/coordination.hpp>
 
+#include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
 #include <chrono>
@@ -110,13 +111,29 @@ struct node_definition {
   std::string on_error;                // node to go to when the step fails; "" = fail the workflow
 };
 
+// A plugin a workflow file names and the configuration it hands to it
+// (agents::plugin_host::config). `name` is a file path (relative to the
+// workflow file) or a plugin name found on the plugin search path
+// (agents::find_plugin).
+struct plugin_reference {
+  std::string name;
+  boost::json::object config;
+
+  friend bool operator==(const plugin_reference&, const plugin_reference&) = default;
+};
+
 struct workflow_definition {
   std::string name;
   std::string entry;
   double clarification_threshold = 0.7;
   int max_steps = 100;                 // agent/group steps per run (resumes included)
   int max_clarification_rounds = 3;
-  std::vector<std::string> plugins;    // shared libraries to load before compiling (file form)
+  // What a host loads before compile(), in this order (file form; paths
+  // relative to the workflow file): schema directories, plugins, prompt
+  // directories. The orchestrator records them; loading is the host's job.
+  std::vector<std::string> schema_dirs;
+  std::vector<plugin_reference> plugins;
+  std::vector<std::string> prompt_dirs;
   std::vector<node_definition> nodes;  // in definition order
 
   const node_definition* find(std::string_view node) const noexcept;
