@@ -1,14 +1,13 @@
-// switchboard agents — lists the agents a host would register: plugins
-// (--plugin, SWITCHBOARD_PLUGIN_PATH) and prompt files (--prompts), with
+// switchboard agents — lists the agents a workflow would use (what its file
+// names, plus the command line and the environment: workflow_loader.hpp), or
+// without a workflow the agents of the plugins and prompt files given, with
 // their output schema and origin.
 #include "command.hpp"
 #include "terminal_output.hpp"
+#include "workflow_loader.hpp"
 
 #include <switchboard/agents/agent_registry.hpp>
-#include <switchboard/agents/llm_agent.hpp>
-#include <switchboard/agents/plugin_loader.hpp>
-#include <switchboard/agents/prompt_library.hpp>
-#include <switchboard/protocol/schema_registry.hpp>
+#include <switchboard/orchestrator/workflow_file.hpp>
 
 #include <boost/json/array.hpp>
 
@@ -19,55 +18,43 @@
 namespace {
 
 namespace sb = switchboard;
+namespace fs = std::filesystem;
 
-constexpr const char* usage_text =
-    "usage: switchboard agents [--plugin PATH]... [--prompts DIR]... [--schemas DIR]... [--json]\n"
+constexpr std::string_view usage_text =
+    "usage: switchboard agents [WORKFLOW] [options]\n"
     "\n"
-    "Lists the registered agents with their output schema and origin.\n"
-    "  --plugin PATH   load a plugin shared library (repeatable); SWITCHBOARD_PLUGIN_PATH\n"
-    "                  (colon-separated files or directories) is loaded too\n"
-    "  --prompts DIR   load the prompt files <name>.v<version>.json in DIR (repeatable)\n"
-    "  --schemas DIR   load the JSON Schemas <name>@<version>.json the prompts declare\n"
-    "  --json          print a JSON array instead of a table\n";
+    "Lists the agents WORKFLOW would use (from what its file names, the options and the\n"
+    "environment), or without WORKFLOW the agents of the plugins and prompt files given, with\n"
+    "their output schema and origin.\n";
+
+std::string usage() {
+  return std::string(usage_text) + std::string(sb::cli::loader_options_usage) +
+         "  --json                print a JSON array instead of a table\n";
+}
 
 struct options {
-  std::vector<std::string> plugins;
-  std::vector<std::string> prompt_dirs;
-  std::vector<std::string> schema_dirs;
+  fs::path workflow;
+  sb::cli::loader_settings loader;
   bool json = false;
 };
 
-// Returns false (after printing why) on a bad command line.
-bool parse(std::span<const std::string> args, options& out) {
+options parse(std::span<const std::string> args) {
+  options out;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
-    auto value = [&](std::vector<std::string>& into) {
-      if (i + 1 >= args.size()) {
-        std::cerr << "switchboard agents: " << sb::cli::shown(a) << " needs a value\n\n" << usage_text;
-        return false;
-      }
-      into.push_back(args[++i]);
-      return true;
-    };
-    if (a == "--plugin") {
-      if (!value(out.plugins)) return false;
-    } else if (a == "--prompts") {
-      if (!value(out.prompt_dirs)) return false;
-    } else if (a == "--schemas") {
-      if (!value(out.schema_dirs)) return false;
-    } else if (a == "--json") {
-      out.json = true;
-    } else {
-      std::cerr << "switchboard agents: unknown option '" << sb::cli::shown(a) << "'\n\n" << usage_text;
-      return false;
-    }
+    if (sb::cli::take_loader_option(args, i, out.loader)) continue;
+    if (a == "--json") out.json = true;
+    else if (a.starts_with("-")) throw sb::cli::usage_error("unknown option '" + a + "'");
+    else if (out.workflow.empty()) out.workflow = fs::absolute(a).lexically_normal();
+    else throw sb::cli::usage_error("unexpected argument '" + a + "'");
   }
-  return true;
+  return out;
 }
 
 void print_table(const std::vector<sb::agents::agent_info>& infos) {
   if (infos.empty()) {
-    std::cout << "no agents registered (give --plugin PATH or --prompts DIR)\n";
+    std::cout << "no agents: name a workflow file (switchboard agents WORKFLOW), or give --plugin FILE "
+                 "or --prompts DIR\n";
     return;
   }
   // Names, schemas and descriptions come from plugins and prompt files:
@@ -101,41 +88,41 @@ void print_json(const std::vector<sb::agents::agent_info>& infos) {
   sb::cli::print_json(std::cout, out);
 }
 
-int run_agents(std::span<const std::string> args) {
-  if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {
-    std::cout << usage_text;
-    return sb::cli::exit_ok;
+int list_agents(const options& opts) {
+  sb::orchestrator::workflow_definition definition;
+  if (!opts.workflow.empty()) {
+    if (!fs::is_regular_file(opts.workflow))
+      throw sb::cli::usage_error("workflow file '" + opts.workflow.string() + "' does not exist");
+    definition = sb::orchestrator::load_workflow_file(opts.workflow);
   }
-  options opts;
-  if (!parse(args, opts)) return sb::cli::exit_usage;
-
-  auto schemas = std::make_shared<sb::protocol::schema_registry>();
-  for (const auto& dir : opts.schema_dirs) schemas->load_directory(dir);
-  sb::agents::agent_registry registry(schemas);
-  for (const auto& p : opts.plugins) sb::agents::load_plugin(registry, p);
-  sb::agents::load_plugins_from_environment(registry);
-
-  sb::agents::prompt_library library;
-  for (const auto& dir : opts.prompt_dirs) library.load_directory(dir);
-  try {
-    sb::agents::register_prompt_agents(registry, library);
-  } catch (const sb::agents::agent_error& e) {
-    if (e.code() != sb::agents::agent_errc::unknown_output_schema) throw;
-    std::cerr << "switchboard agents: " << sb::cli::shown(e.what())
-              << "\n(load the schemas the prompt files declare with --schemas DIR)\n";
-    return sb::cli::exit_failure;
-  }
-
-  const auto infos = registry.list();
+  const auto loaded = sb::cli::load_agents(definition, opts.workflow, opts.loader);
+  const auto infos = loaded.registry->list();
   if (opts.json) {
     print_json(infos);
   } else {
+    for (const auto& notice : loaded.notices) std::cout << sb::cli::shown(notice) << "\n";
     print_table(infos);
   }
   return sb::cli::exit_ok;
 }
 
+int run_agents(std::span<const std::string> args) {
+  if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {
+    std::cout << usage();
+    return sb::cli::exit_ok;
+  }
+  try {
+    return list_agents(parse(args));
+  } catch (const sb::cli::usage_error& e) {
+    std::cerr << "switchboard agents: " << sb::cli::shown(e.what()) << "\n\n" << usage();
+    return sb::cli::exit_usage;
+  } catch (const std::exception& e) {
+    std::cerr << "switchboard agents: " << sb::cli::shown(e.what()) << "\n";
+    return sb::cli::exit_failure;
+  }
+}
+
 const sb::cli::command_registration registration{
-    "agents", "list registered agents (plugins, prompt files) with schema and origin", &run_agents};
+    "agents", "list the agents a workflow uses (plugins, prompt files) with schema and origin", &run_agents};
 
 }  // namespace

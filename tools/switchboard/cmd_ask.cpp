@@ -1,19 +1,21 @@
 // switchboard ask — sends one structured request to a model and prints the
 // validated value with every attempt and the token usage as JSON.
 //
-//   switchboard ask --schema FILE_OR_NAME [--model NAME] [--base-url URL]
-//                   [--provider openai|anthropic] [--mode RUNG] [--max-attempts N]
-//                   [--ca-file PEM] [--timeout SECONDS] [--schemas DIR]... PROMPT
+//   switchboard ask --schema FILE_OR_NAME [the model options: model_options.hpp]
+//                   [--schemas DIR]... [--metrics DEST] PROMPT
 //
 // Exit 0 when a valid value came back, 1 when the model failed to give one
 // (or the request failed), 2 on a usage or configuration error.
 #include "command.hpp"
+#include "metrics_output.hpp"
+#include "model_options.hpp"
 #include "schema_lookup.hpp"
 #include "terminal_output.hpp"
 
+#include <switchboard/agents/model/caching_model.hpp>
 #include <switchboard/agents/model/model_error.hpp>
-#include <switchboard/agents/model/model_factory.hpp>
 #include <switchboard/agents/model/structured.hpp>
+#include <switchboard/protocol/metrics.hpp>
 #include <switchboard/protocol/schema_registry.hpp>
 
 #include <boost/asio/co_spawn.hpp>
@@ -38,48 +40,36 @@ namespace sa = switchboard::agents;
 namespace sp = switchboard::protocol;
 using namespace switchboard::cli;
 
-constexpr std::string_view usage_text =
+constexpr std::string_view usage_head =
     "usage: switchboard ask --schema FILE_OR_NAME [--model NAME] [--base-url URL]\n"
     "                       [--provider openai|anthropic] [--mode RUNG] [--max-attempts N]\n"
-    "                       [--ca-file PEM] [--timeout SECONDS] [--schemas DIR]... PROMPT\n"
+    "                       [--ca-file PEM] [--timeout SECONDS] [--cache DIR] [--schemas DIR]...\n"
+    "                       [--metrics DEST] PROMPT\n"
     "\n"
     "Sends PROMPT to a model, asking for a value valid against the schema (re-asking with\n"
     "the validator's errors when needed), and prints {ok, value, attempts, usage, ...} as JSON.\n"
     "\n"
     "  --schema FILE_OR_NAME  a schema file, or a registered name / name@version looked up in\n"
-    "                         the schema directories\n"
-    "  --model NAME           the model (default: SWITCHBOARD_MODEL)\n"
-    "  --base-url URL         the server (default: OPENAI_BASE_URL / ANTHROPIC_BASE_URL, else\n"
-    "                         the provider's public API)\n"
-    "  --provider NAME        openai (any OpenAI-compatible server) or anthropic\n"
-    "                         (default: SWITCHBOARD_PROVIDER, else openai)\n"
-    "  --mode RUNG            force json_schema, json_object or prompt_schema\n"
-    "  --max-attempts N       first answer + re-asks (default 3)\n"
-    "  --ca-file PEM          also trust the certificates in PEM\n"
-    "  --timeout SECONDS      per-request deadline (default 120)\n"
+    "                         the schema directories\n";
+
+constexpr std::string_view usage_tail =
     "  --schemas DIR          a schema directory (repeatable). Default: SWITCHBOARD_SCHEMA_PATH\n"
     "                         (':'-separated), else ./schemas\n"
+    "  --metrics DEST         write the parser, model and cache counters in Prometheus text\n"
+    "                         format to DEST (a file, replaced atomically; '-': standard error)\n"
     "\n"
     "API keys come from OPENAI_API_KEY / ANTHROPIC_API_KEY.\n"
     "exit status: 0 valid value, 1 no valid value or the request failed, 2 usage error\n";
 
+void print_usage(std::ostream& out) { out << usage_head << switchboard::cli::model_options_usage << usage_tail; }
+
 struct options {
   std::string schema;
   std::string prompt;
-  sa::model_config model;
-  std::optional<sa::output_mode> mode;
-  int max_attempts = 3;
+  model_options model;
   std::vector<fs::path> schema_dirs;
+  std::string metrics;  // --metrics DEST, empty: none
 };
-
-int parse_int(const std::string& option, const std::string& text, int min) {
-  int value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc{} || end != text.data() + text.size() || value < min) {
-    throw usage_error("option '" + option + "' needs an integer >= " + std::to_string(min) + ", got '" + text + "'");
-  }
-  return value;
-}
 
 options parse_options(std::span<const std::string> args) {
   options opts;
@@ -90,28 +80,14 @@ options parse_options(std::span<const std::string> args) {
   std::vector<std::string> positional;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
+    if (take_model_option(args, i, opts.model)) continue;
     if (arg == "--schema") {
       opts.schema = value_of(i);
-    } else if (arg == "--model") {
-      opts.model.model = value_of(i);
-    } else if (arg == "--base-url") {
-      opts.model.http.base_url = value_of(i);
-    } else if (arg == "--provider") {
-      opts.model.provider = value_of(i);
-      if (opts.model.provider != "openai" && opts.model.provider != "anthropic") {
-        throw usage_error("--provider must be openai or anthropic, got '" + opts.model.provider + "'");
-      }
-    } else if (arg == "--mode") {
-      opts.mode = sa::parse_output_mode(value_of(i));
-      if (!opts.mode) throw usage_error("--mode must be json_schema, json_object or prompt_schema, got '" + args[i] + "'");
-    } else if (arg == "--max-attempts") {
-      opts.max_attempts = parse_int(arg, value_of(i), 1);
-    } else if (arg == "--ca-file") {
-      opts.model.http.ca_file = value_of(i);
-    } else if (arg == "--timeout") {
-      opts.model.http.request_timeout = std::chrono::seconds(parse_int(arg, value_of(i), 1));
     } else if (arg == "--schemas") {
       opts.schema_dirs.emplace_back(value_of(i));
+    } else if (arg == "--metrics") {
+      opts.metrics = value_of(i);
+      if (opts.metrics.empty()) throw usage_error("option '--metrics' needs a file or '-', got ''");
     } else if (arg.starts_with("--")) {
       throw usage_error("unknown option '" + arg + "'");
     } else {
@@ -144,7 +120,7 @@ json::array attempts_json(const std::vector<sa::attempt_record>& attempts) {
 
 int run_ask(std::span<const std::string> args) {
   if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {
-    std::cout << usage_text;
+    print_usage(std::cout);
     return exit_ok;
   }
   // Standard output is the JSON result: warnings (retries, the ladder's
@@ -152,19 +128,23 @@ int run_ask(std::span<const std::string> args) {
   use_stderr_logger("switchboard-ask", spdlog::level::info);
   options opts;
   std::optional<sp::compiled_schema> schema;
-  std::unique_ptr<sa::chat_model> model;
+  cli_model model;
   try {
     opts = parse_options(args);
     sp::schema_registry registry;
     schema = resolve_schema(opts.schema, opts.schema_dirs, registry);
-    model = sa::make_model_from_env(opts.model);
+    model = make_model_from_env(opts.model);
   } catch (const usage_error& e) {
-    std::cerr << "switchboard ask: " << shown(e.what()) << "\n\n" << usage_text;
+    std::cerr << "switchboard ask: " << shown(e.what()) << "\n\n";
+    print_usage(std::cerr);
     return exit_usage;
   } catch (const sp::protocol_error& e) {
     std::cerr << "switchboard ask: " << shown(e.what()) << "\n";
     return exit_usage;
   } catch (const sa::model_error& e) {
+    std::cerr << "switchboard ask: " << shown(e.what()) << "\n";
+    return exit_usage;
+  } catch (const std::runtime_error& e) {  // the cache directory
     std::cerr << "switchboard ask: " << shown(e.what()) << "\n";
     return exit_usage;
   }
@@ -174,18 +154,28 @@ int run_ask(std::span<const std::string> args) {
   sa::structured_options structured;
   structured.schema = *schema;
   structured.schema_name = schema->id();
-  structured.max_attempts = opts.max_attempts;
-  structured.force_mode = opts.mode;
+  sp::parser_metrics parser_metrics;
+  structured.metrics = &parser_metrics;
+  apply_model_options(opts.model, structured);
 
   boost::asio::io_context io;
-  auto pending = boost::asio::co_spawn(io, sa::complete_structured(*model, request, structured),
+  auto pending = boost::asio::co_spawn(io, sa::complete_structured(*model.model, request, structured),
                                        boost::asio::use_future);
   io.run();
+  if (!opts.metrics.empty()) {
+    std::vector<const sp::metrics_source*> sources{&parser_metrics};
+    for (const auto* source : model.metrics_sources()) sources.push_back(source);
+    try {
+      write_metrics(opts.metrics, render_prometheus(sources));
+    } catch (const std::runtime_error& e) {
+      std::cerr << "switchboard ask: " << shown(e.what()) << "\n";
+    }
+  }
   try {
     const sa::structured_result result = pending.get();
     json::object out{{"ok", true},
                      {"schema", schema->id()},
-                     {"provider", model->provider()},
+                     {"provider", model.model->provider()},
                      {"model", result.last.model},
                      {"mode", sa::to_string(result.mode)},
                      {"value", result.value},

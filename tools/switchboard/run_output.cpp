@@ -4,7 +4,6 @@
 #include "terminal_output.hpp"
 
 #include <switchboard/agents/agent_context.hpp>
-#include <switchboard/scheduling/agents.hpp>
 
 #include <cstdio>
 #include <ostream>
@@ -12,7 +11,6 @@
 namespace switchboard::cli {
 namespace {
 
-namespace json = boost::json;
 namespace orch = switchboard::orchestrator;
 
 class progress_printer final : public orch::observer {
@@ -60,33 +58,6 @@ class progress_printer final : public orch::observer {
   std::ostream& out_;
 };
 
-// `value` with every string in it shown on one line (keys stay: they are
-// looked up, not printed).
-void show_strings(json::value& value) {
-  if (auto* s = value.if_string()) {
-    *s = shown(*s);
-  } else if (auto* a = value.if_array()) {
-    for (auto& item : *a) show_strings(item);
-  } else if (auto* o = value.if_object()) {
-    for (auto& member : *o) show_strings(member.value());
-  }
-}
-
-// The agents' latest outputs with their data's strings escaped.
-agents::output_map with_shown_strings(const agents::agent_outputs& outputs) {
-  agents::output_map out;
-  for (const auto& name : outputs.agent_names()) {
-    const protocol::envelope* latest = outputs.latest(name);
-    if (!latest) continue;
-    protocol::envelope copy = *latest;
-    json::value data = std::move(copy.data);
-    show_strings(data);
-    copy.data = std::move(data.as_object());
-    out.set(name, std::move(copy));
-  }
-  return out;
-}
-
 }  // namespace
 
 std::shared_ptr<orch::observer> make_progress_printer(std::ostream& out) {
@@ -94,11 +65,9 @@ std::shared_ptr<orch::observer> make_progress_printer(std::ostream& out) {
 }
 
 std::string shown_outcome(const orch::workflow_state& state) {
-  const std::string outcome = scheduling::describe_outcome(with_shown_strings(state));
-  if (outcome.empty() && state.result) return shown(state.result->explanation);
-  // Escaped once more as a whole: the sample's own text is trusted, but
-  // nothing reaches the terminal unchecked.
-  return shown_lines(outcome);
+  // The final step's explanation is the outcome a user reads: an agent's
+  // text, escaped with its own line breaks kept.
+  return state.result ? shown_lines(state.result->explanation) : std::string{};
 }
 
 }  // namespace switchboard::cli

@@ -17,10 +17,8 @@ namespace switchboard::cli {
 // hub: a failed print is dropped.
 std::shared_ptr<orchestrator::observer> make_progress_printer(std::ostream& out);
 
-// The sample's readable outcome of a completed run (see
-// scheduling::describe_outcome), else the result's explanation. Each string
-// the agents returned is escaped to one line before it is quoted, so the
-// only line breaks are the outcome's own.
+// The outcome of a completed run as a user reads it: the explanation of its
+// final envelope, escaped, its own line breaks kept.
 std::string shown_outcome(const orchestrator::workflow_state& state);
 
 }  // namespace switchboard::cli

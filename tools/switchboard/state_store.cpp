@@ -48,7 +48,7 @@ class kill_after_writes final : public orch::forwarding_checkpoint_store {
 
 }  // namespace
 
-std::string default_store_spec() {
+std::filesystem::path state_directory() {
   fs::path dir;
   if (const char* state = std::getenv("SWITCHBOARD_STATE_DIR"); state && *state) {
     dir = state;
@@ -69,8 +69,10 @@ std::string default_store_spec() {
     throw std::runtime_error("cannot create the state directory '" + dir.string() + "': " + ec.message() +
                              " (set SWITCHBOARD_STATE_DIR or pass --store sqlite:PATH)");
   }
-  return "sqlite:" + (dir / "workflows.db").string();
+  return fs::absolute(dir);
 }
+
+std::string default_store_spec() { return "sqlite:" + (state_directory() / "workflows.db").string(); }
 
 std::shared_ptr<orch::checkpoint_store> open_state_store(const std::string& spec) {
   auto store = orch::open_checkpoint_store(spec.empty() ? default_store_spec() : spec);

@@ -11,14 +11,18 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_future.hpp>
 
+#include <filesystem>
 #include <memory>
 #include <string>
 
 namespace switchboard::cli {
 
-// "sqlite:<state dir>/workflows.db": SWITCHBOARD_STATE_DIR, else
-// $XDG_STATE_HOME/switchboard, else ~/.local/state/switchboard. Creates the
-// directory (0700) when missing.
+// The user's state directory: SWITCHBOARD_STATE_DIR, else
+// $XDG_STATE_HOME/switchboard, else ~/.local/state/switchboard. Creates it
+// (0700) when missing; throws std::runtime_error when it cannot.
+std::filesystem::path state_directory();
+
+// "sqlite:<state directory>/workflows.db".
 std::string default_store_spec();
 
 // Opens `spec` ("" = default_store_spec()). With

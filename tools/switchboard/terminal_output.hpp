@@ -25,7 +25,17 @@ std::string shown(std::string_view untrusted);
 // and tabs stay, every other control is escaped.
 std::string shown_lines(std::string_view untrusted);
 
-// `value` serialized, made terminal-safe without changing what it parses
+// `value` as compact JSON text with numbers written as people write them:
+// integers as integers; doubles in the shortest form that parses back to
+// the same double, without an exponent from 1e-6 up to 1e16 (0.9, 0.95,
+// 1234.5) and always marked as doubles: a whole double keeps ".0" (1.0,
+// 100.0), so the text parses back to a double, never to an integer. Outside
+// that range the shortest exponent form (1e-07, 1e+300). NaN is written as
+// null and the infinities as 1e99999 / -1e99999, as Boost.JSON does (JSON
+// has neither). Strings are escaped exactly as boost::json::serialize does.
+std::string to_json_text(const boost::json::value& value);
+
+// to_json_text(value), made terminal-safe without changing what it parses
 // to, and a newline.
 void print_json(std::ostream& out, const boost::json::value& value);
 

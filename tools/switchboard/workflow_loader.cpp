@@ -1,0 +1,199 @@
+// Loading what a workflow file names (see workflow_loader.hpp).
+#include "workflow_loader.hpp"
+
+#include "command.hpp"
+
+#include <switchboard/agents/llm_agent.hpp>
+#include <switchboard/agents/plugin_loader.hpp>
+#include <switchboard/agents/prompt_library.hpp>
+#include <switchboard/protocol/schema_registry.hpp>
+
+#include <cstdlib>
+#include <algorithm>
+#include <set>
+#include <stdexcept>
+
+namespace switchboard::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path absolute(const fs::path& p) { return p.empty() ? p : fs::absolute(p).lexically_normal(); }
+
+// The ':'-separated entries of an environment variable.
+std::vector<fs::path> path_list(const char* variable) {
+  std::vector<fs::path> out;
+  const char* value = std::getenv(variable);
+  std::string_view rest = value ? value : "";
+  while (!rest.empty()) {
+    const auto colon = rest.find(':');
+    if (const auto entry = rest.substr(0, colon); !entry.empty()) out.push_back(absolute(std::string(entry)));
+    rest = colon == std::string_view::npos ? std::string_view{} : rest.substr(colon + 1);
+  }
+  return out;
+}
+
+// Where `switchboard` itself keeps the plugins installed with it.
+fs::path own_plugin_dir() {
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return {};
+  return (exe.parent_path() / SWITCHBOARD_PLUGIN_DIR_FROM_BIN).lexically_normal();
+}
+
+// A directory the workflow file names: relative to the file, and present.
+fs::path named_directory(const fs::path& workflow_file, std::string_view key, std::size_t index,
+                         const std::string& dir) {
+  const fs::path p = fs::path(dir).is_absolute() ? fs::path(dir) : workflow_file.parent_path() / dir;
+  std::error_code ec;
+  if (!fs::is_directory(p, ec))
+    throw std::runtime_error(workflow_file.string() + ": /" + std::string(key) + "/" + std::to_string(index) +
+                             ": directory '" + p.lexically_normal().string() + "' does not exist");
+  return p.lexically_normal();
+}
+
+void require_directory(const fs::path& dir, std::string_view option) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    throw usage_error(std::string(option) + ": directory '" + dir.string() + "' does not exist");
+}
+
+// Directories in order, each once however often it was named (the
+// workflow's own and the same one on the command line, say).
+class directory_list {
+ public:
+  void add(const fs::path& dir) {
+    std::error_code ec;
+    const fs::path key = fs::weakly_canonical(dir, ec);
+    if (seen_.insert(ec ? dir : key).second) dirs_.push_back(dir);
+  }
+  const std::vector<fs::path>& dirs() const noexcept { return dirs_; }
+
+ private:
+  std::set<fs::path> seen_;
+  std::vector<fs::path> dirs_;
+};
+
+void load_schemas(protocol::schema_registry& schemas, const orchestrator::workflow_definition& definition,
+                  const fs::path& workflow_file, const loader_settings& settings) {
+  directory_list dirs;
+  for (std::size_t i = 0; i < definition.schema_dirs.size(); ++i)
+    dirs.add(named_directory(workflow_file, "schemas", i, definition.schema_dirs[i]));
+  for (const auto& dir : settings.schema_dirs) {
+    require_directory(dir, "--schemas");
+    dirs.add(dir);
+  }
+  for (const auto& dir : path_list("SWITCHBOARD_SCHEMA_PATH"))
+    if (fs::is_directory(dir)) dirs.add(dir);
+  for (const auto& dir : dirs.dirs()) schemas.load_directory(dir);
+}
+
+// Loads each plugin file once, whichever way it was reached.
+class plugin_set {
+ public:
+  plugin_set(agents::agent_registry& registry, loaded_agents& out) : registry_(registry), out_(out) {}
+
+  void load(const fs::path& file, agents::plugin_host host) {
+    std::error_code ec;
+    const fs::path key = fs::weakly_canonical(file, ec);
+    if (!loaded_.insert(ec ? file : key).second) return;
+    auto loaded = agents::load_plugin(registry_, file, std::move(host));
+    for (auto& notice : loaded.notices) out_.notices.push_back(std::move(notice));
+  }
+
+ private:
+  agents::agent_registry& registry_;
+  loaded_agents& out_;
+  std::set<fs::path> loaded_;
+};
+
+void load_plugins(plugin_set& plugins, const orchestrator::workflow_definition& definition,
+                  const fs::path& workflow_file, const loader_settings& settings) {
+  agents::plugin_host host;
+  host.state_dir = settings.state_dir;
+  host.model_configured = settings.model_configured;
+  host.reset_state = settings.reset_state;
+
+  const auto from_environment = path_list("SWITCHBOARD_PLUGIN_PATH");
+  std::vector<fs::path> search;
+  if (!workflow_file.empty()) search.push_back(workflow_file.parent_path());
+  for (const auto& dir : settings.plugin_dirs) {
+    require_directory(dir, "--plugin-path");
+    search.push_back(dir);
+  }
+  for (const auto& entry : from_environment)
+    if (fs::is_directory(entry)) search.push_back(entry);
+  if (const auto own = own_plugin_dir(); !own.empty()) search.push_back(own);
+
+  for (std::size_t i = 0; i < definition.plugins.size(); ++i) {
+    const auto& reference = definition.plugins[i];
+    fs::path file;
+    try {
+      file = agents::find_plugin(reference.name, workflow_file.parent_path(), search);
+    } catch (const std::exception& e) {
+      throw std::runtime_error(workflow_file.string() + ": /plugins/" + std::to_string(i) + ": " + e.what());
+    }
+    agents::plugin_host configured = host;
+    configured.base_dir = workflow_file.parent_path();
+    configured.config = reference.config;
+    plugins.load(file, std::move(configured));
+  }
+  for (const auto& file : settings.plugins) plugins.load(file, host);
+  for (const auto& entry : from_environment) {
+    if (!fs::is_directory(entry)) {
+      plugins.load(entry, host);
+      continue;
+    }
+    std::vector<fs::path> files;
+    for (const auto& f : fs::directory_iterator(entry))
+      if (f.is_regular_file() && f.path().extension() == ".so") files.push_back(f.path());
+    std::ranges::sort(files);
+    for (const auto& f : files) plugins.load(f, host);
+  }
+}
+
+void load_prompts(agents::agent_registry& registry, const orchestrator::workflow_definition& definition,
+                  const fs::path& workflow_file, const loader_settings& settings) {
+  directory_list dirs;
+  for (std::size_t i = 0; i < definition.prompt_dirs.size(); ++i)
+    dirs.add(named_directory(workflow_file, "prompts", i, definition.prompt_dirs[i]));
+  for (const auto& dir : settings.prompt_dirs) {
+    require_directory(dir, "--prompts");
+    dirs.add(dir);
+  }
+  for (const auto& dir : path_list("SWITCHBOARD_PROMPT_PATH"))
+    if (fs::is_directory(dir)) dirs.add(dir);
+  agents::prompt_library library;
+  for (const auto& dir : dirs.dirs()) library.load_directory(dir);
+  agents::register_prompt_agents(registry, library);
+}
+
+std::string take_value(std::span<const std::string> args, std::size_t& i) {
+  if (i + 1 >= args.size()) throw usage_error("option " + args[i] + " needs a value");
+  return args[++i];
+}
+
+}  // namespace
+
+loaded_agents load_agents(const orchestrator::workflow_definition& definition, const fs::path& workflow_file,
+                          const loader_settings& settings) {
+  loaded_agents out;
+  out.registry = std::make_unique<agents::agent_registry>(std::make_shared<protocol::schema_registry>());
+  load_schemas(out.registry->schemas(), definition, workflow_file, settings);
+  plugin_set plugins(*out.registry, out);
+  load_plugins(plugins, definition, workflow_file, settings);
+  load_prompts(*out.registry, definition, workflow_file, settings);
+  return out;
+}
+
+bool take_loader_option(std::span<const std::string> args, std::size_t& i, loader_settings& settings) {
+  const std::string& a = args[i];
+  if (a == "--schemas") settings.schema_dirs.push_back(absolute(take_value(args, i)));
+  else if (a == "--plugin") settings.plugins.push_back(absolute(take_value(args, i)));
+  else if (a == "--plugin-path") settings.plugin_dirs.push_back(absolute(take_value(args, i)));
+  else if (a == "--prompts") settings.prompt_dirs.push_back(absolute(take_value(args, i)));
+  else return false;
+  return true;
+}
+
+}  // namespace switchboard::cli
