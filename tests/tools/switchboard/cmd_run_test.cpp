@@ -308,6 +308,18 @@ TEST_F(CmdRun, the_coordinator_sees_the_request_not_the_tool_settings) {
     EXPECT_THAT(coordinator, Not(HasSubstr(internal)));
 }
 
+TEST_F(CmdRun, a_cache_directory_answers_the_same_request_without_the_model) {
+  server_.enqueue(server_action::reply(listing("Cottage")));
+  const std::string cache = shell_quoted((dir_ / "cache").string());
+  const auto first = run("run " + workflow() + " --input cottage --cache " + cache);
+  ASSERT_EQ(first.exit_code, 0) << describe(first, stderr_text());
+  // Nothing more is scripted: a second request to the server would fail the run.
+  const auto second = run("run " + workflow() + " --input cottage --cache " + cache);
+  ASSERT_EQ(second.exit_code, 0) << describe(second, stderr_text());
+  EXPECT_EQ(server_.request_count(), 1u);
+  EXPECT_THAT(second.out, HasSubstr("A house listing."));
+}
+
 TEST_F(CmdRun, usage_errors_name_the_problem) {
   auto r = run("run " + workflow());
   EXPECT_EQ(r.exit_code, 2);
