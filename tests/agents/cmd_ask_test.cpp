@@ -149,7 +149,7 @@ TEST_F(CmdAsk, UsageErrorsExitTwoAndNameTheProblem) {
   for (const auto& [args, says] : {bad_call{"'no schema given'", "--schema is required"},
                                    bad_call{"--schema meeting@1", "exactly one PROMPT"},
                                    bad_call{"--schema meeting@1 --max-attempts 0 'x'", "--max-attempts"},
-                                   bad_call{"--schema meeting@1 --mode fancy 'x'", "--mode must be"},
+                                   bad_call{"--schema meeting@1 --mode fancy 'x'", "option '--mode' must be json_schema, json_object or prompt_schema, got 'fancy'"},
                                    bad_call{"--schema meeting@1 --bogus 'x'", "unknown option '--bogus'"},
                                    bad_call{"--schema nosuch@1 'x'", "nosuch"}}) {
     const auto r = ask(args);
