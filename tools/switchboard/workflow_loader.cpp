@@ -74,18 +74,27 @@ class directory_list {
   std::vector<fs::path> dirs_;
 };
 
-void load_schemas(protocol::schema_registry& schemas, const orchestrator::workflow_definition& definition,
-                  const fs::path& workflow_file, const loader_settings& settings) {
+// The directories of one kind, in the order they apply: the workflow
+// file's (under `key`), the command line's (`option`), the environment's.
+std::vector<fs::path> directories(const std::vector<std::string>& named, const fs::path& workflow_file,
+                                  std::string_view key, const std::vector<fs::path>& given,
+                                  std::string_view option, const char* variable) {
   directory_list dirs;
-  for (std::size_t i = 0; i < definition.schema_dirs.size(); ++i)
-    dirs.add(named_directory(workflow_file, "schemas", i, definition.schema_dirs[i]));
-  for (const auto& dir : settings.schema_dirs) {
-    require_directory(dir, "--schemas");
+  for (std::size_t i = 0; i < named.size(); ++i) dirs.add(named_directory(workflow_file, key, i, named[i]));
+  for (const auto& dir : given) {
+    require_directory(dir, option);
     dirs.add(dir);
   }
-  for (const auto& dir : path_list("SWITCHBOARD_SCHEMA_PATH"))
+  for (const auto& dir : path_list(variable))
     if (fs::is_directory(dir)) dirs.add(dir);
-  for (const auto& dir : dirs.dirs()) schemas.load_directory(dir);
+  return dirs.dirs();
+}
+
+void load_schemas(protocol::schema_registry& schemas, const orchestrator::workflow_definition& definition,
+                  const fs::path& workflow_file, const loader_settings& settings) {
+  for (const auto& dir : directories(definition.schema_dirs, workflow_file, "schemas", settings.schema_dirs,
+                                     "--schemas", "SWITCHBOARD_SCHEMA_PATH"))
+    schemas.load_directory(dir);
 }
 
 // Loads each plugin file once, whichever way it was reached.
@@ -154,17 +163,10 @@ void load_plugins(plugin_set& plugins, const orchestrator::workflow_definition& 
 
 void load_prompts(agents::agent_registry& registry, const orchestrator::workflow_definition& definition,
                   const fs::path& workflow_file, const loader_settings& settings) {
-  directory_list dirs;
-  for (std::size_t i = 0; i < definition.prompt_dirs.size(); ++i)
-    dirs.add(named_directory(workflow_file, "prompts", i, definition.prompt_dirs[i]));
-  for (const auto& dir : settings.prompt_dirs) {
-    require_directory(dir, "--prompts");
-    dirs.add(dir);
-  }
-  for (const auto& dir : path_list("SWITCHBOARD_PROMPT_PATH"))
-    if (fs::is_directory(dir)) dirs.add(dir);
   agents::prompt_library library;
-  for (const auto& dir : dirs.dirs()) library.load_directory(dir);
+  for (const auto& dir : directories(definition.prompt_dirs, workflow_file, "prompts", settings.prompt_dirs,
+                                     "--prompts", "SWITCHBOARD_PROMPT_PATH"))
+    library.load_directory(dir);
   agents::register_prompt_agents(registry, library);
 }
 
