@@ -78,6 +78,26 @@ TEST(LoopbackModelServer, AnthropicForcedToolGetsToolUseBlock) {
   EXPECT_EQ(body.at("content").at(0).at("text"), "not json");
 }
 
+TEST(LoopbackModelServer, ToolCallsInBothWireFormats) {
+  loopback_model_server server;
+  const std::vector<scripted_tool_call> calls = {{"c1", "get_weather", R"({"city": "Oslo"})"}, {"c2", "ping", "{}"}};
+  server.enqueue(server_action::tool_calls(calls));
+  server.enqueue(server_action::tool_calls(calls, "Checking."));
+  plain_client client(server.port());
+  auto body = json::parse(client.exchange(post("/v1/chat/completions", "{}")).body());
+  const auto& choice = body.at("choices").at(0);
+  EXPECT_EQ(choice.at("finish_reason"), "tool_calls");
+  EXPECT_TRUE(choice.at("message").at("content").is_null());
+  EXPECT_EQ(choice.at("message").at("tool_calls"), json::parse(R"([
+      {"id":"c1","type":"function","function":{"name":"get_weather","arguments":"{\"city\": \"Oslo\"}"}},
+      {"id":"c2","type":"function","function":{"name":"ping","arguments":"{}"}}])"));
+  body = json::parse(client.exchange(post("/v1/messages", "{}")).body());
+  EXPECT_EQ(body.at("stop_reason"), "tool_use");
+  EXPECT_EQ(body.at("content"), json::parse(R"([{"type":"text","text":"Checking."},
+      {"type":"tool_use","id":"c1","name":"get_weather","input":{"city":"Oslo"}},
+      {"type":"tool_use","id":"c2","name":"ping","input":{}}])"));
+}
+
 TEST(LoopbackModelServer, ErrorsCarryRetryAfterAndProviderMessage) {
   loopback_model_server server;
   server.enqueue(server_action::rate_limited(3, "slow down"));

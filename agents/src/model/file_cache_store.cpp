@@ -11,6 +11,7 @@
 
 #include <switchboard/protocol/limits.hpp>
 
+#include <boost/json/array.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <openssl/evp.h>
@@ -77,7 +78,36 @@ std::string body_of(const chat_result& r) {
                  {"model", r.model},
                  {"latency_us", r.latency.count()},
                  {"raw_body", r.raw_body}};
+  // Only when present: entries without tool calls keep their old form.
+  if (!r.tool_calls.empty()) {
+    json::array calls;
+    for (const auto& call : r.tool_calls)
+      calls.push_back(json::object{{"id", call.id}, {"name", call.name}, {"arguments", call.arguments}});
+    o["tool_calls"] = std::move(calls);
+  }
   return json::serialize(o);
+}
+
+// The tool calls of an entry (none when absent), held to the checks a
+// provider's answer passes; false when they are not well formed.
+bool tool_calls_of(const json::object& o, std::vector<tool_call>& out) {
+  const auto* m = o.if_contains("tool_calls");
+  if (!m) return true;
+  if (!m->is_array() || m->get_array().size() > protocol::max_tool_calls_per_turn) return false;
+  for (const auto& element : m->get_array()) {
+    const auto* call = element.if_object();
+    if (!call) return false;
+    const auto* id = call->if_contains("id");
+    const auto* name = call->if_contains("name");
+    const auto* arguments = call->if_contains("arguments");
+    if (!id || !id->is_string() || id->get_string().empty() || !name || !name->is_string() ||
+        !is_valid_tool_name(name->get_string()) || !arguments || !arguments->is_string() ||
+        arguments->get_string().size() > protocol::max_tool_arguments_bytes)
+      return false;
+    out.push_back({std::string(id->get_string()), std::string(name->get_string()),
+                   std::string(arguments->get_string())});
+  }
+  return true;
 }
 
 // The chat_result a body holds, or why not.
@@ -107,7 +137,8 @@ std::optional<chat_result> result_of(std::string_view body, std::string& why) {
   if (!text("text", r.text) || !text("finish_reason", r.finish_reason) || !text("stop", stop) ||
       !text("refusal", r.refusal) || !text("reasoning", r.reasoning) || !text("model", r.model) ||
       !text("raw_body", r.raw_body) || !integer("prompt_tokens", r.usage.prompt_tokens) ||
-      !integer("completion_tokens", r.usage.completion_tokens) || !integer("latency_us", latency)) {
+      !integer("completion_tokens", r.usage.completion_tokens) || !integer("latency_us", latency) ||
+      !tool_calls_of(*o, r.tool_calls)) {
     why = "a member is missing or has the wrong type";
     return std::nullopt;
   }

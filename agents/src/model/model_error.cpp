@@ -27,6 +27,7 @@ std::string_view to_string(chat_role role) noexcept {
     case chat_role::system: return "system";
     case chat_role::user: return "user";
     case chat_role::assistant: return "assistant";
+    case chat_role::tool: return "tool";
   }
   return "user";
 }

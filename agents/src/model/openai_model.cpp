@@ -7,6 +7,8 @@
 
 #include <switchboard/agents/model/model_error.hpp>
 
+#include <boost/json/serialize.hpp>
+
 #include <array>
 
 namespace switchboard::agents {
@@ -16,7 +18,11 @@ namespace {
 // Enough for the body in one allocation: the texts plus room for the keys.
 std::size_t render_reserve(const chat_request& request) {
   std::size_t size = 256 + request.model.size();
-  for (const auto& m : request.messages) size += m.content.size() + m.content.size() / 8 + 40;
+  for (const auto& m : request.messages) {
+    size += m.content.size() + m.content.size() / 8 + 40;
+    for (const auto& call : m.tool_calls) size += call.arguments.size() + call.arguments.size() / 8 + 96;
+  }
+  for (const auto& tool : request.tools) size += tool.description.size() + 256;  // schemas grow it if need be
   if (request.format.type == response_format::kind::json_schema) size += request.format.schema.text().size();
   return size;
 }
@@ -43,6 +49,66 @@ void write_response_format(detail::json_writer& body, const response_format& for
   }
 }
 
+// An assistant turn's tool calls: [{id, type: function, function: {name,
+// arguments}}], the arguments as the text they were (a JSON string).
+void write_tool_calls(detail::json_writer& body, const std::vector<tool_call>& calls) {
+  body.key("tool_calls").begin_array();
+  for (const auto& call : calls) {
+    body.begin_object().key("id").string(call.id).key("type").string("function");
+    body.key("function").begin_object().key("name").string(call.name);
+    body.key("arguments").string(call.arguments).end_object();
+    body.end_object();
+  }
+  body.end_array();
+}
+
+void write_message(detail::json_writer& body, const chat_message& m) {
+  body.begin_object().key("role").string(to_string(m.role));
+  if (m.role == chat_role::assistant && !m.tool_calls.empty()) {
+    // A turn that only calls tools has no text: null, as OpenAI sends it.
+    if (m.content.empty()) body.key("content").raw("null");
+    else body.key("content").string(m.content);
+    write_tool_calls(body, m.tool_calls);
+  } else {
+    // A tool result's error flag has no OpenAI field: the content says so.
+    if (m.role == chat_role::tool) body.key("tool_call_id").string(m.tool_call_id);
+    body.key("content").string(m.content);
+  }
+  body.end_object();
+}
+
+void write_tools(detail::json_writer& body, const std::vector<tool_definition>& tools) {
+  body.key("tools").begin_array();
+  for (const auto& tool : tools) {
+    body.begin_object().key("type").string("function").key("function").begin_object();
+    body.key("name").string(tool.name);
+    if (!tool.description.empty()) body.key("description").string(tool.description);
+    if (!tool.parameters.is_null()) body.key("parameters").raw(boost::json::serialize(tool.parameters));
+    if (tool.strict) body.key("strict").boolean(true);
+    body.end_object().end_object();
+  }
+  body.end_array();
+}
+
+void write_tool_choice(detail::json_writer& body, const tool_choice& choice) {
+  body.key("tool_choice");
+  if (choice.type == tool_choice::kind::named) {
+    body.begin_object().key("type").string("function");
+    body.key("function").begin_object().key("name").string(choice.name).end_object();
+    body.end_object();
+  } else {
+    body.string(to_string(choice.type));  // "auto", "none", "required"
+  }
+}
+
+// Only with tools: OpenAI refuses tool_choice and parallel_tool_calls without them.
+void write_tool_options(detail::json_writer& body, const chat_request& request) {
+  if (request.tools.empty()) return;
+  write_tools(body, request.tools);
+  if (request.tool_choice) write_tool_choice(body, *request.tool_choice);
+  if (request.parallel_tool_calls) body.key("parallel_tool_calls").boolean(*request.parallel_tool_calls);
+}
+
 }  // namespace
 
 class openai_model::impl {
@@ -59,9 +125,7 @@ class openai_model::impl {
     body.begin_object();
     body.key("model").string(detail::model_or_default(request.model, options_.model, "openai"));
     body.key("messages").begin_array();
-    for (const auto& m : request.messages) {
-      body.begin_object().key("role").string(to_string(m.role)).key("content").string(m.content).end_object();
-    }
+    for (const auto& m : request.messages) write_message(body, m);
     body.end_array();
     if (request.temperature) body.key("temperature").number(*request.temperature);
     if (request.max_tokens) body.key("max_tokens").number(std::int64_t{*request.max_tokens});
@@ -72,6 +136,7 @@ class openai_model::impl {
       body.end_array();
     }
     write_response_format(body, request.format);
+    write_tool_options(body, request);
     body.end_object();
     return text;
   }

@@ -1,15 +1,19 @@
 #include "openai_response.hpp"
 
+#include "tool_wire.hpp"
 #include "wire_common.hpp"
 
 #include <switchboard/agents/model/model_error.hpp>
 
 #include <boost/json/basic_parser_impl.hpp>
+#include <boost/json/monotonic_resource.hpp>
+#include <boost/json/object.hpp>
 
 #include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace switchboard::agents::detail {
 
@@ -261,6 +265,68 @@ class completion_handler {
   std::string part_type_, part_text_;  // of the content part being read
 };
 
+// The string member `key` of a tool call's object: "" when absent; a value
+// of another type fails, naming the call.
+std::string string_member(const json::object& object, std::string_view key, std::size_t index,
+                          std::string_view body, std::span<const http_header> secrets) {
+  const auto* member = object.if_contains(key);
+  if (!member || member->is_null()) return {};
+  if (!member->is_string()) {
+    throw invalid_response("openai",
+                           describe_tool_call(index, {}) + " has a non-string '" + std::string(key) + "'",
+                           body, secrets);
+  }
+  return std::string(member->get_string());
+}
+
+// One element of message.tool_calls: {id, type: "function", function: {name, arguments}}.
+tool_call read_tool_call(const json::value& element, std::size_t index, std::string_view body,
+                         std::span<const http_header> secrets) {
+  const auto fail = [&](std::string_view id, const std::string& what) {
+    throw invalid_response("openai", describe_tool_call(index, id) + " " + what, body, secrets);
+  };
+  if (!element.is_object()) fail({}, "is not an object");
+  const auto& object = element.get_object();
+  tool_call call;
+  call.id = string_member(object, "id", index, body, secrets);
+  const std::string type = string_member(object, "type", index, body, secrets);
+  if (!type.empty() && type != "function") fail(call.id, "has type '" + type.substr(0, 64) + "', not 'function'");
+  const auto* function = object.if_contains("function");
+  if (!function || !function->is_object()) fail(call.id, "has no function object");
+  call.name = string_member(function->get_object(), "name", index, body, secrets);
+  const auto* arguments = function->get_object().if_contains("arguments");
+  if (!arguments) fail(call.id, "has no arguments");
+  // OpenAI sends the arguments as a JSON text inside a string; an object
+  // here is another wire format, not something to guess at.
+  if (!arguments->is_string()) fail(call.id, "has arguments that are not a string (a JSON text in a string)");
+  call.arguments = std::string(arguments->get_string());
+  check_tool_call("openai", index, call, body, secrets);
+  return call;
+}
+
+// Tool calls are rare and small beside a text answer: they are read from a
+// document of the body, built only when the stream saw a non-empty
+// choices[0].message.tool_calls, so plain answers keep the streaming path.
+std::vector<tool_call> read_tool_calls(std::string_view body, std::span<const http_header> secrets) {
+  unsigned char buffer[4096];
+  json::monotonic_resource arena(buffer, sizeof buffer);
+  const json::object root = parse_response_object(body, "openai", &arena, secrets);
+  const json::value* calls = nullptr;
+  if (const auto* choices = root.if_contains("choices"); choices && choices->is_array() && !choices->get_array().empty()) {
+    if (const auto* choice = choices->get_array()[0].if_object()) {
+      if (const auto* message = choice->if_contains("message"); message && message->is_object())
+        calls = message->get_object().if_contains("tool_calls");
+    }
+  }
+  std::vector<tool_call> out;
+  if (!calls || !calls->is_array()) return out;
+  const auto& array = calls->get_array();
+  check_tool_call_count("openai", array.size(), body, secrets);
+  out.reserve(array.size());
+  for (std::size_t i = 0; i < array.size(); ++i) out.push_back(read_tool_call(array[i], i, body, secrets));
+  return out;
+}
+
 }  // namespace
 
 chat_result read_openai_completion(std::string_view body, std::span<const http_header> secrets) {
@@ -285,8 +351,12 @@ chat_result read_openai_completion(std::string_view body, std::span<const http_h
   if (f.refusal && !f.refusal->empty()) {
     result.refusal = std::move(*f.refusal);
     result.stop = stop_reason::refusal;
-  } else if (f.tool_calls && result.stop == stop_reason::unknown) {
-    result.stop = stop_reason::tool_calls;
+  } else if (f.tool_calls) {
+    result.tool_calls = read_tool_calls(body, secrets);
+    // Some compatible servers say "stop" beside their calls (older Ollama,
+    // llama.cpp): the turn still asks for the tools to run.
+    if (result.stop == stop_reason::unknown || result.stop == stop_reason::complete)
+      result.stop = stop_reason::tool_calls;
   }
   result.reasoning = std::move(f.reasoning);
   result.model = std::move(f.model);

@@ -18,7 +18,11 @@ namespace switchboard::agents::detail {
 // text (a string content, or the text parts of a content list joined),
 // finish_reason and stop (refusal when message.refusal is set, tool_calls
 // when the message calls tools), refusal, reasoning (reasoning_content or
-// reasoning), model and usage; not latency or raw_body. A refusal or a
+// reasoning), model and usage; not latency or raw_body. tool_calls: the
+// calls of choices[0].message.tool_calls, each checked (tool_wire.hpp: an
+// id, a valid name, string arguments within the limits, at most
+// max_tool_calls_per_turn) or model_error(invalid_response) naming the call;
+// with calls, a "stop" finish becomes stop_reason::tool_calls. A refusal or a
 // truncated answer is a result, not an error: the structured ladder decides.
 // `secrets`: the request's headers, so an excerpt of the body in an error is
 // redacted for them (wire_common's invalid_response).

@@ -2,6 +2,7 @@
 
 #include <switchboard/agents/model/model_error.hpp>
 #include <switchboard/agents/model/request_hash.hpp>
+#include <switchboard/protocol/limits.hpp>
 
 #include <boost/json/object.hpp>
 #include <boost/json/parse.hpp>
@@ -12,6 +13,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <utility>
 
 #include <fcntl.h>
@@ -25,7 +27,7 @@ namespace json = boost::json;
 namespace {
 
 json::value response_to_json(const chat_result& result) {
-  return json::object{
+  json::object out{
       {"text", result.text},
       {"finish_reason", result.finish_reason},
       {"model", result.model},
@@ -34,6 +36,24 @@ json::value response_to_json(const chat_result& result) {
       {"latency_us", result.latency.count()},
       {"raw_body", result.raw_body},
   };
+  // Written only when there is something to say, so answers without tool
+  // calls are recorded exactly as before.
+  if (result.stop != stop_reason::unknown) out["stop"] = to_string(result.stop);
+  if (!result.tool_calls.empty()) {
+    json::array calls;
+    for (const auto& call : result.tool_calls)
+      calls.push_back(json::object{{"id", call.id}, {"name", call.name}, {"arguments", call.arguments}});
+    out["tool_calls"] = std::move(calls);
+  }
+  return out;
+}
+
+std::optional<stop_reason> stop_named(std::string_view text) {
+  for (auto r : {stop_reason::unknown, stop_reason::complete, stop_reason::truncated, stop_reason::refusal,
+                 stop_reason::content_filter, stop_reason::tool_calls}) {
+    if (to_string(r) == text) return r;
+  }
+  return std::nullopt;
 }
 
 // Reads recordings strictly: a damaged file must fail loudly, not replay a
@@ -81,7 +101,33 @@ class line_reader {
       result.usage.completion_tokens = integer_at(usage, "completion_tokens");
     }
     result.latency = std::chrono::microseconds(integer_at(response, "latency_us"));
+    if (response.contains("stop")) {
+      const auto stop = stop_named(string_at(response, "stop"));
+      if (!stop) fail("'stop' is not a stop reason");
+      result.stop = *stop;
+    }
+    if (response.contains("tool_calls")) result.tool_calls = tool_calls(response);
     return result;
+  }
+
+  // A recording is a file from outside: its calls pass the same checks as
+  // a provider's (protocol/limits.hpp).
+  std::vector<tool_call> tool_calls(const json::object& response) const {
+    const auto& found = response.at("tool_calls");
+    if (!found.is_array()) fail("'tool_calls' must be an array");
+    if (found.get_array().size() > protocol::max_tool_calls_per_turn)
+      fail("more than " + std::to_string(protocol::max_tool_calls_per_turn) + " tool calls");
+    std::vector<tool_call> calls;
+    for (const auto& element : found.get_array()) {
+      if (!element.is_object()) fail("a tool call must be an object");
+      tool_call call{string_at(element.get_object(), "id"), string_at(element.get_object(), "name"),
+                     string_at(element.get_object(), "arguments")};
+      if (call.id.empty()) fail("a tool call has an empty id");
+      if (!is_valid_tool_name(call.name)) fail("a tool call's name is not a valid tool name");
+      if (call.arguments.size() > protocol::max_tool_arguments_bytes) fail("a tool call's arguments are too long");
+      calls.push_back(std::move(call));
+    }
+    return calls;
   }
 
  private:

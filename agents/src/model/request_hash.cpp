@@ -98,13 +98,53 @@ std::string excerpt(std::string_view text) {
   return out;
 }
 
+// A message is [role, content]; one that carries tool calls, a tool call id
+// or an error flag gets a third element with those, so messages without
+// them (every request before tools existed) keep their form and their hash.
+json::value canonical_message(const chat_message& message) {
+  json::array out{to_string(message.role), message.content};
+  if (message.tool_calls.empty() && message.tool_call_id.empty() && !message.is_error) return out;
+  json::array calls;
+  for (const auto& call : message.tool_calls)
+    calls.push_back(json::array{call.id, call.name, call.arguments});  // arguments as sent: the text is the identity
+  json::object extra;
+  extra["tool_calls"] = std::move(calls);
+  extra["tool_call_id"] = message.tool_call_id;
+  extra["is_error"] = message.is_error;
+  out.push_back(std::move(extra));
+  return out;
+}
+
+json::value canonical_tools(const std::vector<tool_definition>& tools) {
+  json::array out;
+  out.reserve(tools.size());
+  for (const auto& tool : tools) {
+    out.push_back(json::object{{"name", tool.name},
+                               {"description", tool.description},
+                               {"parameters", sorted_copy(tool.parameters)},
+                               {"strict", tool.strict}});
+  }
+  return out;
+}
+
+json::value canonical_choice(const tool_choice& choice) {
+  return json::object{{"type", to_string(choice.type)}, {"name", choice.name}};
+}
+
+// Tool members are added only when a request uses them, for the same reason.
+void add_tool_members(json::object& out, const chat_request& request) {
+  if (!request.tools.empty()) out["tools"] = canonical_tools(request.tools);
+  if (request.tool_choice) out["tool_choice"] = canonical_choice(*request.tool_choice);
+  if (request.parallel_tool_calls) out["parallel_tool_calls"] = *request.parallel_tool_calls;
+}
+
 }  // namespace
 
 json::value canonical_request(const chat_request& request) {
   json::array messages;
   messages.reserve(request.messages.size());
   for (const auto& message : request.messages)
-    messages.push_back(json::array{to_string(message.role), message.content});
+    messages.push_back(canonical_message(message));
   json::array stop;
   for (const auto& sequence : request.stop) stop.push_back(json::string(sequence));
 
@@ -118,6 +158,7 @@ json::value canonical_request(const chat_request& request) {
   out["seed"] = optional_value(request.seed);
   out["stop"] = std::move(stop);
   out["response_format"] = canonical_format(request.format);
+  add_tool_members(out, request);
   return out;
 }
 
@@ -132,6 +173,7 @@ std::string request_summary(const chat_request& request) {
   out += ", response_format " + std::string(to_string(request.format.type));
   if (request.format.type == response_format::kind::json_schema)
     out += " '" + request.format.name + "'" + (request.format.strict ? " strict" : "");
+  if (!request.tools.empty()) out += ", " + std::to_string(request.tools.size()) + " tool(s)";
   auto last_user = std::find_if(request.messages.rbegin(), request.messages.rend(),
                                 [](const chat_message& m) { return m.role == chat_role::user; });
   if (last_user != request.messages.rend()) out += ", last user message \"" + excerpt(last_user->content) + "\"";

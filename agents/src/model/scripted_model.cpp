@@ -31,6 +31,16 @@ scripted_response scripted_response::text(std::string text, token_usage usage) {
   return scripted_response::result(std::move(result));
 }
 
+scripted_response scripted_response::tool_calls(std::vector<tool_call> calls, std::string text, token_usage usage) {
+  chat_result result;
+  result.text = std::move(text);
+  result.tool_calls = std::move(calls);
+  result.finish_reason = "tool_calls";
+  result.stop = stop_reason::tool_calls;
+  result.usage = usage;
+  return scripted_response::result(std::move(result));
+}
+
 scripted_response scripted_response::result(chat_result result) {
   scripted_response step;
   step.respond_ = [result = std::move(result)](const chat_request& request) {

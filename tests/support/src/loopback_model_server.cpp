@@ -69,6 +69,13 @@ server_action server_action::reply(std::string content) {
   return a;
 }
 
+server_action server_action::tool_calls(std::vector<scripted_tool_call> calls, std::string text) {
+  server_action a = reply(std::move(text));
+  a.calls = std::move(calls);
+  a.finish_reason = "tool_calls";
+  return a;
+}
+
 server_action server_action::fenced_json(std::string_view json_text) {
   return reply("Here is the result:\n```json\n" + std::string(json_text) + "\n```\n");
 }
@@ -163,6 +170,32 @@ std::optional<std::string> forced_tool(const json::value* request) {
   return std::nullopt;
 }
 
+json::object openai_message(const server_action& a) {
+  json::object message{{"role", "assistant"}, {"content", a.content}};
+  if (a.calls.empty()) return message;
+  if (a.content.empty()) message["content"] = nullptr;
+  json::array calls;
+  for (const auto& call : a.calls) {
+    calls.push_back(json::object{{"id", call.id},
+                                 {"type", "function"},
+                                 {"function", json::object{{"name", call.name}, {"arguments", call.arguments}}}});
+  }
+  message["tool_calls"] = std::move(calls);
+  return message;
+}
+
+json::array anthropic_tool_blocks(const server_action& a) {
+  json::array blocks;
+  if (!a.content.empty()) blocks.push_back(json::object{{"type", "text"}, {"text", a.content}});
+  for (const auto& call : a.calls) {
+    boost::system::error_code ec;
+    json::value input = json::parse(call.arguments, ec);
+    if (ec) input = call.arguments;
+    blocks.push_back(json::object{{"type", "tool_use"}, {"id", call.id}, {"name", call.name}, {"input", std::move(input)}});
+  }
+  return blocks;
+}
+
 std::string render_openai_reply(const server_action& a, const json::value* request, std::size_t n) {
   json::object body{
       {"id", "chatcmpl-loopback-" + std::to_string(n)},
@@ -171,7 +204,7 @@ std::string render_openai_reply(const server_action& a, const json::value* reque
       {"model", requested_model(request)},
       {"choices", json::array{json::object{
                       {"index", 0},
-                      {"message", json::object{{"role", "assistant"}, {"content", a.content}}},
+                      {"message", openai_message(a)},
                       {"finish_reason", a.finish_reason}}}},
       {"usage", json::object{{"prompt_tokens", a.prompt_tokens},
                              {"completion_tokens", a.completion_tokens},
@@ -182,7 +215,9 @@ std::string render_openai_reply(const server_action& a, const json::value* reque
 std::string render_anthropic_reply(const server_action& a, const json::value* request, std::size_t n) {
   json::object block{{"type", "text"}, {"text", a.content}};
   std::string stop_reason = a.finish_reason == "stop" ? "end_turn" : a.finish_reason;
-  if (const auto tool = forced_tool(request)) {
+  if (stop_reason == "tool_calls") stop_reason = "tool_use";
+  // Tool calls are rendered from the calls; a forced tool answers with the content.
+  if (const auto tool = a.calls.empty() ? forced_tool(request) : std::nullopt) {
     boost::system::error_code ec;
     auto input = json::parse(a.content, ec);
     if (!ec && input.is_object()) {
@@ -197,7 +232,7 @@ std::string render_anthropic_reply(const server_action& a, const json::value* re
                     {"type", "message"},
                     {"role", "assistant"},
                     {"model", requested_model(request)},
-                    {"content", json::array{std::move(block)}},
+                    {"content", a.calls.empty() ? json::array{std::move(block)} : anthropic_tool_blocks(a)},
                     {"stop_reason", stop_reason},
                     {"usage", json::object{{"input_tokens", a.prompt_tokens},
                                            {"output_tokens", a.completion_tokens}}}};

@@ -26,6 +26,17 @@ inline constexpr std::size_t max_json_depth = 64;
 // envelope, data): the checkpoint reader allows a margin over that.
 inline constexpr std::size_t max_checkpoint_depth = max_json_depth + 8;
 
+// Tool calls in one model answer (docs/models.md, "Tool calls"). A model may
+// call several tools in one turn; more than this is a broken or hostile
+// answer, refused whole rather than cut.
+inline constexpr std::size_t max_tool_calls_per_turn = 64;
+// The arguments of one tool call, as the JSON text the model sent.
+inline constexpr std::size_t max_tool_arguments_bytes = std::size_t{1} << 20;  // 1 MiB
+// A tool's name: [A-Za-z0-9_.:/-]{1,128} (room for MCP's server/tool names).
+inline constexpr std::size_t max_tool_name_length = 128;
+// A tool call's id, as the provider chose it ("call_...", "toolu_...").
+inline constexpr std::size_t max_tool_call_id_length = 256;
+
 // Parse options for documents from outside (max_json_depth).
 boost::json::parse_options untrusted_parse_options() noexcept;
 // Parse options for checkpoints (max_checkpoint_depth).

@@ -9,6 +9,14 @@
 // go to `reasoning`, never into the text.
 // Usage maps input_tokens/output_tokens to prompt/completion tokens.
 //
+// Tools (docs/models.md, "Tool calls"): chat_request::tools become `tools`
+// ({name, description, input_schema}), tool_choice {type: auto|none|any|
+// tool}; tool_use blocks of the answer become chat_result::tool_calls (the
+// input object serialized as the arguments). Assistant turns with calls
+// are sent as text + tool_use blocks, tool results as tool_result blocks
+// (is_error when set) of one user turn. With a response format as well, the
+// forced structured-output tool joins the request's tools and is forced.
+//
 // complete(): see chat_model.hpp; errors carry the HTTP status and the
 // error.message of Anthropic's error body. The API key never appears in
 // errors or logs.

@@ -10,10 +10,16 @@
 // model_error(model_errc::cancelled) promptly and frees its connection.
 // Lifetime: the model must outlive every pending complete().
 //
+// Tool calling (tool_call.hpp, docs/models.md "Tool calls"): a request may
+// offer tools; the model may answer with tool calls instead of (or beside)
+// text, and later requests carry those calls and their results back. This
+// interface only transports them; the tool loop runs the tools.
+//
 // Thread-safety: implementations are safe to call concurrently from many
 // coroutines, on one or several threads.
 #pragma once
 
+#include <switchboard/agents/model/tool_call.hpp>
 #include <switchboard/protocol/json_document.hpp>
 
 #include <boost/asio/awaitable.hpp>
@@ -28,12 +34,25 @@
 
 namespace switchboard::agents {
 
-enum class chat_role { system, user, assistant };
+// `tool`: the result of one tool call (OpenAI role "tool"; Anthropic a
+// tool_result block in a user turn).
+enum class chat_role { system, user, assistant, tool };
 std::string_view to_string(chat_role role) noexcept;
 
+// One turn of the conversation. The tool members are `{}`-initialized so
+// that `{role, content}` stays the whole of an ordinary message.
 struct chat_message {
   chat_role role = chat_role::user;
+  // assistant: its text (may be empty beside tool calls); tool: the result
+  // as text (a JSON text is fine); others: the message.
   std::string content;
+  // assistant: the calls the model made in this turn, in its order.
+  std::vector<tool_call> tool_calls{};
+  // tool: the id of the call this result answers.
+  std::string tool_call_id{};
+  // tool: the call failed; content says why. Anthropic: is_error: true.
+  // OpenAI has no such flag: say so in content.
+  bool is_error{};
 };
 
 // What the provider is asked to return.
@@ -91,6 +110,18 @@ struct chat_request {
   // its own under the client's retry policy. Not sent, not part of the
   // cache key; must outlive complete().
   call_budget* budget = nullptr;
+  // Tools the model may call (tool_call.hpp). Empty: none offered, and
+  // neither tools nor tool_choice nor parallel_tool_calls is sent. With a
+  // json_schema `format`, the Anthropic client adds its own forced
+  // structured-output tool to these and forces it (tool_choice is then
+  // ignored): that request asks for the final answer, not for a call.
+  std::vector<tool_definition> tools{};
+  // How the model may choose; nullopt: the provider's default (auto).
+  std::optional<agents::tool_choice> tool_choice{};
+  // Whether the model may make several calls in one turn; nullopt: the
+  // provider's default (yes). OpenAI: parallel_tool_calls; Anthropic:
+  // tool_choice.disable_parallel_tool_use.
+  std::optional<bool> parallel_tool_calls{};
 };
 
 struct token_usage {
@@ -136,6 +167,11 @@ struct chat_result {
   std::string model;          // as reported by the provider
   std::chrono::microseconds latency{0};
   std::string raw_body;       // the provider's response body, unmodified
+  // The tools the model asked to call in this turn, in its order (several
+  // when it calls them in parallel); stop is then `tool_calls`. At most
+  // max_tool_calls_per_turn, each with an id and a valid name; arguments
+  // unparsed (tool_call.hpp). `text` may hold words said beside them.
+  std::vector<tool_call> tool_calls{};
 };
 
 // `result.stop`, or when that is unknown the classification of its finish_reason.

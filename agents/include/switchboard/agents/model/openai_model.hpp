@@ -5,6 +5,13 @@
 // temperature, max_tokens, seed, stop, response_format) and the answer back
 // (choices[0].message.content, finish_reason, usage, model).
 //
+// Tools (docs/models.md, "Tool calls"): chat_request::tools, tool_choice
+// and parallel_tool_calls are sent as `tools` (type function, strict when
+// set), `tool_choice` and `parallel_tool_calls`; choices[0].message.
+// tool_calls come back as chat_result::tool_calls. Assistant turns carry
+// their `tool_calls`, tool results are `role: tool` messages with their
+// `tool_call_id` (OpenAI has no error flag: a failed call says so in its content).
+//
 // complete(): see chat_model.hpp. Errors are model_error with the HTTP
 // status and the server's own message (error.message) when it answered;
 // the API key never appears in errors or logs.

@@ -6,7 +6,9 @@
 //   {"hash":"<request_hash>","request":<canonical_request>,
 //    "response":{"text":..,"finish_reason":..,"model":..,
 //                "usage":{"prompt_tokens":..,"completion_tokens":..},
-//                "latency_us":..,"raw_body":..}}
+//                "latency_us":..,"raw_body":..,
+//                "stop":"tool_calls",                              (when known)
+//                "tool_calls":[{"id":..,"name":..,"arguments":..}]  (when any)}}
 // The request is stored in its canonical form so recordings can be read and
 // diffed; the hash alone is the key (request_hash.hpp: stable across
 // processes and platforms). When a hash occurs on several lines the last

@@ -6,7 +6,11 @@
 // (the response-format schema), serialized by Boost.JSON. It covers the
 // model name, prompt version, every message (role and content), temperature,
 // max tokens, seed, stop sequences and the response format including its
-// schema. It starts with a format tag ("switchboard.chat_request/1") so a
+// schema; with tool calling, also the tools (name, description, parameter
+// schema, strict), the tool choice, parallel_tool_calls, and each message's
+// tool calls (id, name, arguments text), tool call id and error flag. The
+// tool members appear only when set, so requests without tools hash as
+// they did before tools existed (recordings stay valid). It starts with a format tag ("switchboard.chat_request/1") so a
 // future change of the scheme cannot silently collide with old recordings.
 // The same request gives the same hash in every process and on every
 // platform.

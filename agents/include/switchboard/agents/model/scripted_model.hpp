@@ -43,6 +43,11 @@ class scripted_response {
 
   // Returns `text` with the given usage.
   static scripted_response text(std::string text, token_usage usage = {});
+  // Returns an assistant turn calling `calls` (in parallel when several),
+  // with `text` said beside them: stop `tool_calls`, finish_reason
+  // "tool_calls". The calls are returned as given, unchecked, so a test can
+  // hand the tool loop a malformed one.
+  static scripted_response tool_calls(std::vector<tool_call> calls, std::string text = {}, token_usage usage = {});
   // Returns `result` as is (model and finish_reason filled in if empty).
   static scripted_response result(chat_result result);
   // Throws `error` (a copy per call).

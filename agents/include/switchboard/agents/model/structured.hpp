@@ -20,6 +20,11 @@
 //   refusal         fails at once, no re-ask: reason `refusal`, the model's words
 //   content_filter  fails at once, no re-ask: reason `content_filter`
 //   tool_calls      with no text: reason `unexpected_tool_call`, re-asked
+//
+// Not the entry point of a tool loop: a request that offers tools may be
+// answered with tool calls, and this ladder treats those as no answer. The
+// tool loop calls chat_model::complete() directly while the model calls
+// tools, and complete_structured only for the final answer.
 //   reasoning only  (no text beside reasoning): reason `reasoning_only`, re-asked
 #pragma once
 

@@ -24,6 +24,12 @@
 // "tool") and the reply's content is a JSON object, the answer is a tool_use
 // block with that object as input; otherwise a text block.
 //
+// server_action::tool_calls answers with tool calls: OpenAI
+// choices[0].message.tool_calls (arguments as the string given) with
+// finish_reason "tool_calls"; Anthropic a tool_use block per call (input:
+// the arguments parsed; a string input when they are not JSON) with
+// stop_reason "tool_use". Malformed answers are raw_body's job.
+//
 // The server runs on its own thread and io_context; the destructor (or
 // stop()) stops it and waits for the thread. All member functions are
 // thread-safe.
@@ -60,6 +66,13 @@ struct recorded_request {
   boost::json::value json() const;
 };
 
+// One tool call of a server_action::tool_calls answer.
+struct scripted_tool_call {
+  std::string id;
+  std::string name;
+  std::string arguments;  // a JSON text, e.g. R"({"city":"Oslo"})"
+};
+
 // What the server does with one request.
 struct server_action {
   enum class kind {
@@ -82,9 +95,13 @@ struct server_action {
   std::string finish_reason = "stop";      // OpenAI; Anthropic uses end_turn/tool_use
   std::int64_t prompt_tokens = 11;
   std::int64_t completion_tokens = 7;
+  std::vector<scripted_tool_call> calls;   // reply: tool calls beside `content`
 
   // A successful answer whose text is `content`.
   static server_action reply(std::string content);
+  // An assistant turn calling `calls` (several: in parallel), with `text`
+  // said beside them (none: OpenAI content null, no Anthropic text block).
+  static server_action tool_calls(std::vector<scripted_tool_call> calls, std::string text = {});
   // A successful answer with ```json fences around `json_text`.
   static server_action fenced_json(std::string_view json_text);
   // An error status with the provider's error body carrying `message`.
