@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Sets up a fresh Debian 12 machine, builds the `switchboard` tool and runs the
-# sample family-scheduling workflow. Extra arguments go to `switchboard run`
-# (for example --input "Dinner with grandma on Sunday at 6pm" or --json).
+# sample family-scheduling workflow: the four sample requests, then a second
+# booking of the same vehicle, which the calendar catches. Extra arguments go
+# to `switchboard run` (for example --input "Dinner with grandma on Sunday at
+# 6pm" or --json).
 #
 # Offline by default (rule-based parser, resolution and query agents); set
 # OPENAI_BASE_URL / OPENAI_API_KEY (or pass --model) for the LLM-backed ones.
@@ -11,7 +13,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 "$root/scripts/setup.sh" >/dev/null
 cmake -S "$root" -B "$root/build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build "$root/build" -j "$(nproc)" --target switchboard_cli >/dev/null
+cmake --build "$root/build" -j "$(nproc)" --target switchboard_cli switchboard_scheduling_plugin >/dev/null
 
 sample="$root/examples/scheduling"
 state_dir="$(mktemp -d)"
@@ -30,11 +32,19 @@ run() {
   "$root/build/bin/switchboard" run "$sample/workflow.json" "$@" || true
 }
 
-# 1. A clear request: parsed, scheduled, resources checked, auto-confirmed.
-run --input "Soccer practice for Maya on Saturday 2-4pm, she needs the minivan"
+# The household's calendar lives in the state directory (a SQLite file the
+# runs share); --reset restores the shipped seed data, so every run of this
+# script starts from the same calendar.
+# 1. A clear request: parsed, scheduled, resources and a driver checked, booked.
+run --reset --input "Soccer practice for Maya on Saturday 2-4pm, she needs the minivan"
 # 2. A request that collides with an existing booking: routed to resolution.
 run --input "Dentist appointment for Leo on Tuesday 4-5pm, he needs the minivan"
 # 3. A vague request: low confidence pauses for clarification, the answer resumes it.
 run --input "Piano lesson for Leo sometime next week" --answer "Wednesday 5-6pm"
 # 4. A question: routed to the query agent.
 run --input "When is everyone free on Sunday?"
+# 5. The minivan again, for the same Saturday afternoon, in another run: the
+#    booking from run 1 is a conflict, resolved with the sedan and the other parent.
+run --input "Swimming for Leo on Saturday 2-4pm, he needs the minivan"
+# 6. And the calendar says so.
+run --input "Is the minivan free on Saturday afternoon?"

@@ -72,6 +72,9 @@ TEST_F(durable_cli, a_run_killed_after_any_commit_continues_to_the_same_booking)
   for (int kill_after = 1;; ++kill_after) {
     SCOPED_TRACE("killed after write " + std::to_string(kill_after));
     std::filesystem::remove(db());
+    // A fresh calendar too: the lesson booked by the previous round would
+    // be a conflict in this one.
+    std::filesystem::remove_all(scratch_.path() / "scheduling");
     auto r = run(request, {"--answer", "Wednesday 5-6pm"},
                  {"SWITCHBOARD_FAULT_KILL_AFTER_WRITES=" + std::to_string(kill_after)});
     if (r.exit_code == 0) {
@@ -195,11 +198,14 @@ TEST_F(durable_cli, racing_resumes_have_one_winner) {
   // Four resumes at once, through the shell, each with its own answer.
   std::string command;
   for (int i = 0; i < 4; ++i) {
-    command += "env -u OPENAI_BASE_URL -u OPENAI_API_KEY " + shell_quote(switchboard_binary.string()) +
+    // In a subshell each, so that the four really run at once; in the
+    // test's state directory, so that the calendar is the test's own.
+    command += "( env -u OPENAI_BASE_URL -u OPENAI_API_KEY SWITCHBOARD_STATE_DIR=" +
+               shell_quote(scratch_.path().string()) + " " + shell_quote(switchboard_binary.string()) +
                " resume " + id + " --workflow " + shell_quote(sample_workflow.string()) + " --store " +
                shell_quote(store()) + " --answer " + shell_quote(i % 2 ? "Wednesday 5-6pm" : "Thursday 5-6pm") +
                " > " + shell_quote((scratch_.path() / ("race" + std::to_string(i))).string()) + " 2>&1; echo $? >> " +
-               shell_quote((scratch_.path() / ("race" + std::to_string(i))).string()) + " &\n";
+               shell_quote((scratch_.path() / ("race" + std::to_string(i))).string()) + " ) &\n";
   }
   command += "wait\n";
   ASSERT_EQ(std::system(command.c_str()), 0);
@@ -336,7 +342,7 @@ TEST_F(durable_cli, the_default_state_directory_and_database_are_private) {
 TEST_F(durable_cli, an_input_that_cannot_be_stored_is_refused_naming_the_field) {
   const auto input = scratch_.path() / "input.json";
   std::ofstream(input) << R"({"request": "Soccer practice for Maya on Saturday", "budget": 1e999})";
-  const auto r = run_switchboard({"run", sample_workflow.string(), "--input", input.string(), "--store", store()},
+  const auto r = run_switchboard({"run", sample_workflow.string(), "--input-file", input.string(), "--store", store()},
                                  scratch_);
   EXPECT_EQ(r.exit_code, 1) << describe(r);
   EXPECT_NE(r.err.find("the number at /budget is not finite"), std::string::npos) << describe(r);

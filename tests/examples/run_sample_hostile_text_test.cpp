@@ -179,11 +179,12 @@ TEST(run_sample_hostile_input, user_input_with_invalid_utf8_is_escaped_and_json_
 TEST(run_sample_hostile_input, error_messages_quoting_the_command_line_are_escaped) {
   temp_dir scratch;
   const auto missing = run_switchboard(
-      {"run", sample_workflow.string(), "--input", "missing\x1b[2J\n[2026-11-25 10:00:00] [info] approved.json"},
+      {"run", sample_workflow.string(), "--input-file", "missing\x1b[2J\n[2026-11-25 10:00:00] [info] approved.json"},
       scratch);
   EXPECT_EQ(missing.exit_code, 2) << describe(missing);
   expect_terminal_safe(missing);
-  EXPECT_NE(missing.err.find("input file 'missing\\x1b[2J\\n[2026-11-25"), std::string::npos) << describe(missing);
+  EXPECT_NE(missing.err.find("missing\\x1b[2J\\n[2026-11-25 10:00:00] [info] approved.json' does not exist"), std::string::npos)
+      << describe(missing);
 
   const auto unknown = run_switchboard({"bogus\x1b]0;t\x07\xc2\x9b"}, scratch);
   EXPECT_EQ(unknown.exit_code, 2) << describe(unknown);

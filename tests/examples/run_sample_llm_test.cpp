@@ -1,6 +1,8 @@
 // End-to-end: the scheduling sample through `switchboard run` with the
 // LLM-backed nl_parser, resolution and query (built from prompts/), talking
-// real HTTP to a loopback model server with scripted answers.
+// real HTTP to a loopback model server with scripted answers: create,
+// cancel, move, query and compound requests, booked into the calendar the
+// offline runs use too.
 #include "cli_support.hpp"
 
 #if __has_include(<switchboard/testing/loopback_model_server.hpp>)
@@ -49,6 +51,9 @@ std::string describe(const cli_result& r) {
 
 class run_sample_llm : public ::testing::Test {
  protected:
+  cli_result offline(const std::string& request) {
+    return run_switchboard({"run", sample_workflow.string(), "--input", request}, scratch_);
+  }
   cli_result run(const std::string& request) {
     return run_switchboard({"run", sample_workflow.string(), "--input", request, "--model", "gpt-test"}, scratch_,
                            {"OPENAI_BASE_URL=" + server_.base_url(), "OPENAI_API_KEY=test-key",
@@ -75,7 +80,7 @@ TEST_F(run_sample_llm, conflict_resolved_by_the_model_after_a_re_ask) {
   EXPECT_EQ(r.out.find("offline:"), std::string::npos) << describe(r);
   EXPECT_NE(r.out.find("-> resolve"), std::string::npos) << describe(r);
   EXPECT_NE(r.out.find("Plan (after resolution): \"Dentist appointment\", Tue 2026-03-03 16:00\u201317:00, with Leo, "
-                       "using the sedan"),
+                       "using the sedan, driven by Ana"),
             std::string::npos)
       << describe(r);
 
@@ -146,6 +151,103 @@ TEST_F(run_sample_llm, a_refusal_fails_the_run_at_once_with_the_models_words) {
   EXPECT_EQ(r.exit_code, 1) << describe(r);
   EXPECT_NE((r.out + r.err).find("I can't help with that request."), std::string::npos) << describe(r);
   EXPECT_EQ(server_.request_count(), 1u) << "a refusal is not re-asked";
+}
+
+json::object parsed(std::string intent, std::string title, json::value date, json::value start,
+                    json::array participants) {
+  return {{"intent", std::move(intent)}, {"title", std::move(title)}, {"date", std::move(date)},
+          {"date_range", nullptr}, {"start_time", std::move(start)}, {"end_time", nullptr},
+          {"time_window", nullptr}, {"duration_minutes", nullptr}, {"participants", std::move(participants)},
+          {"resources", json::array{}}, {"priority", "normal"}, {"flexibility", "fixed"}};
+}
+
+TEST_F(run_sample_llm, cancel_removes_the_event_the_model_names) {
+  server_.enqueue(server_action::reply(
+      envelope(parsed("cancel", "Swim meet", nullptr, nullptr, {"Maya"}), "Cancel Maya's swim meet.")));
+  const auto r = run("Please drop Maya's swim meet this weekend");
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("Cancelled: \"Swim meet\", Sat 2026-03-07 10:00\u201311:30, with Maya"), std::string::npos)
+      << describe(r);
+  EXPECT_EQ(server_.request_count(), 1u);
+  // The prompt told the model what cancel means and which fields to fill.
+  EXPECT_NE(server_.requests()[0].body.find("cancel (remove an existing event)"), std::string::npos);
+  // The next (offline) run sees Saturday morning free.
+  const auto after = offline("What does Maya have on Saturday?");
+  EXPECT_NE(after.out.find("Maya has nothing on the calendar on Saturday 2026-03-07"), std::string::npos)
+      << describe(after);
+}
+
+TEST_F(run_sample_llm, move_keeps_the_events_duration) {
+  server_.enqueue(server_action::reply(
+      envelope(parsed("modify", "Swim meet", "2026-03-08", "15:00", {"Maya"}), "Move the swim meet to Sunday 3pm.")));
+  const auto r = run("Could the swim meet happen on Sunday at three instead?");
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("Moved: \"Swim meet\" from Sat 2026-03-07 10:00\u201311:30 to Sun 2026-03-08 15:00\u201316:30, "
+                       "with Maya"),
+            std::string::npos)
+      << describe(r);
+  EXPECT_NE(server_.requests()[0].body.find("modify (move an existing event"), std::string::npos);
+}
+
+TEST_F(run_sample_llm, compound_request_books_every_event_and_the_query_prompt_sees_them) {
+  json::object first = parsed("create", "Soccer", "2026-03-07", "14:00", {"Maya"});
+  first["end_time"] = "16:00";
+  first["duration_minutes"] = 120;
+  first["resources"] = json::array{"minivan"};
+  json::object second = parsed("create", "Piano", "2026-03-09", "17:00", {"Leo"});
+  second["end_time"] = "18:00";
+  second["duration_minutes"] = 60;
+  json::object both = first;
+  json::array events;
+  for (auto* e : {&first, &second}) {
+    json::object item = *e;
+    for (const auto* key : {"intent", "priority", "flexibility"}) item.erase(key);
+    events.push_back(std::move(item));
+  }
+  both["events"] = std::move(events);
+  server_.enqueue(server_action::reply(envelope(both, "Two events.")));
+  const auto r = run("soccer for Maya Saturday 2-4pm, and piano for Leo next Monday at 5pm");
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("Confirmed: \"Soccer\", Sat 2026-03-07 14:00\u201316:00, with Maya, using the minivan, "
+                       "driven by Ana"),
+            std::string::npos)
+      << describe(r);
+  EXPECT_NE(r.out.find("Confirmed: \"Piano\", Mon 2026-03-09 17:00\u201318:00, with Leo"), std::string::npos)
+      << describe(r);
+  EXPECT_EQ(server_.request_count(), 1u);
+
+  // A question, answered by the model from the calendar as it is now.
+  json::object question = parsed("query", "Availability question", "2026-03-07", nullptr, {});
+  question["query_kind"] = "resource";
+  question["resources"] = json::array{"minivan"};
+  server_.enqueue(server_action::reply(envelope(question, "A question about the minivan.")));
+  server_.enqueue(server_action::reply(envelope(
+      {{"question", "Is the minivan free on Saturday?"}, {"kind", "resource"}, {"date", "2026-03-07"},
+       {"participants", json::array{}}, {"resource", "minivan"},
+       {"bookings", json::array{json::object{{"title", "Soccer"}, {"by", "Maya"}, {"start", "2026-03-07T14:00"},
+                                             {"end", "2026-03-07T16:00"}}}},
+       {"free_slots", json::array{}}, {"answer", "No: the minivan is taken for Soccer from 14:00 to 16:00."}},
+      "model's own words")));
+  const auto q = run("Is the minivan free on Saturday?");
+  ASSERT_EQ(q.exit_code, 0) << describe(q);
+  EXPECT_NE(q.out.find("Answer: No: the minivan is taken for Soccer from 14:00 to 16:00."), std::string::npos)
+      << describe(q);
+  const auto requests = server_.requests();
+  ASSERT_EQ(requests.size(), 3u);
+  // The query's prompt carries the bookings made by the first run.
+  EXPECT_NE(requests[2].body.find("Soccer"), std::string::npos);
+  EXPECT_NE(requests[2].body.find("2026-03-07T14:00"), std::string::npos);
+}
+
+TEST_F(run_sample_llm, a_model_unsure_about_a_person_pauses_the_run) {
+  json::object unsure = parsed("create", "Dinner", "2026-03-06", "19:00", {});
+  unsure["unresolved"] = json::array{"person \"Bob\""};
+  unsure["clarification_question"] = "Who is Bob?";
+  // The model claims 0.9; the prompt's confidence rules know better.
+  server_.enqueue(server_action::reply(envelope(unsure, "Dinner with Bob.")));
+  const auto r = run("Dinner with Bob on Friday at 7pm");
+  EXPECT_EQ(r.exit_code, 3) << describe(r);
+  EXPECT_NE(r.out.find("Who is Bob?"), std::string::npos) << describe(r);
 }
 
 }  // namespace

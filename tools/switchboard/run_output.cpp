@@ -5,6 +5,7 @@
 
 #include <switchboard/agents/agent_context.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <ostream>
 
@@ -65,9 +66,22 @@ std::shared_ptr<orch::observer> make_progress_printer(std::ostream& out) {
 }
 
 std::string shown_outcome(const orch::workflow_state& state) {
-  // The final step's explanation is the outcome a user reads: an agent's
-  // text, escaped with its own line breaks kept.
-  return state.result ? shown_lines(state.result->explanation) : std::string{};
+  if (!state.result) return {};
+  // The final step's explanation is the outcome a user reads. It may span
+  // lines ("Confirmed: ...\n  how: ..."), but it is an agent's or a model's
+  // text: every line is escaped on its own, and lines after the first are
+  // indented, so no line of it can pass for a log record or a prompt.
+  const std::string& text = state.result->explanation;
+  std::string out;
+  std::size_t start = 0;
+  for (bool first = true; start <= text.size(); first = false) {
+    const std::size_t end = std::min(text.find('\n', start), text.size());
+    std::string line = shown(std::string_view(text).substr(start, end - start));
+    if (!first) out += line.starts_with("  ") ? "\n" : "\n  ";
+    out += line;
+    start = end + 1;
+  }
+  return out;
 }
 
 }  // namespace switchboard::cli

@@ -18,7 +18,7 @@ namespace switchboard::cli {
 std::shared_ptr<orchestrator::observer> make_progress_printer(std::ostream& out);
 
 // The outcome of a completed run as a user reads it: the explanation of its
-// final envelope, escaped, its own line breaks kept.
+// final envelope, each of its lines escaped, lines after the first indented.
 std::string shown_outcome(const orchestrator::workflow_state& state);
 
 }  // namespace switchboard::cli

@@ -60,7 +60,36 @@ request decode_request(const json::object& data) {
   r.resources = string_list(data, "resources");
   if (const auto* v = data.if_contains("flexibility"); v && v->is_string())
     r.flexibility = v->get_string();
+  if (const auto* v = data.if_contains("query_kind"); v && v->is_string()) r.query_kind = v->get_string();
+  r.original_date = date_field(data, "original_date");
   return r;
+}
+
+std::vector<request> decode_events(const json::object& data) {
+  const request whole = decode_request(data);
+  std::vector<request> out;
+  if (const auto* v = data.if_contains("events"); v && v->is_array() && v->get_array().size() > 1) {
+    for (const auto& e : v->get_array()) {
+      if (!e.is_object()) continue;
+      request part = decode_request(e.get_object());
+      part.intent = whole.intent;
+      out.push_back(std::move(part));
+    }
+  }
+  if (out.empty()) out.push_back(whole);
+  return out;
+}
+
+std::optional<current_event> event_in_progress(const agents::agent_context& context) {
+  const json::object* parsed = output_of(context, "nl_parser");
+  if (!parsed) return std::nullopt;
+  std::vector<request> events = decode_events(*parsed);
+  std::size_t index = 0;
+  if (const json::object* booked = output_of(context, "booking"))
+    if (const auto* next = booked->if_contains("next_event"); next && next->is_int64() && next->get_int64() > 0)
+      index = static_cast<std::size_t>(next->get_int64());
+  if (index >= events.size()) index = events.size() - 1;
+  return current_event{std::move(events[index]), index, events.size()};
 }
 
 people resolve_people(const household& h, const std::vector<std::string>& names) {
@@ -129,14 +158,26 @@ slot_check check_slot(const household& h, const std::vector<const member*>& who,
   return c;
 }
 
-resource_check check_resource(const resource& res, const std::vector<const member*>& who,
+std::string free_driver(const household& h, interval slot) {
+  for (const auto& m : h.members) {
+    if (!m.drives) continue;
+    const bool busy = std::ranges::any_of(m.calendar, [&](const calendar_entry& e) {
+      return !occurrences(e, slot).empty();
+    });
+    if (!busy) return m.name;
+  }
+  return {};
+}
+
+resource_check check_resource(const household& h, const resource& res, const std::vector<const member*>& who,
                               interval slot) {
   resource_check c;
   c.res = &res;
   const int count = static_cast<int>(who.size());
   if (res.kind == "vehicle") {
-    const bool adult = std::ranges::any_of(who, [](const member* m) { return !is_child(*m); });
-    c.needed = count + (adult ? 0 : 1);  // children need a driver
+    c.needs_driver = std::ranges::none_of(who, [](const member* m) { return m->drives; });
+    c.needed = count + (c.needs_driver ? 1 : 0);
+    if (c.needs_driver) c.driver = free_driver(h, slot);
   } else if (res.kind == "room") {
     c.needed = std::max(count, 1);
   } else {
@@ -148,10 +189,10 @@ resource_check check_resource(const resource& res, const std::vector<const membe
   return c;
 }
 
-bool resources_available(const std::vector<const resource*>& resources,
+bool resources_available(const household& h, const std::vector<const resource*>& resources,
                          const std::vector<const member*>& who, interval slot) {
   return std::ranges::all_of(resources, [&](const resource* r) {
-    return check_resource(*r, who, slot).available();
+    return check_resource(h, *r, who, slot).available();
   });
 }
 
@@ -165,7 +206,7 @@ std::vector<slot_check> find_slots(const household& h, const std::vector<const m
     for (int start = window.first; start + duration <= window.second; start += 30) {
       const interval slot{start_of(day) + start, start_of(day) + start + duration};
       slot_check c = check_slot(h, who, slot, now);
-      if (c.feasible() && resources_available(resources, who, slot)) found.push_back(std::move(c));
+      if (c.feasible() && resources_available(h, resources, who, slot)) found.push_back(std::move(c));
     }
   }
   auto distance = [&](const slot_check& c) {
@@ -267,7 +308,15 @@ std::string format_score(double value) {
 }
 
 boost::asio::awaitable<protocol::envelope> native_agent::run(agents::agent_context& context) {
-  co_return compute(context);
+  std::optional<household> h;
+  std::string problem;
+  try {
+    h = calendar_->snapshot();
+  } catch (const data_error& e) {
+    problem = e.what();
+  }
+  if (!h) co_return make_failure("calendar_error", name_ + ": " + problem);
+  co_return compute(context, *h);
 }
 
 }  // namespace switchboard::scheduling::detail

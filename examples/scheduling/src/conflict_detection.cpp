@@ -38,14 +38,14 @@ std::string span(const json::object& o) {
 
 class conflict_detection_agent final : public native_agent {
  public:
-  explicit conflict_detection_agent(std::shared_ptr<const household> data)
+  explicit conflict_detection_agent(std::shared_ptr<calendar> cal)
       : native_agent("conflict_detection",
                      "Lists the overlaps and violated constraints of the recommended slot, each "
                      "with a severity.",
-                     std::move(data)) {}
+                     std::move(cal)) {}
 
  protected:
-  protocol::envelope compute(const agents::agent_context& context) const override {
+  protocol::envelope compute(const agents::agent_context& context, const household&) const override {
     const json::object* sched = output_of(context, "scheduling");
     const std::optional<interval> slot = recommended_slot(sched);
     if (!sched || !slot)
@@ -77,6 +77,11 @@ class conflict_detection_agent final : public native_agent {
                                    "The " + name + " is too small: " + json::serialize(r.at("needed")) +
                                        " needed, capacity " + json::serialize(r.at("capacity")),
                                    "high"));
+        const auto* needs = r.if_contains("needs_driver");
+        const auto* driver = r.if_contains("driver");
+        if (needs && needs->is_bool() && needs->get_bool() && (!driver || !driver->is_string()))
+          conflicts.push_back(item("no_driver", name,
+                                   "The " + name + " needs a driver: no adult who drives is free then", "high"));
         for (const auto& b : list(r, "bookings_overlapping")) {
           if (!b.is_object()) continue;
           const auto& booking = b.get_object();
@@ -106,15 +111,16 @@ class conflict_detection_agent final : public native_agent {
     data["warnings"] = std::move(warnings);
     data["has_conflicts"] = has_conflicts;
     return make_envelope(std::move(data), std::move(explanation), 0.95,
-                         "Busy participants, broken hard rules, booked or too small resources are "
-                         "conflicts (high severity); unmet soft preferences are warnings (low).");
+                         "Busy participants, broken hard rules, booked or too small resources and "
+                         "vehicles without a free driver are conflicts (high severity); unmet soft "
+                         "preferences are warnings (low).");
   }
 };
 
 }  // namespace
 
-std::shared_ptr<agents::agent> make_conflict_detection(std::shared_ptr<const household> data) {
-  return std::make_shared<conflict_detection_agent>(std::move(data));
+std::shared_ptr<agents::agent> make_conflict_detection(std::shared_ptr<calendar> cal) {
+  return std::make_shared<conflict_detection_agent>(std::move(cal));
 }
 
 }  // namespace switchboard::scheduling

@@ -1,8 +1,10 @@
 // Internals shared by the sample's native agents: the decoded request, slot
-// and resource checks, envelope helpers.
+// and resource checks (drivers included), the event a cancel or move
+// targets, envelope helpers.
 #pragma once
 
 #include <switchboard/agents/agent.hpp>
+#include <switchboard/scheduling/calendar.hpp>
 #include <switchboard/scheduling/household.hpp>
 
 #include <boost/json/object.hpp>
@@ -30,8 +32,23 @@ struct request {
   std::vector<std::string> participants;
   std::vector<std::string> resources;
   std::string flexibility = "flexible";
+  std::string query_kind = "free_time";     // query: free_time, events, resource
+  std::optional<day_t> original_date;       // modify: the day the event is on now
 };
 request decode_request(const json::object& data);
+// The events of a request: data.events when it lists more than one
+// (compound requests), else the request itself.
+std::vector<request> decode_events(const json::object& data);
+
+// The event the current steps work on: event `index` of nl_parser's
+// request, where index is the latest booking step's next_event (0 before
+// any). nullopt when nl_parser has not run.
+struct current_event {
+  request r;
+  std::size_t index = 0;
+  std::size_t count = 1;
+};
+std::optional<current_event> event_in_progress(const agents::agent_context& context);
 
 // The participants as household members. Empty request participants mean
 // the household members (in_household). Unknown names go to `unknown`.
@@ -66,13 +83,19 @@ struct resource_check {
   int needed = 1;
   bool capacity_ok = true;
   std::vector<occurrence> overlapping;
-  bool available() const noexcept { return capacity_ok && overlapping.empty(); }
+  bool needs_driver = false;   // a vehicle none of whose riders drives
+  std::string driver;          // the free adult who drives, when one is needed and found
+  bool driver_ok() const noexcept { return !needs_driver || !driver.empty(); }
+  bool available() const noexcept { return capacity_ok && overlapping.empty() && driver_ok(); }
 };
 // How much of `res` the event needs: vehicles a seat per participant plus a
-// driver when no adult comes; rooms a place per participant; devices one.
-resource_check check_resource(const resource& res, const std::vector<const member*>& who,
+// driver when none of them drives (a member who drives, free for the whole
+// slot, not one of the riders); rooms a place per participant; devices one.
+resource_check check_resource(const household& h, const resource& res, const std::vector<const member*>& who,
                               interval slot);
 bool is_child(const member& m);
+// The first member who drives and is free during `slot`, or "".
+std::string free_driver(const household& h, interval slot);
 
 // Feasible slots of `duration` minutes on days [first, first + days), start
 // times on a 30-minute grid within `window` (minutes after midnight), where
@@ -84,8 +107,33 @@ std::vector<slot_check> find_slots(const household& h, const std::vector<const m
                                    int days, int duration, std::pair<int, int> window,
                                    minute_t now, std::optional<minute_t> preferred_start,
                                    std::size_t limit);
-bool resources_available(const std::vector<const resource*>& resources,
+bool resources_available(const household& h, const std::vector<const resource*>& resources,
                          const std::vector<const member*>& who, interval slot);
+
+// The dated event a cancel or move is about: found by title (ignoring case;
+// one may contain the other), among the participants' calendars (anyone's
+// when none are named), on `date` when given, else the next one from now.
+struct target_event {
+  std::string title;
+  interval when;
+  std::vector<std::string> participants;  // members whose calendars hold it
+  std::vector<std::string> resources;     // resources booked for it
+  std::string driver;                     // a member who is not a participant (drives)
+};
+struct target_lookup {
+  std::optional<target_event> found;
+  std::string problem;  // why nothing was found: names what the calendars hold
+};
+target_lookup find_target(const household& h, const std::string& title,
+                          const std::vector<std::string>& participants, std::optional<day_t> date, minute_t now);
+// `h` without the target's entries (a move re-checks the new slot so).
+household without(household h, const target_event& target);
+// The household as the planning steps see it: for a move, without the event
+// being moved. `error` is set when the event to move is not found.
+household planning_view(const household& h, const request& r, minute_t now, std::string* error);
+// The household as the steps after scheduling see it: without the event
+// scheduling's `event` is moved from (its "moved_from"), if any.
+household view_for_event(const household& h, const json::object& event);
 
 // The reference "now": the input's "now" when set, else the household's.
 minute_t reference_now(const household& h, const json::value& input);
@@ -108,25 +156,28 @@ std::string join(const std::vector<std::string>& items, std::string_view last = 
 std::string format_score(double value);
 
 // A native agent: name, description and output schema "<name>.output@1";
-// run() computes synchronously.
+// run() reads the calendar (a SQLite file: it blocks its thread briefly, so
+// the hub runs it on its pool) and computes synchronously.
 class native_agent : public agents::agent {
  public:
-  native_agent(std::string name, std::string description, std::shared_ptr<const household> data)
-      : name_(std::move(name)), description_(std::move(description)), data_(std::move(data)) {}
+  native_agent(std::string name, std::string description, std::shared_ptr<scheduling::calendar> cal)
+      : name_(std::move(name)), description_(std::move(description)), calendar_(std::move(cal)) {}
 
   std::string_view name() const noexcept override { return name_; }
   std::string_view description() const noexcept override { return description_; }
   std::string output_schema() const override { return name_ + ".output@1"; }
+  bool blocks_thread() const noexcept override { return true; }
   boost::asio::awaitable<protocol::envelope> run(agents::agent_context& context) override;
 
  protected:
-  virtual protocol::envelope compute(const agents::agent_context& context) const = 0;
-  const household& data() const noexcept { return *data_; }
+  // `h`: the household with the calendar as it is at the start of the call.
+  virtual protocol::envelope compute(const agents::agent_context& context, const household& h) const = 0;
+  scheduling::calendar& cal() const noexcept { return *calendar_; }
 
  private:
   std::string name_;
   std::string description_;
-  std::shared_ptr<const household> data_;
+  std::shared_ptr<scheduling::calendar> calendar_;
 };
 
 }  // namespace switchboard::scheduling::detail

@@ -154,6 +154,11 @@ void load_members(household& h, const std::filesystem::path& file) {
       if (!in->is_bool()) r.fail(ptr + "/household", "expected true or false");
       m.in_household = in->get_bool();
     }
+    m.drives = m.role == "parent";
+    if (const auto* drives = o.if_contains("drives")) {
+      if (!drives->is_bool()) r.fail(ptr + "/drives", "expected true or false");
+      m.drives = drives->get_bool();
+    }
     m.calendar = r.entries(o, "calendar", ptr);
     if (h.find_member(m.name)) r.fail(ptr + "/name", "duplicate member \"" + m.name + "\"");
     for (const auto& alias : m.aliases)

@@ -1,11 +1,18 @@
-// Registers the sample's agents and their output schemas.
+// Registers the sample's agents: the four always-native ones, and the three
+// language agents either rule-based (offline) or from prompt files (with a
+// model), the latter wrapped so their prompts see the household's calendar.
 #include <switchboard/scheduling/agents.hpp>
 
+#include "detail.hpp"
+
+#include <switchboard/agents/agent_context.hpp>
 #include <switchboard/agents/agent_registry.hpp>
 #include <switchboard/agents/llm_agent.hpp>
+#include <switchboard/agents/plugin.hpp>
 #include <switchboard/agents/prompt_library.hpp>
 
 #include <algorithm>
+#include <functional>
 
 namespace switchboard::scheduling {
 namespace {
@@ -33,41 +40,124 @@ agents::prompt_library load_sample_prompts(const std::filesystem::path& dir) {
   return library;
 }
 
-}  // namespace
+// An LLM-backed agent whose input also carries the reference time and the
+// household's data (members, resources, rules) as `now` and `context`, which
+// its prompt reads. Added per call, so checkpoints keep only the request.
+class with_household final : public agents::agent {
+ public:
+  with_household(std::shared_ptr<agents::llm_agent> inner, std::shared_ptr<calendar> cal)
+      : inner_(std::move(inner)), calendar_(std::move(cal)) {}
 
-std::vector<std::string> language_agent_names() { return {"nl_parser", "resolution", "query"}; }
+  std::string_view name() const noexcept override { return inner_->name(); }
+  std::string_view description() const noexcept override { return inner_->description(); }
+  std::string output_schema() const override { return inner_->output_schema(); }
+  std::optional<std::string> input_schema() const override { return inner_->input_schema(); }
+  std::string prompt_version() const override { return inner_->prompt_version(); }
 
-sample_registration register_sample_agents(agents::agent_registry& registry,
-                                           const sample_options& options) {
+  boost::asio::awaitable<protocol::envelope> run(agents::agent_context& context) override {
+    // The calendar as it is now (it reads a file: microseconds, before the
+    // model call that takes far longer).
+    household now = calendar_->snapshot();
+    boost::json::value input = context.input;
+    if (input.is_string()) input = boost::json::object{{"request", input.get_string()}};
+    if (auto* object = input.if_object()) {
+      if (!object->contains("now")) (*object)["now"] = format_datetime(now.now);
+      (*object)["context"] = sample_context(now);
+    }
+    agents::agent_context inner{.input = input,
+                                .outputs = context.outputs,
+                                .additional_instructions = context.additional_instructions,
+                                .clarification_answers = context.clarification_answers,
+                                .models = context.models,
+                                .logger = context.logger,
+                                .prompt_version = context.prompt_version,
+                                .usage = {},
+                                .used_prompt_version = {},
+                                .applied_policies = {}};
+    inner.workflow_id = context.workflow_id;
+    std::exception_ptr failure;
+    protocol::envelope answer;
+    try {
+      answer = co_await inner_->run(inner);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    context.usage = inner.usage;
+    context.used_prompt_version = std::move(inner.used_prompt_version);
+    context.applied_policies = std::move(inner.applied_policies);
+    context.raw_text = std::move(inner.raw_text);
+    context.model_attempts = std::move(inner.model_attempts);
+    if (failure) std::rethrow_exception(failure);
+    co_return answer;
+  }
+
+ private:
+  std::shared_ptr<agents::llm_agent> inner_;
+  std::shared_ptr<calendar> calendar_;
+};
+
+using add_fn = std::function<void(std::shared_ptr<agents::agent>, const std::string& origin)>;
+
+sample_registration register_into(const sample_options& options,
+                                  const std::shared_ptr<protocol::schema_registry>& schemas, const add_fn& add) {
   sample_registration out;
   out.data = std::make_shared<const household>(load_household(options.data_dir));
-  auto& schemas = registry.schemas();
-  for (const auto* agent : {"nl_parser", "scheduling", "resource_manager", "conflict_detection",
-                            "resolution", "query"}) {
-    const std::string id = std::string(agent) + ".output@1";
-    if (!schemas.find(id)) schemas.load_file(options.schemas_dir / (id + ".json"));
-  }
+  out.calendar = options.calendar_file.empty()
+                     ? calendar::in_memory(*out.data)
+                     : calendar::open_file(options.calendar_file, *out.data, options.reset_calendar);
+  for (const auto& id : sample_schema_ids())
+    if (!schemas->find(id)) schemas->load_file(options.schemas_dir / (id + ".json"));
   const std::string origin{builtin_origin};
   auto add_native = [&](std::shared_ptr<agents::agent> a) {
     out.native_agents.emplace_back(a->name());
-    registry.add(std::move(a), origin);
+    add(std::move(a), origin);
   };
-  add_native(make_scheduling(out.data));
-  add_native(make_resource_manager(out.data));
-  add_native(make_conflict_detection(out.data));
+  add_native(make_scheduling(out.calendar));
+  add_native(make_resource_manager(out.calendar));
+  add_native(make_conflict_detection(out.calendar));
+  add_native(make_booking(out.calendar, options.booking_hold));
   if (options.llm_backed) {
     const auto library = load_sample_prompts(options.prompts_dir);
     for (const auto& name : language_agent_names()) {
-      auto agent = agents::llm_agent::from_library(library, name, registry.schemas_ptr());
+      auto agent = agents::llm_agent::from_library(library, name, schemas);
       const std::string origin_file = "prompt:" + agent->newest().path.string();
-      registry.add(std::move(agent), origin_file);
+      add(std::make_shared<with_household>(std::move(agent), out.calendar), origin_file);
       out.llm_backed_agents.push_back(name);
     }
     return out;
   }
-  add_native(make_nl_parser(out.data));
-  add_native(make_resolution(out.data));
-  add_native(make_query(out.data));
+  add_native(make_nl_parser(out.calendar));
+  add_native(make_resolution(out.calendar));
+  add_native(make_query(out.calendar));
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> language_agent_names() { return {"nl_parser", "resolution", "query"}; }
+
+std::vector<std::string> sample_schema_ids() {
+  return {"nl_parser.output@1",  "scheduling.output@1", "resource_manager.output@1", "conflict_detection.output@1",
+          "resolution.output@1", "booking.output@1",    "query.output@1"};
+}
+
+sample_registration register_sample_agents(agents::agent_registry& registry, const sample_options& options) {
+  return register_into(options, registry.schemas_ptr(),
+                       [&](std::shared_ptr<agents::agent> a, const std::string& origin) {
+                         registry.add(std::move(a), origin);
+                       });
+}
+
+sample_registration register_sample_agents(agents::plugin_registrar& registrar, const sample_options& options) {
+  auto schemas = registrar.host().schemas ? registrar.host().schemas
+                                          : std::make_shared<protocol::schema_registry>();
+  auto out = register_into(options, schemas, [&](std::shared_ptr<agents::agent> a, const std::string&) {
+    registrar.add(std::move(a));
+  });
+  // The loader registers the schemas an agent declares from the host's
+  // registry; hand over the ones this plugin loaded itself.
+  for (const auto& id : sample_schema_ids())
+    if (const auto schema = schemas->find(id)) registrar.add_schema(id, schema->json());
   return out;
 }
 

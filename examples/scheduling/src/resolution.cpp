@@ -35,14 +35,14 @@ std::vector<std::string> names(const std::vector<const resource*>& resources) {
 
 class resolution_agent final : public native_agent {
  public:
-  explicit resolution_agent(std::shared_ptr<const household> data)
+  explicit resolution_agent(std::shared_ptr<calendar> cal)
       : native_agent("resolution",
                      "Proposes scored strategies to resolve scheduling conflicts (move the event, "
                      "change a resource, shorten it) and recommends one as the final plan.",
-                     std::move(data)) {}
+                     std::move(cal)) {}
 
  protected:
-  protocol::envelope compute(const agents::agent_context& context) const override {
+  protocol::envelope compute(const agents::agent_context& context, const household& seen) const override {
     const json::object* sched = output_of(context, "scheduling");
     const std::optional<interval> slot = recommended_slot(sched);
     const auto* event_value = sched ? sched->if_contains("event") : nullptr;
@@ -50,21 +50,22 @@ class resolution_agent final : public native_agent {
       return make_failure("missing_input",
                           "resolution needs scheduling's event and recommended_slot and there are none");
     const request r = decode_request(event_value->get_object());
-    const people who = resolve_people(data(), r.participants);
+    const household h = view_for_event(seen, event_value->get_object());
+    const people who = resolve_people(h, r.participants);
     std::vector<const resource*> resources;
     for (const auto& name : r.resources) {
-      const resource* res = data().find_resource(name);
+      const resource* res = h.find_resource(name);
       if (!res)
         return make_failure("unknown_resource", "unknown resource '" + name +
-                                                    "'; the household has " + data().resource_names());
+                                                    "'; the household has " + h.resource_names());
       resources.push_back(res);
     }
-    const minute_t now = reference_now(data(), context.input);
+    const minute_t now = reference_now(h, context.input);
 
     std::vector<strategy> strategies;
-    add_change_resource(who.members, resources, *slot, now, strategies);
-    add_moves(who.members, resources, *slot, now, strategies);
-    add_shorten(who.members, resources, *slot, now, strategies);
+    add_change_resource(h, who.members, resources, *slot, now, strategies);
+    add_moves(h, who.members, resources, *slot, now, strategies);
+    add_shorten(h, who.members, resources, *slot, now, strategies);
     std::ranges::stable_sort(strategies, [](const strategy& a, const strategy& b) { return a.score > b.score; });
 
     json::array list;
@@ -107,25 +108,25 @@ class resolution_agent final : public native_agent {
 
  private:
   // Same time, another resource of the same kind for each unavailable one.
-  void add_change_resource(const std::vector<const member*>& who,
+  static void add_change_resource(const household& h, const std::vector<const member*>& who,
                            const std::vector<const resource*>& resources, interval slot,
-                           minute_t now, std::vector<strategy>& out) const {
-    if (!check_slot(data(), who, slot, now).feasible()) return;  // people/rules conflicts remain
+                           minute_t now, std::vector<strategy>& out) {
+    if (!check_slot(h, who, slot, now).feasible()) return;  // people/rules conflicts remain
     std::vector<const resource*> chosen = resources;
     std::vector<std::string> swaps;
     for (auto& res : chosen) {
-      if (check_resource(*res, who, slot).available()) continue;
+      if (check_resource(h, *res, who, slot).available()) continue;
       const resource* replacement = nullptr;
-      for (const auto& other : data().resources) {
+      for (const auto& other : h.resources) {
         if (&other == res || other.kind != res->kind) continue;
         if (std::ranges::find(chosen, &other) != chosen.end()) continue;
-        if (check_resource(other, who, slot).available()) {
+        if (check_resource(h, other, who, slot).available()) {
           replacement = &other;
           break;
         }
       }
       if (!replacement) return;
-      const auto c = check_resource(*replacement, who, slot);
+      const auto c = check_resource(h, *replacement, who, slot);
       swaps.push_back("the " + replacement->name + " instead of the " + res->name + " (free then, " +
                       std::to_string(c.needed) + " of " + std::to_string(replacement->capacity) +
                       (replacement->unit.empty() ? "" : " " + replacement->unit) + " needed)");
@@ -137,15 +138,16 @@ class resolution_agent final : public native_agent {
   }
 
   // The nearest conflict-free slots of the same length: same day first.
-  void add_moves(const std::vector<const member*>& who, const std::vector<const resource*>& resources,
-                 interval slot, minute_t now, std::vector<strategy>& out) const {
+  static void add_moves(const household& h, const std::vector<const member*>& who,
+                        const std::vector<const resource*>& resources, interval slot, minute_t now,
+                        std::vector<strategy>& out) {
     const int duration = static_cast<int>(slot.length());
     const day_t day = day_of(slot.start);
-    auto found = find_slots(data(), who, resources, day, 1, duration, {0, minutes_per_day}, now,
+    auto found = find_slots(h, who, resources, day, 1, duration, {0, minutes_per_day}, now,
                             slot.start, 3);
     std::erase_if(found, [&](const slot_check& c) { return c.slot == slot; });
     if (found.empty())
-      found = find_slots(data(), who, resources, day + 1, 7, duration, {0, minutes_per_day}, now,
+      found = find_slots(h, who, resources, day + 1, 7, duration, {0, minutes_per_day}, now,
                          slot.start, 2);
     for (std::size_t i = 0; i < found.size() && i < 2; ++i) {
       const auto& c = found[i];
@@ -161,12 +163,13 @@ class resolution_agent final : public native_agent {
   }
 
   // End earlier, when the trouble is only in the slot's tail.
-  void add_shorten(const std::vector<const member*>& who, const std::vector<const resource*>& resources,
-                   interval slot, minute_t now, std::vector<strategy>& out) const {
+  static void add_shorten(const household& h, const std::vector<const member*>& who,
+                          const std::vector<const resource*>& resources, interval slot, minute_t now,
+                          std::vector<strategy>& out) {
     for (minute_t end = slot.end - grid; end - slot.start >= 30; end -= grid) {
       const interval shorter{slot.start, end};
-      if (!check_slot(data(), who, shorter, now).feasible() ||
-          !resources_available(resources, who, shorter))
+      if (!check_slot(h, who, shorter, now).feasible() ||
+          !resources_available(h, resources, who, shorter))
         continue;
       const double kept = static_cast<double>(shorter.length()) / static_cast<double>(slot.length());
       if (kept < 0.5) return;
@@ -181,8 +184,8 @@ class resolution_agent final : public native_agent {
 
 }  // namespace
 
-std::shared_ptr<agents::agent> make_resolution(std::shared_ptr<const household> data) {
-  return std::make_shared<resolution_agent>(std::move(data));
+std::shared_ptr<agents::agent> make_resolution(std::shared_ptr<calendar> cal) {
+  return std::make_shared<resolution_agent>(std::move(cal));
 }
 
 }  // namespace switchboard::scheduling

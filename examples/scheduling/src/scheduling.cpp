@@ -53,47 +53,69 @@ std::string problems(const slot_check& c) {
 
 class scheduling_agent final : public native_agent {
  public:
-  explicit scheduling_agent(std::shared_ptr<const household> data)
+  explicit scheduling_agent(std::shared_ptr<calendar> cal)
       : native_agent("scheduling",
                      "Finds and scores candidate time slots over the family calendars: hard "
-                     "household rules filter, soft preferences score; recommends a slot.",
-                     std::move(data)) {}
+                     "household rules filter, soft preferences score; recommends a slot. For a move, "
+                     "the event keeps its participants, resources and duration.",
+                     std::move(cal)) {}
 
  protected:
-  protocol::envelope compute(const agents::agent_context& context) const override {
-    const json::object* parsed = output_of(context, "nl_parser");
-    if (!parsed)
+  protocol::envelope compute(const agents::agent_context& context, const household& h) const override {
+    const auto current = event_in_progress(context);
+    if (!current)
       return make_failure("missing_input",
                           "scheduling needs nl_parser's output and there is none (the workflow "
                           "must run nl_parser before scheduling)");
-    const request r = decode_request(*parsed);
+    request r = current->r;
     if (r.intent == "query")
       return make_failure("invalid_input",
                           "scheduling: the request is a question (intent \"query\"); the query "
                           "agent answers questions");
     if (r.intent == "cancel")
-      return make_failure("unsupported_intent",
-                          "scheduling: cancelling \"" + r.title +
-                              "\" is not supported by the sample's scheduler (it creates and "
-                              "moves events only)");
-    const people who = resolve_people(data(), r.participants);
+      return make_failure("invalid_input",
+                          "scheduling: a cancellation needs no slot; the booking agent removes the event");
+    const minute_t now = reference_now(h, context.input);
+    std::optional<target_event> moving;
+    if (r.intent == "modify") {
+      auto lookup = find_target(h, r.title, r.participants, r.original_date, now);
+      if (!lookup.found) return make_failure("event_not_found", "scheduling: cannot move: " + lookup.problem);
+      moving = std::move(lookup.found);
+      r.title = moving->title;
+      r.participants = moving->participants;
+      if (r.resources.empty()) r.resources = moving->resources;
+      if (!r.date) r.date = day_of(moving->when.start);
+      if (!r.start_time && !r.time_window)
+        r.start_time = static_cast<int>(moving->when.start - start_of(day_of(moving->when.start)));
+      if (!r.duration_minutes && !(r.start_time && r.end_time)) {
+        r.duration_minutes = static_cast<int>(moving->when.length());
+        r.end_time.reset();
+      }
+    }
+    const household view = moving ? without(h, *moving) : h;
+    const people who = resolve_people(view, r.participants);
     if (!who.unknown.empty())
       return make_failure("unknown_participant",
                           "unknown participant" + std::string(who.unknown.size() > 1 ? "s " : " ") +
                               quoted(who.unknown) + " in the request \"" + r.title +
-                              "\"; the household knows " + data().member_names());
+                              "\"; the household knows " + view.member_names());
     std::vector<const resource*> resources;
     std::vector<std::string> unknown_resources;
     for (const auto& name : r.resources) {
-      if (const resource* res = data().find_resource(name)) resources.push_back(res);
+      if (const resource* res = view.find_resource(name)) resources.push_back(res);
       else unknown_resources.push_back(name);
     }
     if (!unknown_resources.empty())
       return make_failure("unknown_resource",
                           "unknown resource" + std::string(unknown_resources.size() > 1 ? "s " : " ") +
                               quoted(unknown_resources) + " in the request \"" + r.title +
-                              "\"; the household has " + data().resource_names());
-    return schedule(context, r, who, resources);
+                              "\"; the household has " + view.resource_names());
+    auto out = schedule(view, context, r, who, resources);
+    if (moving && !out.failed()) {
+      out.data["event"].as_object()["moved_from"] = slot_json(moving->when);
+      out.explanation = "Moving \"" + moving->title + "\" from " + describe(moving->when) + ". " + out.explanation;
+    }
+    return out;
   }
 
  private:
@@ -103,9 +125,9 @@ class scheduling_agent final : public native_agent {
     return join(q);
   }
 
-  protocol::envelope schedule(const agents::agent_context& context, const request& r,
+  protocol::envelope schedule(const household& h, const agents::agent_context& context, const request& r,
                               const people& who, const std::vector<const resource*>& resources) const {
-    const minute_t now = reference_now(data(), context.input);
+    const minute_t now = reference_now(h, context.input);
     const day_t today = day_of(now);
     int duration = r.duration_minutes.value_or(default_duration);
     if (!r.duration_minutes && r.start_time && r.end_time && *r.end_time > *r.start_time)
@@ -130,20 +152,20 @@ class scheduling_agent final : public native_agent {
     std::vector<slot_check> candidates;
     std::optional<slot_check> requested_check;
     if (requested) {
-      requested_check = check_slot(data(), who.members, *requested, now);
+      requested_check = check_slot(h, who.members, *requested, now);
       // Alternatives: the same day first, then the following week.
-      candidates = find_slots(data(), who.members, resources, *r.date, 1, duration, window, now,
+      candidates = find_slots(h, who.members, resources, *r.date, 1, duration, window, now,
                               requested->start, max_alternatives);
       if (candidates.empty())
-        candidates = find_slots(data(), who.members, resources, *r.date + 1, 7, duration, window, now,
+        candidates = find_slots(h, who.members, resources, *r.date + 1, 7, duration, window, now,
                                 requested->start, max_alternatives);
       std::erase_if(candidates, [&](const slot_check& c) { return c.slot == *requested; });
     } else {
-      candidates = find_slots(data(), who.members, resources, first, days, duration, window, now,
+      candidates = find_slots(h, who.members, resources, first, days, duration, window, now,
                               std::nullopt, max_alternatives + 1);
     }
     if (!requested && candidates.empty())
-      return make_failure("unschedulable", unschedulable(r, who, first, days, duration, window));
+      return make_failure("unschedulable", unschedulable(h, r, who, first, days, duration, window));
 
     const slot_check& chosen = requested ? *requested_check : candidates.front();
     json::array candidate_list;
@@ -177,8 +199,8 @@ class scheduling_agent final : public native_agent {
     std::string reasoning = "Checked " + std::to_string(duration) + "-minute slots for " +
                             join(names_of(who.members)) +
                             (who.defaulted ? " (no participants named: the whole household)" : "") +
-                            " against their calendars, " + std::to_string(data().hard_rules.size()) +
-                            " hard rules and " + std::to_string(data().soft_rules.size()) +
+                            " against their calendars, " + std::to_string(h.hard_rules.size()) +
+                            " hard rules and " + std::to_string(h.soft_rules.size()) +
                             " soft preferences";
     reasoning += requested ? "; the requested time is kept as the recommendation and " +
                                  std::to_string(candidates.size()) + " alternative(s) listed."
@@ -209,13 +231,13 @@ class scheduling_agent final : public native_agent {
     return out;
   }
 
-  std::string unschedulable(const request& r, const people& who, day_t first, int days,
-                            int duration, std::pair<int, int> window) const {
+  static std::string unschedulable(const household& h, const request& r, const people& who, day_t first, int days,
+                                   int duration, std::pair<int, int> window) {
     std::string when = days == 1 ? describe_day(first)
                                  : "between " + describe_day(first) + " and " +
                                        describe_day(first + days - 1);
     std::vector<std::string> rules;
-    for (const auto& rule : data().hard_rules) {
+    for (const auto& rule : h.hard_rules) {
       const bool applies = rule.applies_to_role.empty() ||
                            std::ranges::any_of(who.members, [&](const member* m) { return m->role == rule.applies_to_role; });
       if (applies) rules.push_back("\"" + rule.description + "\"");
@@ -237,8 +259,8 @@ class scheduling_agent final : public native_agent {
 
 }  // namespace
 
-std::shared_ptr<agents::agent> make_scheduling(std::shared_ptr<const household> data) {
-  return std::make_shared<scheduling_agent>(std::move(data));
+std::shared_ptr<agents::agent> make_scheduling(std::shared_ptr<calendar> cal) {
+  return std::make_shared<scheduling_agent>(std::move(cal));
 }
 
 }  // namespace switchboard::scheduling

@@ -1,5 +1,6 @@
-// The scheduling sample's six agents, run one by one the way the workflow
-// chains them, against the sample's data (reference now: Mon 2026-03-02 08:00).
+// The scheduling sample's seven agents, run one by one the way the workflow
+// chains them, against the sample's data in an in-memory calendar
+// (reference now: Mon 2026-03-02 08:00).
 #include <switchboard/scheduling/agents.hpp>
 
 #include "scheduling/sample_fixture.hpp"
@@ -13,14 +14,14 @@ namespace json = boost::json;
 
 using agents_test = sample_test;
 
-TEST_F(agents_test, registers_six_agents_with_the_builtin_origin) {
+TEST_F(agents_test, registers_seven_agents_with_the_builtin_origin) {
   const auto infos = registry_.list();
-  ASSERT_EQ(infos.size(), 6u);
+  ASSERT_EQ(infos.size(), 7u);
   for (const auto& info : infos) {
     EXPECT_EQ(info.origin, builtin_origin) << info.name;
     EXPECT_EQ(info.output_schema, info.name + ".output@1");
   }
-  EXPECT_EQ(registration_.native_agents.size(), 6u);
+  EXPECT_EQ(registration_.native_agents.size(), 7u);
   EXPECT_TRUE(registration_.llm_backed_agents.empty());
 }
 
@@ -88,15 +89,14 @@ TEST_F(agents_test, parser_completes_a_vague_request_with_the_answer) {
   EXPECT_EQ(str(e.data.at("end_time")), "18:00");
 }
 
-TEST_F(agents_test, parser_keeps_unknown_names_for_the_scheduler_to_refuse) {
+TEST_F(agents_test, parser_asks_about_unknown_names_instead_of_guessing) {
   const auto e = parse("Swimming lesson for Zoe on Saturday at 3pm, she needs the boat");
-  EXPECT_EQ(json::serialize(e.data.at("participants")), R"(["Zoe"])");
+  EXPECT_EQ(json::serialize(e.data.at("participants")), "[]");
   EXPECT_EQ(json::serialize(e.data.at("resources")), R"(["boat"])");
-  const auto s = next("scheduling");
-  ASSERT_TRUE(s.failed());
-  EXPECT_EQ(s.error->type, "unknown_participant");
-  EXPECT_NE(s.error->message.find("'Zoe'"), std::string::npos) << s.error->message;
-  EXPECT_NE(s.error->message.find("Maya"), std::string::npos) << s.error->message;
+  EXPECT_LT(e.confidence, 0.7);
+  const std::string question = str(e.data.at("clarification_question"));
+  EXPECT_NE(question.find("Who is Zoe?"), std::string::npos) << question;
+  EXPECT_NE(question.find("Maya"), std::string::npos) << question;
 }
 
 TEST_F(agents_test, scheduler_names_an_unknown_resource) {
@@ -169,7 +169,13 @@ TEST_F(agents_test, booked_resource_is_a_conflict_resolved_by_another_vehicle) {
   }
   ASSERT_NE(first_move, nullptr);
   EXPECT_EQ(str(first_move->at("start")), "2026-03-03T17:00");
-  EXPECT_NE(describe_outcome(outputs_).find("sedan"), std::string::npos) << describe_outcome(outputs_);
+  const auto b = next("booking");
+  ASSERT_FALSE(b.failed()) << b.reasoning;
+  EXPECT_EQ(str(b.data.at("action")), "booked");
+  EXPECT_NE(b.explanation.find("Plan (after resolution): \"Dentist appointment\", Tue 2026-03-03 16:00\u201317:00, "
+                               "with Leo, using the sedan, driven by Ana"),
+            std::string::npos)
+      << b.explanation;
 }
 
 TEST_F(agents_test, curfew_and_booking_are_resolved_by_moving_earlier) {
@@ -236,12 +242,12 @@ TEST_F(agents_test, query_answers_with_the_shared_free_slots) {
   EXPECT_EQ(str(slots[2].at("start")), "2026-03-08T14:00");
   EXPECT_EQ(str(slots[2].at("end")), "2026-03-08T20:00");    // children's curfew
   EXPECT_NE(str(q.data.at("answer")).find("07:00\u201309:00"), std::string::npos);
-  EXPECT_EQ(describe_outcome(outputs_).rfind("Answer: ", 0), 0u);
+  EXPECT_EQ(q.explanation.rfind("Answer: ", 0), 0u);
 }
 
 TEST_F(agents_test, agents_fail_clearly_without_their_inputs) {
   input_ = json::object{{"request", "anything"}};
-  for (const auto* name : {"scheduling", "resource_manager", "conflict_detection", "resolution", "query"}) {
+  for (const auto* name : {"scheduling", "resource_manager", "conflict_detection", "resolution", "booking", "query"}) {
     const auto e = next(name);
     ASSERT_TRUE(e.failed()) << name;
     EXPECT_EQ(e.error->type, "missing_input") << name;

@@ -1,5 +1,6 @@
-// Shared set-up of the scheduling sample's tests: the sample's data, its
-// schemas in a registry, and a helper that runs one agent to completion.
+// Shared set-up of the scheduling sample's tests: the sample's data in an
+// in-memory calendar, its schemas in a registry, and a helper that runs one
+// agent to completion.
 #pragma once
 
 #include <switchboard/agents/agent.hpp>
@@ -32,7 +33,10 @@ class sample_test : public ::testing::Test {
             registry_, {.data_dir = sample_dir / "data",
                         .schemas_dir = sample_dir / "schemas",
                         .llm_backed = false,
-                        .prompts_dir = {}})) {}
+                        .prompts_dir = {},
+                        .calendar_file = {},
+                        .reset_calendar = false,
+                        .booking_hold = {}})) {}
 
   // Runs `name` on `input` with the outputs so far, checks the envelope
   // against the agent's schema and records it in outputs_.

@@ -1,29 +1,39 @@
-// The family-scheduling sample's six agents and the function that registers
-// them (with their output schemas) into an agent registry:
+// The family-scheduling sample's seven agents and the functions that
+// register them (with their output schemas) into an agent registry or a
+// plugin's registrar:
 //
-//   nl_parser          request text → intent, title, day/time, participants, resources
+//   nl_parser          request text → intent (create, cancel, modify = move,
+//                      query), title, day/time, participants, resources; the
+//                      events of a compound request; a clarification question
 //   scheduling         candidate slots scored over the calendars, recommended slot
 //   resource_manager   requested resources checked for the recommended slot
+//                      (capacity, bookings, a free driver for a vehicle)
 //   conflict_detection overlaps and violated constraints, with severities
 //   resolution         scored strategies that resolve the conflicts, a final plan
-//   query              availability questions answered with free slots
+//   booking            writes the event into the household's calendar (or
+//                      cancels or moves one), re-checked in one transaction
+//   query              questions answered from the calendars
 //
-// scheduling, resource_manager and conflict_detection are always native C++.
-// nl_parser, resolution and query are rule-based C++ offline, or LLM-backed
-// agents built from the prompt files in prompts/ (same names, same output
-// schemas) when `llm_backed` is set; those then use the run's "default"
-// model (agent_context::models).
+// Every agent reads the household's calendar (calendar.hpp: a SQLite file
+// or in memory) when it runs, so what one run booked, the next one sees.
+// scheduling, resource_manager, conflict_detection and booking are always
+// native C++. nl_parser, resolution and query are rule-based C++ offline,
+// or LLM-backed agents built from the prompt files in prompts/ (same names,
+// same output schemas) when `llm_backed` is set; those then use the run's
+// "default" model (agent_context::models).
 //
-// The native agents compute synchronously inside run() (microseconds, no
-// I/O), so they complete without suspending and have nothing to cancel.
+// The native agents read (and booking writes) the calendar synchronously;
+// they declare blocks_thread(), so a hub runs them on its blocking pool.
 // Thread-safety: the agents keep no per-run state; run() may be called
-// concurrently. They share the household data read at registration time.
+// concurrently (the calendar serialises writers).
 #pragma once
 
+#include <switchboard/scheduling/calendar.hpp>
 #include <switchboard/scheduling/household.hpp>
 
 #include <boost/json/object.hpp>
 
+#include <chrono>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -32,8 +42,8 @@
 
 namespace switchboard::agents {
 class agent;
-class agent_outputs;
 class agent_registry;
+class plugin_registrar;
 }  // namespace switchboard::agents
 
 namespace switchboard::scheduling {
@@ -47,44 +57,65 @@ inline constexpr std::string_view offline_note =
     "or --model for the LLM-backed agents";
 
 struct sample_options {
-  std::filesystem::path data_dir;     // household.json, resources.json, rules.json
+  std::filesystem::path data_dir;     // household.json, resources.json, rules.json (the seed)
   std::filesystem::path schemas_dir;  // <agent>.output@1.json
   bool llm_backed = false;            // nl_parser, resolution, query from prompt files
   std::filesystem::path prompts_dir;  // where those prompt files are (llm_backed only)
+  // The calendar file; empty: a calendar in memory, seeded from data_dir,
+  // that lives as long as the agents.
+  std::filesystem::path calendar_file;
+  bool reset_calendar = false;        // restore the seed data into the file
+  // booking waits this long before its transaction (tests of racing processes).
+  std::chrono::milliseconds booking_hold{0};
 };
 
 struct sample_registration {
-  std::shared_ptr<const household> data;
-  std::vector<std::string> native_agents;      // registered as native C++
-  std::vector<std::string> llm_backed_agents;  // registered from prompt files
+  std::shared_ptr<const household> data;        // the seed
+  std::shared_ptr<scheduling::calendar> calendar;  // what the agents read and book into
+  std::vector<std::string> native_agents;       // registered as native C++
+  std::vector<std::string> llm_backed_agents;   // registered from prompt files
 };
 
-// Loads the data and the schemas, registers the six agents with origin
-// builtin_origin (the LLM-backed ones with "prompt:<file>"). Throws
-// data_error (data files), protocol::protocol_error (schemas) or
-// agents::agent_error (duplicate agent, prompt files).
+// Loads the data, opens (or creates) the calendar and the schemas, and
+// registers the seven agents with origin builtin_origin (the LLM-backed ones
+// with "prompt:<file>"). Throws data_error (data files, the calendar),
+// protocol::protocol_error (schemas) or agents::agent_error (duplicate
+// agent, prompt files).
 sample_registration register_sample_agents(agents::agent_registry& registry,
                                            const sample_options& options);
+// The same into a plugin's registrar: the schemas go into the host's
+// registry (registrar.host().schemas).
+sample_registration register_sample_agents(agents::plugin_registrar& registrar,
+                                           const sample_options& options);
 
-// The native agents one by one (tests, embedding).
-std::shared_ptr<agents::agent> make_nl_parser(std::shared_ptr<const household> data);
-std::shared_ptr<agents::agent> make_scheduling(std::shared_ptr<const household> data);
-std::shared_ptr<agents::agent> make_resource_manager(std::shared_ptr<const household> data);
-std::shared_ptr<agents::agent> make_conflict_detection(std::shared_ptr<const household> data);
-std::shared_ptr<agents::agent> make_resolution(std::shared_ptr<const household> data);
-std::shared_ptr<agents::agent> make_query(std::shared_ptr<const household> data);
+// The `scheduling` plugin's registration (src/plugin.cpp calls it; tests
+// call it in-process): reads the plugin's config (data, schemas, prompts,
+// calendar) relative to host().base_dir, puts the calendar in
+// host().state_dir/scheduling/calendar.db unless "calendar" names a file
+// (in memory when neither is there), resets it under host().reset_state,
+// and tells the host how it is set up (notice()).
+sample_registration register_scheduling_plugin(agents::plugin_registrar& registrar);
 
-// A readable summary of a finished run of the sample workflow, from the
-// agents' outputs: the answer to a question, or the confirmed or resolved
-// plan with its notes. Empty when the outputs hold none of these.
-std::string describe_outcome(const agents::agent_outputs& outputs);
+// The agents one by one (tests, embedding).
+std::shared_ptr<agents::agent> make_nl_parser(std::shared_ptr<calendar> cal);
+std::shared_ptr<agents::agent> make_scheduling(std::shared_ptr<calendar> cal);
+std::shared_ptr<agents::agent> make_resource_manager(std::shared_ptr<calendar> cal);
+std::shared_ptr<agents::agent> make_conflict_detection(std::shared_ptr<calendar> cal);
+std::shared_ptr<agents::agent> make_resolution(std::shared_ptr<calendar> cal);
+// `hold`: a pause before the booking transaction, for tests of racing processes.
+std::shared_ptr<agents::agent> make_booking(std::shared_ptr<calendar> cal,
+                                            std::chrono::milliseconds hold = std::chrono::milliseconds{0});
+std::shared_ptr<agents::agent> make_query(std::shared_ptr<calendar> cal);
 
 // The household's members (with calendars), resources (with bookings) and
-// rules as JSON, as the data files hold them: what the prompts of the
-// LLM-backed agents read as {{input/context/...}}. Throws data_error.
-boost::json::object sample_context(const std::filesystem::path& data_dir);
+// rules as JSON, in the data files' form: what the prompts of the
+// LLM-backed agents read as {{input/context/...}}.
+boost::json::object sample_context(const household& h);
 
 // The names of the three agents that are LLM-backed when a model is set.
 std::vector<std::string> language_agent_names();
+
+// The output schemas the sample registers: "<agent>.output@1".
+std::vector<std::string> sample_schema_ids();
 
 }  // namespace switchboard::scheduling

@@ -61,6 +61,7 @@ struct member {
   std::string role;               // "parent", "child", "relative", ...
   std::vector<std::string> aliases;
   bool in_household = true;       // "everyone" means the household members
+  bool drives = false;            // may drive a vehicle (default: role "parent")
   std::vector<calendar_entry> calendar;
 };
 
