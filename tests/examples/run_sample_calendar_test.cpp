@@ -219,6 +219,42 @@ TEST_F(sample_calendar, racing_processes_book_the_minivan_once) {
   EXPECT_EQ(bookings_overlapping("minivan", "2026-03-07T14:00", "2026-03-07T16:00"), 1);
 }
 
+// Two runs move (or one moves and one cancels) the same event at once: the
+// second finds it gone inside its transaction and changes nothing, so the
+// event is never in two places.
+TEST_F(sample_calendar, racing_moves_of_one_event_leave_it_in_one_place) {
+  const auto copy = scratch_.path() / "sample";
+  std::filesystem::copy(sample_workflow.parent_path(), copy, std::filesystem::copy_options::recursive);
+  workflow_ = copy / "workflow.json";
+  std::string text = slurp(workflow_);
+  text = std::regex_replace(text, std::regex{R"("prompts": "../../prompts")"},
+                            R"("prompts": "../../prompts", "booking_hold_ms": 1500)");
+  std::ofstream(workflow_) << text;
+  ASSERT_EQ(run("What does Maya have on Saturday?").exit_code, 0);  // creates the calendar
+
+  const char* requests[] = {"Move Maya's swim meet to Sunday at 3pm", "Move Maya's swim meet to Monday at 5pm",
+                            "Cancel Maya's swim meet"};
+  std::string command;
+  for (int i = 0; i < 3; ++i) {
+    const auto out = (scratch_.path() / ("move" + std::to_string(i))).string();
+    command += "( env -u OPENAI_BASE_URL -u OPENAI_API_KEY SWITCHBOARD_STATE_DIR=" + shell_quote(scratch_.path().string()) +
+               " " + shell_quote(switchboard_binary.string()) + " run " + shell_quote(workflow_.string()) +
+               " --input " + shell_quote(requests[i]) + " > " + shell_quote(out) + " 2>&1; echo \"exit $?\" >> " +
+               shell_quote(out) + " ) &\n";
+  }
+  command += "wait\n";
+  ASSERT_EQ(std::system(command.c_str()), 0);
+  int changed = 0;
+  for (int i = 0; i < 3; ++i) {
+    const auto out = slurp(scratch_.path() / ("move" + std::to_string(i)));
+    if (out.find("\nMoved: ") != std::string::npos || out.find("\nCancelled: ") != std::string::npos) ++changed;
+    else EXPECT_NE(out.find("exit 1"), std::string::npos) << out;
+  }
+  EXPECT_EQ(changed, 1);
+  // One swim meet at most, wherever the winner put it (none if the cancel won).
+  EXPECT_LE(entries("Maya", "Swim meet"), 1);
+}
+
 // Killed right after the calendar committed the booking, before the hub
 // recorded the step: the resumed run runs the step again, which finds its
 // own booking (keyed on the run's id) and writes nothing.

@@ -257,8 +257,9 @@ TEST_F(durable_cli, resume_needs_the_workflow_file_from_its_own_command_line) {
   EXPECT_EQ(r.exit_code, 2) << describe(r);
   EXPECT_NE(r.err.find("missing --workflow FILE: the file of workflow 'family_scheduling'"), std::string::npos)
       << describe(r);
+  // No answer: the run stays paused, reported as a paused run is (exit 3).
   const auto no_answer = resume(id);
-  EXPECT_EQ(no_answer.exit_code, 1) << describe(no_answer);
+  EXPECT_EQ(no_answer.exit_code, 3) << describe(no_answer);
   EXPECT_NE(no_answer.err.find("is awaiting clarification and needs an answer"), std::string::npos)
       << describe(no_answer);
   EXPECT_EQ(runs().at(id), "awaiting_clarification");

@@ -162,6 +162,24 @@ TEST_F(run_sample, unschedulable_request_is_explained) {
   EXPECT_NE(r.err.find("cannot schedule \"Road trip\""), std::string::npos) << describe(r);
 }
 
+TEST_F(run_sample, a_copy_of_the_sample_runs_from_an_unrelated_directory) {
+  // A workflow is a directory: its data and schemas are found relative to the
+  // file, its plugin by name next to the tool, wherever the copy lives.
+  const auto copy = scratch_.path() / "somewhere" / "else" / "family";
+  std::filesystem::create_directories(copy.parent_path());
+  std::filesystem::copy(sample_workflow.parent_path(), copy, std::filesystem::copy_options::recursive);
+  const auto r = run_switchboard({"run", (copy / "workflow.json").string(), "--input",
+                                  "Soccer practice for Maya on Saturday 2-4pm, she needs the minivan"},
+                                 scratch_);
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("Confirmed: \"Soccer practice\", Sat 2026-03-07 14:00\u201316:00, with Maya"), std::string::npos)
+      << describe(r);
+  const auto agents = run_switchboard({"agents", (copy / "workflow.json").string()}, scratch_);
+  ASSERT_EQ(agents.exit_code, 0) << describe(agents);
+  EXPECT_NE(agents.out.find("booking"), std::string::npos) << describe(agents);
+  EXPECT_NE(agents.out.find("plugin:"), std::string::npos) << describe(agents);
+}
+
 TEST_F(run_sample, malformed_data_file_is_named_with_its_line) {
   // Another household: a copy of the sample whose data is edited (the
   // plugin is found by name, so a copy anywhere works).

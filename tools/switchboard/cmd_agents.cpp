@@ -4,6 +4,7 @@
 // their output schema and origin.
 #include "command.hpp"
 #include "terminal_output.hpp"
+#include "model_options.hpp"
 #include "workflow_loader.hpp"
 
 #include <switchboard/agents/agent_registry.hpp>
@@ -95,7 +96,11 @@ int list_agents(const options& opts) {
       throw sb::cli::usage_error("workflow file '" + opts.workflow.string() + "' does not exist");
     definition = sb::orchestrator::load_workflow_file(opts.workflow);
   }
-  const auto loaded = sb::cli::load_agents(definition, opts.workflow, opts.loader);
+  // As `run` would with this environment: a plugin may offer other agents
+  // when a model is configured.
+  sb::cli::loader_settings loader = opts.loader;
+  loader.model_configured = sb::cli::configured({});
+  const auto loaded = sb::cli::load_agents(definition, opts.workflow, loader);
   const auto infos = loaded.registry->list();
   if (opts.json) {
     print_json(infos);

@@ -21,6 +21,9 @@
 
 #include <boost/json/parse.hpp>
 
+#include <cerrno>
+#include <chrono>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <regex>
@@ -33,27 +36,29 @@ namespace cli = switchboard::cli;
 namespace orch = switchboard::orchestrator;
 using switchboard::cli::shown;
 using switchboard::cli::usage_error;
+using switchboard::cli::absolute_path;
+using switchboard::cli::option_value;
 
 // The largest input file read: a request is text a person wrote, and a JSON
 // input carries a few fields, not a data set.
 constexpr std::uintmax_t max_input_file_bytes = 1024 * 1024;
 
-fs::path absolute(const fs::path& p) { return p.empty() ? p : fs::absolute(p).lexically_normal(); }
-
-std::string take_value(std::span<const std::string> args, std::size_t& i) {
-  if (i + 1 >= args.size()) throw usage_error("option " + args[i] + " needs a value");
-  return args[++i];
-}
-
+// At most max_input_file_bytes of a regular file, read from one open
+// descriptor (a file that grows after a size check is still bounded).
 std::string read_input_file(const fs::path& file) {
   std::error_code ec;
-  if (!fs::is_regular_file(file, ec)) throw usage_error("input file '" + file.string() + "' does not exist");
-  if (fs::file_size(file, ec) > max_input_file_bytes)
+  if (!fs::exists(file, ec)) throw usage_error("input file '" + file.string() + "' does not exist");
+  if (!fs::is_regular_file(file, ec))
+    throw usage_error("input file '" + file.string() + "' is not a regular file");
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw usage_error("cannot read input file '" + file.string() + "': " + std::strerror(errno));
+  std::string text(max_input_file_bytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  if (text.size() > max_input_file_bytes)
     throw usage_error("input file '" + file.string() + "' is larger than " + std::to_string(max_input_file_bytes) +
                       " bytes");
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw usage_error("cannot read input file '" + file.string() + "'");
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  return text;
 }
 
 // FILE.json is the whole input (an object; anything else becomes its
@@ -73,23 +78,22 @@ json::object input_from_file(const fs::path& file) {
   return json::object{{"request", std::move(text)}};
 }
 
-// --input TEXT is the request ("@FILE" reads FILE, "@@..." is text starting
-// with "@"); --input-file FILE reads FILE.
+// --input TEXT is the request, always text: a script passing a user's words
+// must not have "@/home/me/.ssh/id_rsa" read and sent to a model. Only
+// --input-file FILE reads a file.
 struct input_choice {
   std::optional<std::string> text;
   std::optional<fs::path> file;
 
   json::object build() const {
     if (file) return input_from_file(*file);
-    if (text->starts_with("@@")) return json::object{{"request", text->substr(1)}};
-    if (text->starts_with("@")) return input_from_file(absolute(text->substr(1)));
     return json::object{{"request", *text}};
   }
 };
 
 std::string usage_of_run() {
   return "usage: switchboard run WORKFLOW (--input TEXT | --input-file FILE) [options]\n"
-         "  --input TEXT          the request (\"@FILE\" reads FILE; \"@@...\" is text starting with @)\n"
+         "  --input TEXT          the request, as text (never read as a file name)\n"
          "  --input-file FILE     the request from FILE: FILE.json is the whole workflow input\n"
          "  --answer TEXT         a clarification answer (repeatable, used in order); more answers are\n"
          "                        read from standard input when it is not a terminal, one per line\n"
@@ -108,9 +112,16 @@ std::string usage_of_resume() {
          cli::run_options_usage();
 }
 
+// YYYY-MM-DDTHH:MM naming a real minute of the Gregorian calendar.
 bool valid_now(const std::string& text) {
-  static const std::regex form{R"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2})"};
-  return text.size() == 16 && std::regex_match(text, form);
+  static const std::regex form{R"((\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}))"};
+  std::smatch m;
+  if (text.size() != 16 || !std::regex_match(text, m, form)) return false;
+  const int year = std::stoi(m[1]), month = std::stoi(m[2]), day = std::stoi(m[3]);
+  const int hour = std::stoi(m[4]), minute = std::stoi(m[5]);
+  const auto ymd = std::chrono::year{year} / std::chrono::month{static_cast<unsigned>(month)} /
+                   std::chrono::day{static_cast<unsigned>(day)};
+  return ymd.ok() && hour < 24 && minute < 60;
 }
 
 int run_run(std::span<const std::string> args) {
@@ -127,13 +138,13 @@ int run_run(std::span<const std::string> args) {
         return cli::exit_ok;
       }
       if (cli::take_run_option(args, i, settings)) continue;
-      if (a == "--input") input.text = take_value(args, i);
-      else if (a == "--input-file") input.file = absolute(take_value(args, i));
-      else if (a == "--answer") answers.push_back(take_value(args, i));
-      else if (a == "--now") now = take_value(args, i);
+      if (a == "--input") input.text = option_value(args, i);
+      else if (a == "--input-file") input.file = absolute_path(option_value(args, i));
+      else if (a == "--answer") answers.push_back(option_value(args, i));
+      else if (a == "--now") now = option_value(args, i);
       else if (a == "--reset") settings.loader.reset_state = true;
       else if (a.starts_with("-")) throw usage_error("unknown option '" + a + "'");
-      else if (settings.workflow_file.empty()) settings.workflow_file = absolute(a);
+      else if (settings.workflow_file.empty()) settings.workflow_file = absolute_path(a);
       else throw usage_error("unexpected argument '" + a + "'");
     }
     if (settings.workflow_file.empty()) throw usage_error("missing the workflow file");
@@ -167,8 +178,8 @@ int run_resume(std::span<const std::string> args) {
         return cli::exit_ok;
       }
       if (cli::take_run_option(args, i, settings)) continue;
-      if (a == "--answer") answers.push_back(take_value(args, i));
-      else if (a == "--workflow") settings.workflow_file = absolute(take_value(args, i));
+      if (a == "--answer") answers.push_back(option_value(args, i));
+      else if (a == "--workflow") settings.workflow_file = absolute_path(option_value(args, i));
       else if (a.starts_with("-")) throw usage_error("unknown option '" + a + "'");
       else if (id.empty()) id = a;
       else throw usage_error("unexpected argument '" + a + "'");
@@ -191,14 +202,23 @@ int run_resume(std::span<const std::string> args) {
     cli::answer_source source(std::move(answers));
     orch::resume_options options;
     options.expected_step = state.step;
-    if (state.status == orch::workflow_status::awaiting_clarification && state.clarification) {
-      // Without one the hub refuses, naming the question.
+    const bool paused = state.status == orch::workflow_status::awaiting_clarification && state.clarification;
+    // Interrupted while its question was being answered: the question stands
+    // and may be answered now, or the run continues to ask it again.
+    const bool question_stands = state.status == orch::workflow_status::interrupted && state.clarification;
+    if (paused || question_stands) {
       options.answer = source.next(state.clarification->question, settings.json_output);
-    } else {
-      options.answer = source.take_given();
-      if (!settings.json_output)
-        std::cout << "continuing workflow " << shown(id) << " after step " << state.step << " ("
-                  << orch::to_string(state.status) << ")\n\n";
+      if (!options.answer && paused) {
+        // No answer: the run stays paused, reported as a run that paused is (exit 3).
+        std::cerr << "switchboard: run " << shown(id) << " is awaiting clarification and needs an answer "
+                  << "(--answer TEXT, or a line on standard input)\n";
+        return cli::report(state, settings);
+      }
+    }
+    if (!paused && !settings.json_output) {
+      // Any --answer not used here is kept for a question a later step may ask.
+      std::cout << "continuing workflow " << shown(id) << " after step " << state.step << " ("
+                << orch::to_string(state.status) << ")\n\n";
     }
     return cli::drive(s, settings, source,
                       [&](orch::hub& hub) { return hub.start_resume(s.workflow, id, options); });

@@ -6,6 +6,7 @@
 // Exit codes shared by every subcommand.
 #pragma once
 
+#include <filesystem>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -23,6 +24,19 @@ class usage_error : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+// The value of the option at args[i] (advancing i past it); a usage_error
+// naming the option when it is missing.
+inline const std::string& option_value(std::span<const std::string> args, std::size_t& i) {
+  if (i + 1 >= args.size()) throw usage_error("option '" + args[i] + "' needs a value");
+  return args[++i];
+}
+
+// A path from the command line made absolute, so that a command printed for
+// later use (a resume hint) works from any directory.
+inline std::filesystem::path absolute_path(const std::filesystem::path& p) {
+  return p.empty() ? p : std::filesystem::absolute(p).lexically_normal();
+}
 
 // args excludes the program and subcommand names.
 using command_fn = int (*)(std::span<const std::string> args);

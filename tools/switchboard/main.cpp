@@ -4,6 +4,7 @@
 #include "terminal_output.hpp"
 
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -45,6 +46,9 @@ int main(int argc, char** argv) {
   // Standard output holds what a command prints (JSON for scripts): the
   // library's log goes to standard error, one escaped line per record.
   use_stderr_logger("switchboard", spdlog::level::info);
+  // A reader that went away (`switchboard run ... | head -1`) is a write
+  // error to handle, not a signal that kills a run in the middle of a step.
+  std::signal(SIGPIPE, SIG_IGN);
   if (argc < 2) {
     print_usage(std::cerr);
     return exit_usage;

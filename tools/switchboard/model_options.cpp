@@ -21,10 +21,7 @@ namespace {
 constexpr int max_timeout_seconds = 86400;
 constexpr int max_attempts_limit = 100;
 
-const std::string& value_of(std::span<const std::string> args, std::size_t& i) {
-  if (i + 1 >= args.size()) throw usage_error("option '" + args[i] + "' needs a value");
-  return args[++i];
-}
+const std::string& value_of(std::span<const std::string> args, std::size_t& i) { return option_value(args, i); }
 
 int parse_int(const std::string& option, const std::string& text, int min, int max) {
   int value = 0;

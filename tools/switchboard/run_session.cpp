@@ -37,11 +37,6 @@ namespace orch = switchboard::orchestrator;
 // a longer line is an error, not a silently cut answer.
 constexpr std::size_t max_answer_bytes = 64 * 1024;
 
-std::string take_value(std::span<const std::string> args, std::size_t& i) {
-  if (i + 1 >= args.size()) throw usage_error("option " + args[i] + " needs a value");
-  return args[++i];
-}
-
 std::shared_ptr<spdlog::logger> make_logger(bool verbose) {
   if (verbose) return use_stderr_logger("switchboard-run", spdlog::level::debug);
   auto logger = std::make_shared<spdlog::logger>("switchboard-run", std::make_shared<spdlog::sinks::null_sink_mt>());
@@ -116,6 +111,18 @@ std::string shell_word(const std::string& word) {
   return out + "'";
 }
 
+// "sqlite:runs.db" as "sqlite:/abs/runs.db": a resume command printed for
+// later must find the same file from any directory.
+std::string store_spec_of(const std::string& spec) {
+  constexpr std::string_view sqlite = "sqlite:";
+  if (!spec.starts_with(sqlite) || spec.size() == sqlite.size()) return spec;
+  return std::string(sqlite) + absolute_path(spec.substr(sqlite.size())).string();
+}
+
+bool model_options_given(const model_options& m) {
+  return m.mode || m.max_attempts || !m.ca_file.empty() || m.timeout || !m.cache_dir.empty();
+}
+
 bool keeps_runs(const run_settings& settings) { return settings.store_spec != "memory"; }
 
 // The command that continues `state`, for the user to copy: everything
@@ -138,7 +145,7 @@ std::string resume_command(const orch::workflow_state& state, const run_settings
   return command;
 }
 
-int finish(const orch::workflow_state& state, const run_settings& settings) {
+int finish_run(const orch::workflow_state& state, const run_settings& settings) {
   if (settings.json_output) print_json(std::cout, state.to_json());
   std::ostream& notes = settings.json_output ? std::cerr : std::cout;
   switch (state.status) {
@@ -163,7 +170,9 @@ int finish(const orch::workflow_state& state, const run_settings& settings) {
         notes << "; the completed steps are saved.\nworkflow id: " << shown(state.id) << "\nContinue with:\n  "
               << shown(resume_command(state, settings, false)) << "\n";
       } else {
-        notes << "; --store memory kept nothing: run it again.\n";
+        notes << "; --store memory kept nothing of the run. What its finished steps did outside it (a booking, "
+                 "a message sent) is not undone: check before running it again, or keep runs in a store "
+                 "(the default) to resume instead.\n";
       }
       return 128 + (interrupting_signal ? interrupting_signal : SIGINT);
     }
@@ -183,9 +192,14 @@ int finish(const orch::workflow_state& state, const run_settings& settings) {
 bool take_run_option(std::span<const std::string> args, std::size_t& i, run_settings& settings) {
   const std::string& a = args[i];
   if (take_loader_option(args, i, settings.loader)) return true;
-  if (take_model_option(args, i, settings.model)) return true;
-  if (a == "--store") settings.store_spec = take_value(args, i);
-  else if (a == "--metrics") settings.metrics_file = take_value(args, i);
+  if (take_model_option(args, i, settings.model)) {
+    // Printed again in resume commands: those must work from any directory.
+    settings.model.ca_file = absolute_path(settings.model.ca_file).string();
+    settings.model.cache_dir = absolute_path(settings.model.cache_dir);
+    return true;
+  }
+  if (a == "--store") settings.store_spec = store_spec_of(option_value(args, i));
+  else if (a == "--metrics") settings.metrics_file = option_value(args, i);
   else if (a == "--json") settings.json_output = true;
   else if (a == "--verbose") settings.verbose = true;
   else return false;
@@ -238,6 +252,9 @@ session open_session(const run_settings& settings) {
   loader_settings loader = settings.loader;
   loader.model_configured = configured(settings.model);
   if (loader.state_dir.empty()) loader.state_dir = state_directory();
+  if (!loader.model_configured && model_options_given(settings.model))
+    std::cerr << "switchboard: no model is configured (--model, --base-url, OPENAI_BASE_URL or OPENAI_API_KEY): "
+                 "the model options given have no effect\n";
   if (loader.model_configured) {
     out.model = make_model_from_env(settings.model);
     out.models.add("default", out.model.model);
@@ -251,8 +268,10 @@ session open_session(const run_settings& settings) {
 }
 
 void print_header(const session& s, const std::string& request, const run_settings& settings) {
+  // Notes are notes: on standard error when standard output is the JSON.
+  std::ostream& notes = settings.json_output ? std::cerr : std::cout;
+  for (const auto& notice : s.agents.notices) notes << shown(notice) << "\n";
   if (settings.json_output) return;
-  for (const auto& notice : s.agents.notices) std::cout << shown(notice) << "\n";
   if (!request.empty()) std::cout << "request: \"" << shown(request) << "\"\n\n";
 }
 
@@ -277,15 +296,22 @@ int drive(session& s, const run_settings& settings, answer_source& answers,
     resume.expected_step = state.step;
     state = run_to_completion(io, [&] { return hub.start_resume(s.workflow, state.id, resume); });
   }
-  const int code = finish(state, settings);
+  const int code = finish_run(state, settings);
   if (!settings.metrics_file.empty()) {
     std::vector<const protocol::metrics_source*> sources{s.parser_counts.get()};
     for (const auto* source : s.model.metrics_sources()) sources.push_back(source);
     sources.push_back(counters.get());
-    write_metrics(settings.metrics_file.string(), render_prometheus(sources));
+    try {
+      write_metrics(settings.metrics_file.string(), render_prometheus(sources));
+    } catch (const std::exception& e) {
+      // The run's own ending stands: a lost metrics file is reported, not made the run's failure.
+      std::cerr << "switchboard: metrics not written: " << shown(e.what()) << "\n";
+    }
   }
   return code;
 }
+
+int report(const orch::workflow_state& state, const run_settings& settings) { return finish_run(state, settings); }
 
 int guarded(std::string_view usage, const std::function<int()>& body) {
   try {

@@ -85,6 +85,11 @@ void print_header(const session& s, const std::string& request, const run_settin
 int drive(session& s, const run_settings& settings, answer_source& answers,
           const std::function<orchestrator::workflow_handle(orchestrator::hub&)>& first);
 
+// Prints how `state` stands (the same ending a run prints: the state under
+// --json, the question and the resume command when paused) and returns its
+// exit code.
+int report(const orchestrator::workflow_state& state, const run_settings& settings);
+
 // Runs `body`, turning its exceptions into messages and exit codes.
 int guarded(std::string_view usage, const std::function<int()>& body);
 

@@ -1,6 +1,10 @@
 #include "state_store.hpp"
 
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <csignal>
 #include <cstdlib>
@@ -48,6 +52,23 @@ class kill_after_writes final : public orch::forwarding_checkpoint_store {
 
 }  // namespace
 
+// The directory as it must be: a real directory (not a symlink) of this
+// user's, 0700. One this user owns with looser modes is tightened; one of
+// another user's is refused, since runs and calendars would be readable or
+// planted there.
+void check_private_directory(const fs::path& dir) {
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0)
+    throw std::runtime_error("cannot use the state directory '" + dir.string() + "': " + std::strerror(errno));
+  if (!S_ISDIR(st.st_mode))
+    throw std::runtime_error("the state directory '" + dir.string() + "' is not a directory (a symbolic link?)");
+  if (st.st_uid != ::geteuid())
+    throw std::runtime_error("the state directory '" + dir.string() + "' belongs to another user (uid " +
+                             std::to_string(st.st_uid) + "); set SWITCHBOARD_STATE_DIR to a directory of yours");
+  if ((st.st_mode & 077) != 0 && ::chmod(dir.c_str(), 0700) != 0)
+    throw std::runtime_error("cannot make the state directory '" + dir.string() + "' private: " + std::strerror(errno));
+}
+
 std::filesystem::path state_directory() {
   fs::path dir;
   if (const char* state = std::getenv("SWITCHBOARD_STATE_DIR"); state && *state) {
@@ -57,19 +78,21 @@ std::filesystem::path state_directory() {
   } else if (const char* home = std::getenv("HOME"); home && *home) {
     dir = fs::path(home) / ".local" / "state" / "switchboard";
   } else {
-    dir = fs::temp_directory_path() / "switchboard";
+    // A shared directory: one name per user, checked like any other.
+    dir = fs::temp_directory_path() / ("switchboard-" + std::to_string(::geteuid()));
   }
+  dir = fs::absolute(dir);
   std::error_code ec;
   if (!fs::exists(dir, ec)) {
-    fs::create_directories(dir, ec);
-    // The runs hold users' requests: the directory is the user's alone.
-    if (!ec) fs::permissions(dir, fs::perms::owner_all, fs::perm_options::replace, ec);
+    fs::create_directories(dir.parent_path(), ec);
+    // Created private from the start, not chmod'ed after a window.
+    if (!ec && ::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) ec.assign(errno, std::generic_category());
+    if (ec)
+      throw std::runtime_error("cannot create the state directory '" + dir.string() + "': " + ec.message() +
+                               " (set SWITCHBOARD_STATE_DIR or pass --store sqlite:PATH)");
   }
-  if (ec) {
-    throw std::runtime_error("cannot create the state directory '" + dir.string() + "': " + ec.message() +
-                             " (set SWITCHBOARD_STATE_DIR or pass --store sqlite:PATH)");
-  }
-  return fs::absolute(dir);
+  check_private_directory(dir);
+  return dir;
 }
 
 std::string default_store_spec() { return "sqlite:" + (state_directory() / "workflows.db").string(); }

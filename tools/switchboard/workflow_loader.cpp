@@ -18,8 +18,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path absolute(const fs::path& p) { return p.empty() ? p : fs::absolute(p).lexically_normal(); }
-
 // The ':'-separated entries of an environment variable.
 std::vector<fs::path> path_list(const char* variable) {
   std::vector<fs::path> out;
@@ -27,7 +25,7 @@ std::vector<fs::path> path_list(const char* variable) {
   std::string_view rest = value ? value : "";
   while (!rest.empty()) {
     const auto colon = rest.find(':');
-    if (const auto entry = rest.substr(0, colon); !entry.empty()) out.push_back(absolute(std::string(entry)));
+    if (const auto entry = rest.substr(0, colon); !entry.empty()) out.push_back(absolute_path(std::string(entry)));
     rest = colon == std::string_view::npos ? std::string_view{} : rest.substr(colon + 1);
   }
   return out;
@@ -97,6 +95,11 @@ void load_schemas(protocol::schema_registry& schemas, const orchestrator::workfl
     schemas.load_directory(dir);
 }
 
+// As agents::load_plugins reads a directory: "x.so" and versioned "x.so.1".
+bool is_shared_library(const fs::path& p) {
+  return p.extension() == ".so" || p.filename().string().find(".so.") != std::string::npos;
+}
+
 // Loads each plugin file once, whichever way it was reached.
 class plugin_set {
  public:
@@ -121,7 +124,6 @@ void load_plugins(plugin_set& plugins, const orchestrator::workflow_definition& 
   agents::plugin_host host;
   host.state_dir = settings.state_dir;
   host.model_configured = settings.model_configured;
-  host.reset_state = settings.reset_state;
 
   const auto from_environment = path_list("SWITCHBOARD_PLUGIN_PATH");
   std::vector<fs::path> search;
@@ -136,18 +138,23 @@ void load_plugins(plugin_set& plugins, const orchestrator::workflow_definition& 
 
   for (std::size_t i = 0; i < definition.plugins.size(); ++i) {
     const auto& reference = definition.plugins[i];
-    fs::path file;
-    try {
-      file = agents::find_plugin(reference.name, workflow_file.parent_path(), search);
-    } catch (const std::exception& e) {
-      throw std::runtime_error(workflow_file.string() + ": /plugins/" + std::to_string(i) + ": " + e.what());
-    }
+    // --reset is for the workflow's own plugins: a plugin that only happens
+    // to be on the search path keeps its state.
     agents::plugin_host configured = host;
     configured.base_dir = workflow_file.parent_path();
     configured.config = reference.config;
-    plugins.load(file, std::move(configured));
+    configured.reset_state = settings.reset_state;
+    try {
+      plugins.load(agents::find_plugin(reference.name, workflow_file.parent_path(), search), std::move(configured));
+    } catch (const std::exception& e) {
+      throw std::runtime_error(workflow_file.string() + ": /plugins/" + std::to_string(i) + ": " + e.what());
+    }
   }
-  for (const auto& file : settings.plugins) plugins.load(file, host);
+  for (const auto& file : settings.plugins) {
+    std::error_code ec;
+    if (!fs::is_regular_file(file, ec)) throw usage_error("--plugin: file '" + file.string() + "' does not exist");
+    plugins.load(file, host);
+  }
   for (const auto& entry : from_environment) {
     if (!fs::is_directory(entry)) {
       plugins.load(entry, host);
@@ -155,7 +162,7 @@ void load_plugins(plugin_set& plugins, const orchestrator::workflow_definition& 
     }
     std::vector<fs::path> files;
     for (const auto& f : fs::directory_iterator(entry))
-      if (f.is_regular_file() && f.path().extension() == ".so") files.push_back(f.path());
+      if (f.is_regular_file() && is_shared_library(f.path())) files.push_back(f.path());
     std::ranges::sort(files);
     for (const auto& f : files) plugins.load(f, host);
   }
@@ -168,11 +175,6 @@ void load_prompts(agents::agent_registry& registry, const orchestrator::workflow
                                      "--prompts", "SWITCHBOARD_PROMPT_PATH"))
     library.load_directory(dir);
   agents::register_prompt_agents(registry, library);
-}
-
-std::string take_value(std::span<const std::string> args, std::size_t& i) {
-  if (i + 1 >= args.size()) throw usage_error("option " + args[i] + " needs a value");
-  return args[++i];
 }
 
 }  // namespace
@@ -190,10 +192,10 @@ loaded_agents load_agents(const orchestrator::workflow_definition& definition, c
 
 bool take_loader_option(std::span<const std::string> args, std::size_t& i, loader_settings& settings) {
   const std::string& a = args[i];
-  if (a == "--schemas") settings.schema_dirs.push_back(absolute(take_value(args, i)));
-  else if (a == "--plugin") settings.plugins.push_back(absolute(take_value(args, i)));
-  else if (a == "--plugin-path") settings.plugin_dirs.push_back(absolute(take_value(args, i)));
-  else if (a == "--prompts") settings.prompt_dirs.push_back(absolute(take_value(args, i)));
+  if (a == "--schemas") settings.schema_dirs.push_back(absolute_path(option_value(args, i)));
+  else if (a == "--plugin") settings.plugins.push_back(absolute_path(option_value(args, i)));
+  else if (a == "--plugin-path") settings.plugin_dirs.push_back(absolute_path(option_value(args, i)));
+  else if (a == "--prompts") settings.prompt_dirs.push_back(absolute_path(option_value(args, i)));
   else return false;
   return true;
 }

@@ -38,7 +38,7 @@ struct loader_settings {
   std::vector<std::filesystem::path> prompt_dirs;  // --prompts
   std::filesystem::path state_dir;                 // offered to plugins
   bool model_configured = false;
-  bool reset_state = false;                        // --reset
+  bool reset_state = false;                        // --reset: for the workflow's own plugins
 };
 
 struct loaded_agents {

@@ -298,6 +298,8 @@ class booking_agent final : public native_agent {
       return d;
     };
     const apply_result applied = cal().apply(change);
+    if (applied.outcome == apply_result::status::refused)  // another run cancelled or moved it first
+      return make_failure("event_not_found", "cannot cancel: " + join(applied.problems, "; ", "; "));
     if (applied.outcome == apply_result::status::applied) maybe_die_after_booking();
     return stored_envelope(applied, trust(context, false));
   }

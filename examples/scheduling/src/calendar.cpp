@@ -262,8 +262,9 @@ household read_household(sqlite3* db, const household& seed, const std::string& 
   return h;
 }
 
-void remove_entry(sqlite3* db, const owned_entry& e, const std::string& where) {
-  if (!e.entry.once) return;
+// How many entries it removed.
+int remove_entry(sqlite3* db, const owned_entry& e, const std::string& where) {
+  if (!e.entry.once) return 0;
   statement s(db,
               "DELETE FROM entries WHERE (? = '' OR owner = ?) AND lower(title) = lower(?) AND start = ? "
               "AND \"end\" = ?",
@@ -271,6 +272,7 @@ void remove_entry(sqlite3* db, const owned_entry& e, const std::string& where) {
   s.bind(1, e.owner).bind(2, e.owner).bind(3, e.entry.title);
   s.bind(4, format_datetime(e.entry.once->start)).bind(5, format_datetime(e.entry.once->end));
   s.run();
+  return sqlite3_changes(db);
 }
 
 }  // namespace
@@ -356,7 +358,17 @@ apply_result calendar::apply(const calendar_change& change) {
         return out;
       }
     }
-    for (const auto& e : change.remove) remove_entry(db, e, where);
+    // The event found before the transaction must still be there: a run that
+    // moved or cancelled it meanwhile leaves nothing to remove, and this
+    // change would otherwise put a second copy somewhere else.
+    for (const auto& e : change.remove) {
+      if (remove_entry(db, e, where) == 0 && e.entry.once) {
+        out.outcome = apply_result::status::refused;
+        out.problems.push_back("\"" + e.entry.title + "\" " + describe(*e.entry.once) +
+                               " is no longer in the calendar: another run changed it since it was found");
+        return out;  // rolled back
+      }
+    }
     calendar_decision decision = change.decide(read_household(db, seed_, where));
     if (!decision.problems.empty()) {
       out.outcome = apply_result::status::refused;

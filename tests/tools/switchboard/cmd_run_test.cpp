@@ -77,7 +77,7 @@ class CmdRun : public ::testing::Test {
   fs::path flow() const { return dir_ / "my-flow"; }
   static void write(const fs::path& file, const std::string& text) { std::ofstream(file, std::ios::binary) << text; }
   std::string stderr_text() const {
-    std::ifstream in(dir_ / "elsewhere" / "stderr.txt");
+    std::ifstream in(last_dir_ / "stderr.txt");
     std::stringstream text;
     text << in.rdbuf();
     return text.str();
@@ -86,14 +86,16 @@ class CmdRun : public ::testing::Test {
   // `switchboard ARGS` from an unrelated directory, with the model at the
   // loopback server and nothing inherited from the developer's environment.
   switchboard::test::cli_result run(const std::string& args, const std::string& stdin_text = "",
-                                    bool with_model = true) {
+                                    bool with_model = true, const std::string& directory = "elsewhere") {
     write(dir_ / "stdin.txt", stdin_text);
     std::string environment =
         "env -u OPENAI_API_KEY -u ANTHROPIC_API_KEY -u OPENAI_BASE_URL -u ANTHROPIC_BASE_URL -u SWITCHBOARD_MODEL "
         "-u SWITCHBOARD_PROVIDER -u SWITCHBOARD_SCHEMA_PATH -u SWITCHBOARD_PLUGIN_PATH -u SWITCHBOARD_PROMPT_PATH "
         "SWITCHBOARD_STATE_DIR=" + shell_quoted((dir_ / "state").string());
     if (with_model) environment += " OPENAI_BASE_URL=" + shell_quoted(server_.base_url() + "/v1") + " OPENAI_API_KEY=k SWITCHBOARD_MODEL=gpt-test";
-    return switchboard::test::run_switchboard(dir_ / "elsewhere", args, dir_ / "stdin.txt", false, environment);
+    fs::create_directories(dir_ / directory);
+    last_dir_ = dir_ / directory;
+    return switchboard::test::run_switchboard(dir_ / directory, args, dir_ / "stdin.txt", false, environment);
   }
   std::string workflow() const { return shell_quoted((flow() / "workflow.json").string()); }
 
@@ -103,6 +105,7 @@ class CmdRun : public ::testing::Test {
 
   loopback_model_server server_;
   fs::path dir_;
+  fs::path last_dir_;
 };
 
 TEST_F(CmdRun, a_prompt_file_agent_with_its_own_schema_runs_with_no_cpp) {
@@ -158,12 +161,15 @@ TEST_F(CmdRun, input_files_are_read_only_when_asked_for) {
   r = run("run " + workflow() + " --input-file " + shell_quoted(ad));
   ASSERT_EQ(r.exit_code, 0) << describe(r, stderr_text());
   EXPECT_THAT(json::serialize(server_.requests().back().json()), HasSubstr("Advertisement: Cottage from a file"));
-  r = run("run " + workflow() + " --input " + shell_quoted("@" + (dir_ / "ad.json").string()) + " --json");
+  r = run("run " + workflow() + " --input-file " + shell_quoted((dir_ / "ad.json").string()) + " --json");
   ASSERT_EQ(r.exit_code, 0) << describe(r, stderr_text());
   EXPECT_EQ(json::parse(r.out).at("input").at("source"), "newspaper");
-  r = run("run " + workflow() + " --input @@literal");
+  // Text that looks like curl's @file is still text: a user's words never
+  // choose a file to send to the model.
+  r = run("run " + workflow() + " --input " + shell_quoted("@" + ad));
   ASSERT_EQ(r.exit_code, 0) << describe(r, stderr_text());
-  EXPECT_THAT(json::serialize(server_.requests().back().json()), HasSubstr("Advertisement: @literal"));
+  EXPECT_THAT(json::serialize(server_.requests().back().json()), HasSubstr("Advertisement: @" + ad));
+  EXPECT_THAT(json::serialize(server_.requests().back().json()), Not(HasSubstr("Cottage from a file")));
   r = run("run " + workflow() + " --input-file " + shell_quoted((dir_ / "missing.txt").string()));
   EXPECT_EQ(r.exit_code, 2) << describe(r, stderr_text());
   EXPECT_THAT(stderr_text(), HasSubstr("missing.txt' does not exist"));
@@ -222,8 +228,10 @@ TEST_F(CmdRunClarification, a_memory_store_gives_no_resume_command_that_cannot_w
 }
 
 TEST_F(CmdRunClarification, the_printed_resume_command_works_as_printed) {
+  // Relative paths on the command line; the resume runs from another directory.
   const auto paused = run("run " + workflow() + " --input 'a cottage' --prompts " +
-                          shell_quoted((flow() / "prompts").string()) + " --max-attempts 2");
+                          shell_quoted((flow() / "prompts").string()) +
+                          " --max-attempts 2 --store sqlite:runs.db --cache cache", "", true, "first");
   ASSERT_EQ(paused.exit_code, 3) << describe(paused, stderr_text());
   std::smatch m;
   ASSERT_TRUE(std::regex_search(paused.out, m, std::regex{R"(switchboard (resume .*) --answer "\.\.\.")"}))
@@ -231,7 +239,9 @@ TEST_F(CmdRunClarification, the_printed_resume_command_works_as_printed) {
   const std::string command = m[1].str();
   EXPECT_THAT(command, HasSubstr("--prompts"));
   EXPECT_THAT(command, HasSubstr("--max-attempts 2"));
-  const auto resumed = run(command + " --answer '250000 euros'");
+  EXPECT_THAT(command, HasSubstr("--store sqlite:" + (dir_ / "first" / "runs.db").string()));
+  EXPECT_THAT(command, HasSubstr("--cache " + (dir_ / "first" / "cache").string()));
+  const auto resumed = run(command + " --answer '250000 euros'", "", true, "second");
   ASSERT_EQ(resumed.exit_code, 0) << describe(resumed, stderr_text());
   EXPECT_THAT(resumed.out, HasSubstr("A house listing."));
 }
@@ -255,6 +265,9 @@ TEST_F(CmdRun, a_plugin_named_in_the_workflow_gets_its_configuration) {
   EXPECT_EQ(data.at("reset_state"), true);
   EXPECT_EQ(data.at("model_configured"), false);
   EXPECT_EQ(data.at("workflow_id"), json::parse(r.out).at("id"));
+
+  // Under --json the plugin's notice is a note: on standard error.
+  EXPECT_THAT(stderr_text(), HasSubstr("host_echo: loaded with 1 config keys"));
 
   // Without --plugin-path the name is not found, and the message says where it looked.
   const auto missing = run("run " + workflow() + " --input x", "", false);
@@ -333,6 +346,21 @@ TEST_F(CmdRun, usage_errors_name_the_problem) {
   r = run("run /nonexistent/workflow.json --input a");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(stderr_text(), HasSubstr("/nonexistent/workflow.json"));
+  r = run("run " + workflow() + " --input a --plugin /nonexistent/libx.so");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(stderr_text(), HasSubstr("--plugin: file '/nonexistent/libx.so' does not exist"));
+  for (const char* now : {"2026-02-30T10:00", "2026-03-01T24:00", "2026-03-01T10:60", "tomorrow"}) {
+    r = run("run " + workflow() + " --input a --now " + now);
+    EXPECT_EQ(r.exit_code, 2) << now;
+    EXPECT_THAT(stderr_text(), HasSubstr("--now expects YYYY-MM-DDTHH:MM")) << now;
+  }
+}
+
+TEST_F(CmdRun, model_options_without_a_model_are_named_not_silently_ignored) {
+  write(flow() / "workflow.json", R"({"name": "w", "nodes": {"done": {"type": "end"}}})");
+  const auto r = run("run " + workflow() + " --input a --timeout 5", "", false);
+  EXPECT_THAT(stderr_text(), HasSubstr("no model is configured"));
+  EXPECT_THAT(stderr_text(), HasSubstr("have no effect"));
 }
 
 }  // namespace
