@@ -16,6 +16,9 @@ std::string_view to_string(agent_errc code) noexcept {
     case agent_errc::prompt_file_invalid: return "prompt_file_invalid";
     case agent_errc::template_variable_unknown: return "template_variable_unknown";
     case agent_errc::unknown_prompt_version: return "unknown_prompt_version";
+    case agent_errc::duplicate_tool: return "duplicate_tool";
+    case agent_errc::unknown_tool: return "unknown_tool";
+    case agent_errc::invalid_tool: return "invalid_tool";
   }
   return "unknown_error";
 }

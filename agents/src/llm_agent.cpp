@@ -3,6 +3,7 @@
 
 #include <switchboard/agents/agent_registry.hpp>
 #include <switchboard/agents/model/structured.hpp>
+#include <switchboard/agents/tool_registry.hpp>
 #include <switchboard/protocol/error.hpp>
 
 #include "model/structured_ladder.hpp"
@@ -307,8 +308,30 @@ protocol::envelope llm_agent::finish(agent_context& context, const prepared_call
   return out;
 }
 
+namespace {
+
+// Every tool every version of every prompt names must be registered.
+void check_prompt_tools(const prompt_library& library, const tool_registry& tools) {
+  for (const auto& name : library.names()) {
+    for (const auto& pf : library.all_versions(name)) {
+      for (const auto& t : pf.tools) {
+        if (tools.contains(t)) continue;
+        const auto known = tools.names();
+        std::string list;
+        for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+        throw agent_error(agent_errc::unknown_tool,
+                          pf.path.string() + ": \"tools\" names '" + t + "', which is not registered; tools: " +
+                              (list.empty() ? std::string("(none)") : list));
+      }
+    }
+  }
+}
+
+}  // namespace
+
 std::size_t register_prompt_agents(agent_registry& registry, const prompt_library& library,
-                                   llm_agent_options options) {
+                                   llm_agent_options options, const tool_registry* tools) {
+  if (tools != nullptr) check_prompt_tools(library, *tools);
   std::size_t count = 0;
   for (const auto& name : library.names()) {
     auto a = llm_agent::from_library(library, name, registry.schemas_ptr(), options);

@@ -98,11 +98,40 @@ std::vector<std::string> register_schemas(agent_registry& registry, const plugin
   return ids;
 }
 
-// An agent whose last owner also releases the library, after the agent's
-// own (plugin-side) destructor has run.
-std::shared_ptr<agent> tie_to_library(std::shared_ptr<agent> a, library_handle lib) {
-  agent* raw = a.get();
-  return std::shared_ptr<agent>(raw, [keep = std::move(a), lib = std::move(lib)](agent*) mutable {
+// Tool names must be valid, unique within the plugin and new to the
+// registry, and their schemas must compile: checked by registering them in
+// a scratch registry first, so a bad tool fails the plugin before anything
+// is registered.
+void check_tools(const tool_registry* tools, plugin_registrar& reg) {
+  if (reg.tools().empty()) return;
+  if (tools == nullptr) {
+    fail(agent_errc::plugin_init_failed, reg.file(),
+         "registers tools, but this host loads plugins without a tool registry");
+  }
+  tool_registry scratch;
+  for (const auto& t : reg.tools()) {
+    try {
+      scratch.add(t, "plugin:" + reg.file().string());
+    } catch (const std::exception& e) {
+      fail(agent_errc::plugin_init_failed, reg.file(), e.what());
+    }
+    const std::string name(t->name());
+    if (tools->contains(name)) {
+      const auto infos = tools->list();
+      const auto it = std::ranges::find(infos, name, &tool_info::name);
+      fail(agent_errc::plugin_init_failed, reg.file(),
+           "tool '" + name + "' is already registered (from " +
+               (it != infos.end() ? it->origin : std::string("?")) + ")");
+    }
+  }
+}
+
+// An agent or tool whose last owner also releases the library, after the
+// object's own (plugin-side) destructor has run.
+template <class T>
+std::shared_ptr<T> tie_to_library(std::shared_ptr<T> object, library_handle lib) {
+  T* raw = object.get();
+  return std::shared_ptr<T>(raw, [keep = std::move(object), lib = std::move(lib)](T*) mutable {
     keep.reset();
     lib.reset();
   });
@@ -120,6 +149,8 @@ plugin_registrar::plugin_registrar(std::filesystem::path file, plugin_host host)
 
 void plugin_registrar::add(std::shared_ptr<agent> a) { agents_.push_back(std::move(a)); }
 
+void plugin_registrar::add_tool(std::shared_ptr<tool> t) { tools_.push_back(std::move(t)); }
+
 void plugin_registrar::add_schema(std::string_view id, const boost::json::value& schema) {
   schemas_.push_back({std::string(id), schema});
 }
@@ -131,7 +162,10 @@ void plugin_registrar::fail(std::string message) {
   failure_ += message;
 }
 
-loaded_plugin load_plugin(agent_registry& registry, const std::filesystem::path& file, plugin_host host) {
+namespace {
+
+loaded_plugin load_plugin_into(agent_registry& registry, tool_registry* tools, const std::filesystem::path& file,
+                               plugin_host host) {
   // Declared first so it outlives the registrar and the agents it holds.
   library_handle lib = open_library(file);
   const auto abi = find_symbol<switchboard_plugin_abi_version_fn>(lib, file, plugin_abi_version_symbol);
@@ -156,6 +190,7 @@ loaded_plugin load_plugin(agent_registry& registry, const std::filesystem::path&
              (reg.failure().empty() ? std::string() : ": " + reg.failure()));
   }
   check_agent_names(registry, reg);
+  check_tools(tools, reg);
 
   loaded_plugin out;
   out.file = file;
@@ -166,7 +201,23 @@ loaded_plugin load_plugin(agent_registry& registry, const std::filesystem::path&
     registry.add(tie_to_library(std::move(a), lib), "plugin:" + file.string());
   }
   reg.agents().clear();
+  for (auto& t : reg.tools()) {
+    out.tools.emplace_back(t->name());
+    tools->add(tie_to_library(std::move(t), lib), "plugin:" + file.string());
+  }
+  reg.tools().clear();
   return out;
+}
+
+}  // namespace
+
+loaded_plugin load_plugin(agent_registry& registry, const std::filesystem::path& file, plugin_host host) {
+  return load_plugin_into(registry, nullptr, file, std::move(host));
+}
+
+loaded_plugin load_plugin(agent_registry& registry, tool_registry& tools, const std::filesystem::path& file,
+                          plugin_host host) {
+  return load_plugin_into(registry, &tools, file, std::move(host));
 }
 
 std::filesystem::path find_plugin(std::string_view reference, const std::filesystem::path& base_dir,

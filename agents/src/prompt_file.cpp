@@ -6,6 +6,7 @@
 #include <switchboard/protocol/limits.hpp>
 
 #include <switchboard/agents/agent_registry.hpp>
+#include <switchboard/agents/model/tool_call.hpp>
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -371,6 +372,28 @@ void check_schema_id(const source_text& src, const member_reader& r, std::string
   }
 }
 
+// Names of the tools the agent may call: "calendar.lookup",
+// "mcp:files/read_file". Whether they exist is checked where the tool
+// registry is known (register_prompt_agents), not here.
+std::vector<std::string> read_tools(const source_text& src, const member_reader& r) {
+  if (!r.get("tools")) return {};
+  if (!r.get("tools")->is_array()) {
+    src.fail("\"tools\" must be an array of tool names, got " + std::string(kind_name(*r.get("tools"))),
+             r.line_of("tools"));
+  }
+  std::vector<std::string> names = r.lines("tools", true);
+  std::set<std::string, std::less<>> seen;
+  for (const auto& n : names) {
+    if (!is_valid_tool_name(n)) {
+      src.fail("\"tools\" entry \"" + n + "\" is not a tool name ([A-Za-z0-9_.:/-]{1,128}, e.g. "
+               "calendar.lookup or mcp:files/read_file)",
+               r.line_of("tools"));
+    }
+    if (!seen.insert(n).second) src.fail("\"tools\" names \"" + n + "\" twice", r.line_of("tools"));
+  }
+  return names;
+}
+
 std::string lowercase(std::string_view s) {
   std::string out(s);
   for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -472,7 +495,7 @@ prompt_file prompt_file::parse(std::string_view json_text, std::string source) {
   if (!doc.is_object()) src.fail("a prompt file must be a JSON object, got " + std::string(kind_name(doc)));
   const member_reader r(src, doc.get_object(), "");
   r.allow_only({"name", "version", "description", "output_schema", "input_schema", "model", "system",
-                "user", "policies", "confidence_rules", "explanation_template"});
+                "user", "policies", "confidence_rules", "explanation_template", "tools"});
   prompt_file pf;
   pf.path = source;
   pf.name = r.string("name", true);
@@ -490,6 +513,7 @@ prompt_file prompt_file::parse(std::string_view json_text, std::string source) {
   pf.system = read_template(src, r, "system", false, template_kind::prompt, "system");
   pf.user = read_template(src, r, "user", true, template_kind::prompt, "user");
   pf.policies = read_policies(src, r.get("policies"), r.key_offset("policies"));
+  pf.tools = read_tools(src, r);
   pf.confidence = read_confidence(src, r.get("confidence_rules"), r.key_offset("confidence_rules"));
   if (r.get("explanation_template")) {
     pf.explanation_template = read_template(src, r, "explanation_template", true,

@@ -2,6 +2,7 @@
 
 #include <switchboard/agents/agent_registry.hpp>
 #include <switchboard/agents/model/scripted_model.hpp>
+#include <switchboard/agents/tool_registry.hpp>
 
 #include "agent_test_support.hpp"
 
@@ -286,6 +287,66 @@ TEST_F(LlmAgent, RegisterPromptAgentsRecordsThePromptFileAsOrigin) {
   EXPECT_EQ(infos[0].name, "meeting_parser");
   EXPECT_EQ(infos[0].origin, "prompt:" + (test_data() / "prompts" / "meeting_parser.v2.json").string());
   EXPECT_THROW(register_prompt_agents(registry, library), agent_error);  // duplicate
+}
+
+}  // namespace
+}  // namespace switchboard::agents
+
+namespace switchboard::agents {
+namespace {
+
+// A tool that is only ever looked up by name.
+class named_tool final : public tool {
+ public:
+  explicit named_tool(std::string name) : name_(std::move(name)) {}
+  std::string_view name() const noexcept override { return name_; }
+  std::string_view description() const noexcept override { return "d"; }
+  boost::json::object parameters() const override { return {}; }
+  boost::asio::awaitable<tool_result> call(tool_context&, const boost::json::value&) override {
+    co_return boost::json::value(nullptr);
+  }
+
+ private:
+  std::string name_;
+};
+
+prompt_file prompt_with_tools(std::string_view tools) {
+  return prompt_file::parse(R"({"name": "tooled", "version": 1, "description": "d",
+      "output_schema": "meeting.output@1", "user": "hi", "tools": )" + std::string(tools) + "}",
+                            "prompts/tooled.v1.json");
+}
+
+TEST(RegisterPromptAgentsTools, EveryNamedToolMustBeRegistered) {
+  const auto schemas = agent_test::test_schemas();
+  prompt_library library;
+  library.add(prompt_with_tools(R"(["calendar.lookup", "mcp:files/read_file"])"));
+  tool_registry tools;
+  tools.add(std::make_shared<named_tool>("calendar.lookup"));
+
+  agent_registry registry(schemas);
+  try {
+    register_prompt_agents(registry, library, {}, &tools);
+    ADD_FAILURE() << "expected agent_error";
+  } catch (const agent_error& e) {
+    EXPECT_EQ(code_of(e), agent_errc::unknown_tool);
+    EXPECT_THAT(e.what(), AllOf(HasSubstr("prompts/tooled.v1.json"), HasSubstr("mcp:files/read_file"),
+                                HasSubstr("calendar.lookup")));
+  }
+  EXPECT_THAT(registry.names(), IsEmpty());
+
+  tools.add(std::make_shared<named_tool>("mcp:files/read_file"));
+  EXPECT_EQ(register_prompt_agents(registry, library, {}, &tools), 1u);
+}
+
+TEST(RegisterPromptAgentsTools, WithoutAToolRegistryTheNamesAreOnlyRecorded) {
+  const auto schemas = agent_test::test_schemas();
+  prompt_library library;
+  library.add(prompt_with_tools(R"(["calendar.lookup"])"));
+  agent_registry registry(schemas);
+  EXPECT_EQ(register_prompt_agents(registry, library), 1u);
+  const auto* a = dynamic_cast<const llm_agent*>(registry.find("tooled"));
+  ASSERT_NE(a, nullptr);
+  EXPECT_THAT(a->newest().tools, ElementsAre("calendar.lookup"));
 }
 
 }  // namespace

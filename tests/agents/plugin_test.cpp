@@ -1,5 +1,6 @@
 #include <switchboard/agents/plugin.hpp>
 
+#include <switchboard/agents/function_tool.hpp>
 #include <switchboard/agents/plugin_loader.hpp>
 
 #include "agent_test_support.hpp"
@@ -230,6 +231,101 @@ TEST_F(FindPlugin, AMissingNameListsWhereItWasLookedFor) {
                                 HasSubstr((root_ / "first").string()), HasSubstr((root_ / "second").string())));
   }
   EXPECT_THROW((void)find_plugin("", "/base", dirs()), agent_error);
+}
+
+}  // namespace
+}  // namespace switchboard::agents
+
+namespace switchboard::agents {
+namespace {
+
+const std::filesystem::path tool_plugin = SWITCHBOARD_TOOL_PLUGIN;
+
+struct ToolPluginLoader : PluginLoader {
+  tool_registry tools;
+
+  plugin_host with_config(std::string_view config) {
+    plugin_host host;
+    host.config = boost::json::parse(config).as_object();
+    return host;
+  }
+};
+
+TEST_F(ToolPluginLoader, RegistersItsAgentAndToolTiedToTheLibrary) {
+  std::shared_ptr<tool> kept;
+  tool_arguments args;
+  {
+    agent_registry scoped_agents(schemas);
+    tool_registry scoped_tools;
+    const auto loaded = load_plugin(scoped_agents, scoped_tools, tool_plugin);
+    EXPECT_THAT(loaded.agents, ElementsAre("tool_plugin_agent"));
+    EXPECT_THAT(loaded.tools, ElementsAre("plugin.shout"));
+    ASSERT_EQ(scoped_tools.list().size(), 1u);
+    EXPECT_EQ(scoped_tools.list()[0].origin, "plugin:" + tool_plugin.string());
+    EXPECT_TRUE(scoped_tools.list()[0].idempotent);
+    args = scoped_tools.validate_arguments("plugin.shout", R"({"text": "hi there"})");
+    ASSERT_TRUE(args.ok()) << args.describe("plugin.shout");
+    kept = scoped_tools.find_shared("plugin.shout");
+  }
+  // The registries are gone: the shared_ptr alone keeps the plugin's code loaded.
+  void* handle = ::dlopen(tool_plugin.c_str(), RTLD_NOW | RTLD_NOLOAD);
+  EXPECT_NE(handle, nullptr);
+  if (handle != nullptr) ::dlclose(handle);
+  tool_context context{std::make_shared<spdlog::logger>("plugin-tool-test")};
+  const auto r = run_sync(kept->call(context, args.value));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r.value(), "HI THERE");
+}
+
+TEST_F(ToolPluginLoader, ThrowingInitRegistersNeitherAgentNorTool) {
+  try {
+    (void)load_plugin(registry, tools, tool_plugin, with_config(R"({"throw": true})"));
+    ADD_FAILURE() << "expected agent_error";
+  } catch (const agent_error& e) {
+    EXPECT_EQ(code_of(e), agent_errc::plugin_init_failed);
+    EXPECT_THAT(e.what(), HasSubstr("tool backend unreachable"));
+  }
+  EXPECT_THAT(registry.names(), IsEmpty());
+  EXPECT_THAT(tools.names(), IsEmpty());
+}
+
+TEST_F(ToolPluginLoader, ABadToolSchemaRefusesThePluginWhole) {
+  try {
+    (void)load_plugin(registry, tools, tool_plugin, with_config(R"({"bad_schema": true})"));
+    ADD_FAILURE() << "expected agent_error";
+  } catch (const agent_error& e) {
+    EXPECT_EQ(code_of(e), agent_errc::plugin_init_failed);
+    EXPECT_THAT(e.what(), AllOf(HasSubstr(tool_plugin.string()), HasSubstr("plugin.shout"),
+                                HasSubstr("does not compile")));
+  }
+  EXPECT_THAT(registry.names(), IsEmpty());
+  EXPECT_THAT(tools.names(), IsEmpty());
+  EXPECT_FALSE(schemas->find("tool_plugin.output@1"));
+}
+
+TEST_F(ToolPluginLoader, AToolNameTakenElsewhereRefusesThePluginNamingTheOrigin) {
+  tools.add(make_function_tool<boost::json::value>("plugin.shout", "taken", boost::json::object{},
+                                                   [](boost::json::value) { return boost::json::value(nullptr); }),
+            "builtin");
+  try {
+    (void)load_plugin(registry, tools, tool_plugin);
+    ADD_FAILURE() << "expected agent_error";
+  } catch (const agent_error& e) {
+    EXPECT_EQ(code_of(e), agent_errc::plugin_init_failed);
+    EXPECT_THAT(e.what(), AllOf(HasSubstr("plugin.shout"), HasSubstr("builtin")));
+  }
+  EXPECT_THAT(registry.names(), IsEmpty());
+}
+
+TEST_F(ToolPluginLoader, AHostWithoutAToolRegistryRefusesAPluginWithTools) {
+  try {
+    (void)load_plugin(registry, tool_plugin);
+    ADD_FAILURE() << "expected agent_error";
+  } catch (const agent_error& e) {
+    EXPECT_EQ(code_of(e), agent_errc::plugin_init_failed);
+    EXPECT_THAT(e.what(), HasSubstr("tool registry"));
+  }
+  EXPECT_THAT(registry.names(), IsEmpty());
 }
 
 }  // namespace

@@ -224,3 +224,36 @@ TEST(PromptFileName, ParsesNameAndVersion) {
 
 }  // namespace
 }  // namespace switchboard::agents
+
+namespace switchboard::agents {
+namespace {
+
+constexpr std::string_view with_tools = R"({
+  "name": "inline", "version": 1, "description": "d",
+  "output_schema": "meeting.output@1", "user": "hi",
+  "tools": ["calendar.lookup", "mcp:files/read_file"]
+})";
+
+TEST(PromptFileTools, NamesAreReadInOrderAndDefaultToNone) {
+  EXPECT_THAT(prompt_file::parse(with_tools, "inline.v1.json").tools,
+              ::testing::ElementsAre("calendar.lookup", "mcp:files/read_file"));
+  EXPECT_THAT(prompt_file::parse(minimal, "inline.v1.json").tools, ::testing::IsEmpty());
+}
+
+TEST(PromptFileTools, BadListsAreRefusedNamingTheMember) {
+  const auto with = [](std::string_view tools) {
+    return R"({"name": "inline", "version": 1, "description": "d", "output_schema": "meeting.output@1",
+               "user": "hi", "tools": )" + std::string(tools) + "}";
+  };
+  expect_invalid(with(R"("calendar.lookup")"), agent_errc::prompt_file_invalid, {"\"tools\"", "array"});
+  expect_invalid(with(R"([1])"), agent_errc::prompt_file_invalid, {"\"tools\"", "strings"});
+  expect_invalid(with(R"(["has space"])"), agent_errc::prompt_file_invalid, {"has space", "not a tool name"});
+  expect_invalid(with(R"([""])"), agent_errc::prompt_file_invalid, {"not a tool name"});
+  expect_invalid(with(R"(["a.b", "a.b"])"), agent_errc::prompt_file_invalid, {"a.b", "twice"});
+  expect_invalid(R"({"name": "inline", "version": 1, "description": "d", "output_schema": "meeting.output@1",
+                     "user": "hi", "tool": ["a.b"]})",
+                 agent_errc::prompt_file_invalid, {"unknown member \"tool\"", "tools"});
+}
+
+}  // namespace
+}  // namespace switchboard::agents

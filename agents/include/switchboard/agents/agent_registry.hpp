@@ -36,6 +36,9 @@ enum class agent_errc {
   prompt_file_invalid,    // a prompt file is malformed
   template_variable_unknown,  // a {{variable}} cannot be resolved
   unknown_prompt_version,     // a run asked for a prompt version that is not loaded
+  duplicate_tool,             // a tool name registered twice
+  unknown_tool,               // no tool by that name
+  invalid_tool,               // a tool with a bad name or an unusable parameters schema
 };
 std::string_view to_string(agent_errc code) noexcept;
 const boost::system::error_category& agent_category() noexcept;

@@ -53,6 +53,7 @@ namespace switchboard::agents {
 struct structured_result;
 
 class agent_registry;
+class tool_registry;
 
 struct llm_agent_options {
   // Policies that apply on top of the prompt file's own (e.g. shared by
@@ -113,7 +114,11 @@ class llm_agent final : public agent {
 
 // Registers one llm_agent per prompt name of `library` with origin
 // "prompt:<newest file>"; returns how many. Throws as add() and llm_agent.
+// With `tools`, every tool a prompt file names ("tools") must be in it:
+// otherwise agent_error(unknown_tool) naming the file and the tool, before
+// anything is registered. (The tool loop is not wired yet: an llm_agent
+// records its prompt's tool names but does not offer them to the model.)
 std::size_t register_prompt_agents(agent_registry& registry, const prompt_library& library,
-                                   llm_agent_options options = {});
+                                   llm_agent_options options = {}, const tool_registry* tools = nullptr);
 
 }  // namespace switchboard::agents

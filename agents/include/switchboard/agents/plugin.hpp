@@ -7,6 +7,7 @@
 //   SWITCHBOARD_PLUGIN(registrar) {
 //     registrar.add_schema("text_stats.output@1", my_schema_json);
 //     registrar.add(std::make_shared<text_stats_agent>());
+//     registrar.add_tool(std::make_shared<word_count_tool>());   (optional)
 //   }
 //
 // The macro defines the two C entry points the loader looks for:
@@ -31,6 +32,7 @@
 #pragma once
 
 #include <switchboard/agents/agent.hpp>
+#include <switchboard/agents/tool.hpp>
 
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
@@ -44,7 +46,8 @@
 
 // Bump when a type a plugin sees changes incompatibly.
 // 2: agent::blocks_thread() (a new virtual function), agent_context::raw_text.
-// 3: plugin_registrar::host() and notice(), agent_context::workflow_id.
+// 3: plugin_registrar::host() and notice(), agent_context::workflow_id;
+//    plugin_registrar::add_tool() and the tool interface (tool.hpp).
 #define SWITCHBOARD_PLUGIN_ABI_VERSION 3
 
 #if defined(_WIN32)
@@ -95,15 +98,19 @@ struct plugin_host {
   std::shared_ptr<protocol::schema_registry> schemas;
 };
 
-// What a plugin's registration function receives. It collects agents and
-// schemas; the loader adds them to the host's registries only when the whole
-// init succeeded, so a failing plugin registers nothing.
+// What a plugin's registration function receives. It collects agents, tools
+// and schemas; the loader adds them to the host's registries only when the
+// whole init succeeded, so a failing plugin registers nothing.
 class plugin_registrar {
  public:
   explicit plugin_registrar(std::filesystem::path file, plugin_host host = {});
 
   // An agent to register. Its name must be unique in the host's registry.
   void add(std::shared_ptr<agent> a);
+  // A tool to register (tool.hpp). Its name must be unique in the host's
+  // tool registry and its parameters schema must compile. A host that loads
+  // without a tool registry refuses a plugin that brings tools.
+  void add_tool(std::shared_ptr<tool> t);
   // A JSON Schema the plugin's agents declare ("text_stats.output@1"). If
   // the host already has this id with the same schema it is reused.
   void add_schema(std::string_view id, const boost::json::value& schema);
@@ -122,6 +129,7 @@ class plugin_registrar {
     boost::json::value schema;
   };
   std::vector<std::shared_ptr<agent>>& agents() noexcept { return agents_; }
+  std::vector<std::shared_ptr<tool>>& tools() noexcept { return tools_; }
   const std::vector<schema_entry>& schemas() const noexcept { return schemas_; }
   const std::string& failure() const noexcept { return failure_; }
   const std::vector<std::string>& notices() const noexcept { return notices_; }
@@ -138,6 +146,7 @@ class plugin_registrar {
   plugin_host host_;
   std::vector<std::string> notices_;
   std::vector<std::shared_ptr<agent>> agents_;
+  std::vector<std::shared_ptr<tool>> tools_;
   std::vector<schema_entry> schemas_;
   std::string failure_;
 };

@@ -1,5 +1,6 @@
 // plugin_loader: loads plugins (shared libraries built with
-// SWITCHBOARD_PLUGIN, see plugin.hpp) into an agent registry.
+// SWITCHBOARD_PLUGIN, see plugin.hpp) into an agent registry and, for
+// plugins that bring tools, a tool registry.
 //
 // Sources: explicit paths (command line, a workflow file: the caller
 // resolves relative paths), and SWITCHBOARD_PLUGIN_PATH, a colon-separated
@@ -11,12 +12,15 @@
 //   plugin_missing_entry  switchboard_plugin_init or switchboard_plugin_abi_version is absent
 //   plugin_abi_mismatch   built against another plugin ABI version (both numbers named)
 //   plugin_init_failed    the plugin's registration threw or reported failure,
-//                         or registering its schemas/agents failed (e.g. a duplicate name)
-// A plugin registers all its agents or none.
+//                         or registering its schemas/agents/tools failed (a duplicate
+//                         or invalid name, a tool schema that does not compile), or it
+//                         brings tools and the host passed no tool registry
+// A plugin registers all its agents and tools or none: every name and tool
+// schema is checked before anything is registered.
 //
-// Lifetime: the library stays loaded as long as any of its agents lives
-// (each registered agent holds a reference to the library handle), so
-// agents may outlive the loader and no agent code is unloaded under a
+// Lifetime: the library stays loaded as long as any of its agents or tools
+// lives (each registered one holds a reference to the library handle), so
+// they may outlive the loader and no plugin code is unloaded under a
 // running coroutine.
 //
 // Thread-safety: loading is for set-up time; it registers into the
@@ -25,6 +29,7 @@
 
 #include <switchboard/agents/agent_registry.hpp>
 #include <switchboard/agents/plugin.hpp>
+#include <switchboard/agents/tool_registry.hpp>
 
 #include <filesystem>
 #include <string>
@@ -36,6 +41,7 @@ namespace switchboard::agents {
 struct loaded_plugin {
   std::filesystem::path file;
   std::vector<std::string> agents;   // names registered, in registration order
+  std::vector<std::string> tools;    // tool names registered, in registration order
   std::vector<std::string> schemas;  // schema ids it brought (registered or reused)
   std::vector<std::string> notices;  // what the plugin asked the host to show (untrusted text)
 };
@@ -44,6 +50,9 @@ struct loaded_plugin {
 // "plugin:<file>". `host` is what the plugin sees as registrar.host(); its
 // `schemas` is set to the registry's.
 loaded_plugin load_plugin(agent_registry& registry, const std::filesystem::path& file,
+                          plugin_host host = {});
+// As above, registering the plugin's tools into `tools` with the same origin.
+loaded_plugin load_plugin(agent_registry& registry, tool_registry& tools, const std::filesystem::path& file,
                           plugin_host host = {});
 
 // Finds the plugin a workflow file names. A reference with a '/' or ending

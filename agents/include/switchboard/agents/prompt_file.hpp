@@ -15,7 +15,8 @@
 //                     "instructions": ["Report items_shown and items_total."] } ],
 //     "confidence_rules": { "base": 0.5, "min": 0, "max": 1,
 //                           "rules": [ { "if_present": "/data/start_time", "add": 0.3 } ] },
-//     "explanation_template": "Showing {{items_shown}} of {{items_total}} items" }
+//     "explanation_template": "Showing {{items_shown}} of {{items_total}} items",
+//     "tools": ["calendar.lookup", "mcp:files/read_file"] }        (optional)
 //
 // Templates and policy instructions are a string or an array of lines; with
 // an array, errors name the file line of the offending template line.
@@ -109,6 +110,10 @@ struct prompt_file {
   std::vector<prompt_policy> policies;
   confidence_rules confidence;
   std::optional<prompt_template> explanation_template;
+  // The tools the agent may call, by registry name (tool_registry.hpp),
+  // in file order, each valid and named once. Recorded only: the tool loop
+  // that offers them to the model comes in a later slice.
+  std::vector<std::string> tools;
 
   // "nl_parser.v2": what goes into cache keys, audit records and
   // agent_context::used_prompt_version.
