@@ -7,6 +7,7 @@
 #include <switchboard/protocol/error.hpp>
 
 #include "model/structured_ladder.hpp"
+#include "tool_loop.hpp"
 
 #include <boost/json/value_to.hpp>
 #include <spdlog/logger.h>
@@ -132,8 +133,19 @@ llm_agent::llm_agent(std::vector<prompt_file> versions,
                           pf.output_schema + ", which is not in the schema registry");
   }
   envelope_schema_ = schemas_->envelope_schema(pf.output_schema);
+  if (options_.max_tool_rounds < 0 || options_.tool_timeout <= std::chrono::milliseconds::zero() ||
+      options_.max_tool_result_bytes == 0) {
+    throw std::invalid_argument("llm_agent: max_tool_rounds must be >= 0, tool_timeout and "
+                                "max_tool_result_bytes positive");
+  }
   for (const auto& v : versions_) {
     check_explanation_variables(v, data_schema->json());
+    for (const auto& t : v.tools) {
+      if (options_.tools != nullptr && !options_.tools->contains(t)) {
+        throw agent_error(agent_errc::unknown_tool,
+                          v.path.string() + ": \"tools\" names '" + t + "', which is not registered");
+      }
+    }
     for (const auto& extra : options_.extra_policies) {
       if (std::ranges::any_of(v.policies, [&](const auto& p) { return p.name == extra.name; })) {
         throw agent_error(agent_errc::prompt_file_invalid,
@@ -252,7 +264,19 @@ llm_agent::prepared_call llm_agent::prepare(agent_context& context, structured_r
   context.applied_policies = call.applied;
   context.logger->debug("agent {}: prompt {}, policies [{}], model role {}", name(),
                         prompt.version_tag(), join(call.applied, ", "), prompt.model.role);
-  call.answer = detail::complete_structured_into(*model, std::move(request), std::move(options), result);
+  if (options_.tools != nullptr && !prompt.tools.empty()) {
+    detail::tool_loop_settings loop;
+    loop.tools = options_.tools;
+    loop.allowed = &prompt.tools;
+    loop.agent = std::string(name());
+    loop.max_rounds = options_.max_tool_rounds;
+    loop.tool_timeout = options_.tool_timeout;
+    loop.max_result_bytes = options_.max_tool_result_bytes;
+    call.answer = detail::run_tool_loop(*model, std::move(request), std::move(options), std::move(loop), context,
+                                        result);
+  } else {
+    call.answer = detail::complete_structured_into(*model, std::move(request), std::move(options), result);
+  }
   return call;
 }
 
@@ -331,7 +355,10 @@ void check_prompt_tools(const prompt_library& library, const tool_registry& tool
 
 std::size_t register_prompt_agents(agent_registry& registry, const prompt_library& library,
                                    llm_agent_options options, const tool_registry* tools) {
-  if (tools != nullptr) check_prompt_tools(library, *tools);
+  if (tools != nullptr) {
+    check_prompt_tools(library, *tools);
+    options.tools = tools;
+  }
   std::size_t count = 0;
   for (const auto& name : library.names()) {
     auto a = llm_agent::from_library(library, name, registry.schemas_ptr(), options);

@@ -101,6 +101,11 @@ struct agent_context {
   // with side effects keys them on it so that a step the hub runs again
   // after a crash does not repeat them.
   std::string workflow_id{};
+  // Every tool call the agent's tool loop ran (llm_agent.hpp), in the order
+  // the model made them: {round, id, tool, arguments (the model's text),
+  // is_error, result (the tool's JSON, or the text sent when it was cut) or
+  // error {code, message, retryable}, duration_ms}. Empty without tools.
+  boost::json::array tool_calls{};
 };
 
 }  // namespace switchboard::agents

@@ -16,6 +16,32 @@
 //   6. records usage, the prompt version and the applied policies in the
 //      context.
 //
+// Tools (docs/prompt-files.md, "Tools"): when the prompt file names tools
+// and the options carry a tool registry, step 4 becomes the tool loop
+// (agents/src/tool_loop.hpp): the request offers those tools (tool_choice
+// auto); while the model answers with tool calls, the agent runs them —
+// the calls of one turn concurrently — and sends their results back:
+//   - arguments are validated against the tool's schema first
+//     (tool_registry::validate_arguments); invalid ones, and a tool the
+//     prompt does not name, go back to the model as an error result
+//     (code "invalid_arguments" / "unknown_tool") and the tool is not called;
+//   - each call has options.tool_timeout (error result "timeout", the call
+//     cancelled); an exception from a tool becomes error result
+//     "tool_failed" naming the tool (it never escapes);
+//   - a result longer than options.max_tool_result_bytes is cut, with a note;
+//   - at most options.max_tool_rounds turns with tool calls: one more ends
+//     the run with an error envelope ("structured_output_failed", reason
+//     tool_rounds_exhausted, the message naming max_tool_rounds);
+//   - the token budget and the call's timeout (prompt file / call_limits)
+//     span the whole loop, final answer included.
+// The model's answer without tool calls is the final one: if its text is a
+// valid envelope (parsed as complete_structured parses: direct, extract,
+// repair, then validated; only when the model stopped normally), it is
+// taken without another request; otherwise complete_structured runs on the
+// whole conversation (tools still declared, tool_choice none), so the
+// ladder's re-asks, truncation and stop-reason rules apply. Every call is
+// recorded in context.tool_calls and logged at debug level.
+//
 // Failures:
 //   - no attempt validates (structured_output_error): an error envelope,
 //     confidence 0, the reason in `reasoning`, error record
@@ -42,6 +68,8 @@
 #include <switchboard/agents/prompt_file.hpp>
 #include <switchboard/agents/prompt_library.hpp>
 
+#include <chrono>
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
@@ -61,6 +89,16 @@ struct llm_agent_options {
   // is refused.
   std::vector<prompt_policy> extra_policies;
   protocol::parser_metrics* metrics = nullptr;  // must outlive the agent
+  // The tools the agent's prompt files may name; nullptr: none, and a
+  // prompt's "tools" are not offered (the run is as without them). Must
+  // outlive the agent. Set by register_prompt_agents from its `tools`.
+  const tool_registry* tools = nullptr;
+  // Model turns with tool calls one run may answer (see above).
+  int max_tool_rounds = 8;
+  // How long one tool call may take.
+  std::chrono::milliseconds tool_timeout{30'000};
+  // A tool result's text (to_json serialized) beyond this is cut.
+  std::size_t max_tool_result_bytes = 64 * 1024;
 };
 
 class llm_agent final : public agent {
@@ -116,8 +154,9 @@ class llm_agent final : public agent {
 // "prompt:<newest file>"; returns how many. Throws as add() and llm_agent.
 // With `tools`, every tool a prompt file names ("tools") must be in it:
 // otherwise agent_error(unknown_tool) naming the file and the tool, before
-// anything is registered. (The tool loop is not wired yet: an llm_agent
-// records its prompt's tool names but does not offer them to the model.)
+// anything is registered; the agents then run the tool loop with it
+// (options.tools = tools; `tools` must outlive them). Without `tools`,
+// options.tools is used as given.
 std::size_t register_prompt_agents(agent_registry& registry, const prompt_library& library,
                                    llm_agent_options options = {}, const tool_registry* tools = nullptr);
 

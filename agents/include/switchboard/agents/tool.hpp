@@ -4,9 +4,9 @@
 // (tool_registry.hpp); plugins register them like agents (plugin.hpp), and
 // prompt files name the tools an agent may use (docs/prompt-files.md).
 //
-// This slice defines the interface and the registry only. The tool loop
-// inside llm_agent, approvals and durable call records come later; the
-// flags below are declared now so tools written today carry them:
+// llm_agent runs the tool loop (llm_agent.hpp, "Tools"); approvals and
+// durable call records in the hub come later, and the flags below are
+// declared now so tools written today carry them:
 //   needs_approval()  the hub asks the user before each call (a tool with
 //                     side effects a person should confirm: sending mail);
 //   idempotent()      calling it twice with the same arguments has the same
