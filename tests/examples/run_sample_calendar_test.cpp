@@ -33,6 +33,38 @@ class sample_calendar : public ::testing::Test {
   }
   std::filesystem::path calendar_db() const { return scratch_.path() / "scheduling" / "calendar.db"; }
 
+  // Runs on a copy of the sample whose booking step waits 1.5 s before its
+  // transaction ("booking_hold_ms"), so that processes started together race.
+  void use_copy_with_booking_hold() {
+    const auto copy = scratch_.path() / "sample";
+    std::filesystem::copy(sample_workflow.parent_path(), copy, std::filesystem::copy_options::recursive);
+    workflow_ = copy / "workflow.json";
+    std::string text = slurp(workflow_);
+    text = std::regex_replace(text, std::regex{R"("prompts": "../../prompts")"},
+                              R"("prompts": "../../prompts", "booking_hold_ms": 1500)");
+    std::ofstream(workflow_) << text;
+    ASSERT_EQ(run("What does Maya have on Saturday?").exit_code, 0);  // creates the calendar
+  }
+
+  // Starts one `switchboard run` per request at once and waits for all; each
+  // process's output, with "exit N" appended, in the returned strings.
+  std::vector<std::string> race(const std::vector<std::string>& requests) {
+    std::string command;
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+      const auto out = (scratch_.path() / ("race" + std::to_string(i))).string();
+      command += "( env -u OPENAI_BASE_URL -u OPENAI_API_KEY SWITCHBOARD_STATE_DIR=" +
+                 shell_quote(scratch_.path().string()) + " " + shell_quote(switchboard_binary.string()) + " run " +
+                 shell_quote(workflow_.string()) + " --input " + shell_quote(requests[i]) + " > " + shell_quote(out) +
+                 " 2>&1; echo \"exit $?\" >> " + shell_quote(out) + " ) &\n";
+    }
+    command += "wait\n";
+    EXPECT_EQ(std::system(command.c_str()), 0);
+    std::vector<std::string> outputs;
+    for (std::size_t i = 0; i < requests.size(); ++i)
+      outputs.push_back(slurp(scratch_.path() / ("race" + std::to_string(i))));
+    return outputs;
+  }
+
   // How many calendar entries of `owner` are titled `title` (ignoring case).
   int entries(const std::string& owner, const std::string& title) const {
     sqlite3* db = nullptr;
@@ -175,32 +207,15 @@ TEST_F(sample_calendar, a_foreign_calendar_file_is_a_clear_error) {
 // minivan; the others are told so (or, started late, see it taken and take
 // the sedan), and nothing is double-booked.
 TEST_F(sample_calendar, racing_processes_book_the_minivan_once) {
-  const auto copy = scratch_.path() / "sample";
-  std::filesystem::copy(sample_workflow.parent_path(), copy, std::filesystem::copy_options::recursive);
-  workflow_ = copy / "workflow.json";
-  std::string text = slurp(workflow_);
-  text = std::regex_replace(text, std::regex{R"("prompts": "../../prompts")"},
-                            R"("prompts": "../../prompts", "booking_hold_ms": 1500)");
-  std::ofstream(workflow_) << text;
-  ASSERT_EQ(run("What does Maya have on Saturday?").exit_code, 0);  // creates the calendar
-
-  std::string command;
-  const char* kids[] = {"Maya", "Leo", "Maya and Leo", "Leo and Maya"};
-  const char* trips[] = {"Zoo trip", "Museum trip", "Park trip", "Beach trip"};
-  for (int i = 0; i < 4; ++i) {
-    const auto out = (scratch_.path() / ("race" + std::to_string(i))).string();
-    command += "( env -u OPENAI_BASE_URL -u OPENAI_API_KEY SWITCHBOARD_STATE_DIR=" + shell_quote(scratch_.path().string()) +
-               " " + shell_quote(switchboard_binary.string()) + " run " + shell_quote(workflow_.string()) +
-               " --input " + shell_quote(std::string(trips[i]) + " for " + kids[i] + " on Saturday 2-4pm with the minivan") +
-               " > " + shell_quote(out) + " 2>&1; echo \"exit $?\" >> " + shell_quote(out) + " ) &\n";
-  }
-  command += "wait\n";
-  ASSERT_EQ(std::system(command.c_str()), 0);
+  use_copy_with_booking_hold();
+  const auto outputs = race({"Zoo trip for Maya on Saturday 2-4pm with the minivan",
+                             "Museum trip for Leo on Saturday 2-4pm with the minivan",
+                             "Park trip for Maya and Leo on Saturday 2-4pm with the minivan",
+                             "Beach trip for Leo and Maya on Saturday 2-4pm with the minivan"});
   int booked = 0;
   int refused = 0;
   int resolved = 0;
-  for (int i = 0; i < 4; ++i) {
-    const auto text_out = slurp(scratch_.path() / ("race" + std::to_string(i)));
+  for (const auto& text_out : outputs) {
     if (text_out.find("Confirmed:") != std::string::npos && text_out.find("using the minivan") != std::string::npos) {
       ++booked;
     } else if (text_out.find("Not booked:") != std::string::npos) {
@@ -223,30 +238,11 @@ TEST_F(sample_calendar, racing_processes_book_the_minivan_once) {
 // second finds it gone inside its transaction and changes nothing, so the
 // event is never in two places.
 TEST_F(sample_calendar, racing_moves_of_one_event_leave_it_in_one_place) {
-  const auto copy = scratch_.path() / "sample";
-  std::filesystem::copy(sample_workflow.parent_path(), copy, std::filesystem::copy_options::recursive);
-  workflow_ = copy / "workflow.json";
-  std::string text = slurp(workflow_);
-  text = std::regex_replace(text, std::regex{R"("prompts": "../../prompts")"},
-                            R"("prompts": "../../prompts", "booking_hold_ms": 1500)");
-  std::ofstream(workflow_) << text;
-  ASSERT_EQ(run("What does Maya have on Saturday?").exit_code, 0);  // creates the calendar
-
-  const char* requests[] = {"Move Maya's swim meet to Sunday at 3pm", "Move Maya's swim meet to Monday at 5pm",
-                            "Cancel Maya's swim meet"};
-  std::string command;
-  for (int i = 0; i < 3; ++i) {
-    const auto out = (scratch_.path() / ("move" + std::to_string(i))).string();
-    command += "( env -u OPENAI_BASE_URL -u OPENAI_API_KEY SWITCHBOARD_STATE_DIR=" + shell_quote(scratch_.path().string()) +
-               " " + shell_quote(switchboard_binary.string()) + " run " + shell_quote(workflow_.string()) +
-               " --input " + shell_quote(requests[i]) + " > " + shell_quote(out) + " 2>&1; echo \"exit $?\" >> " +
-               shell_quote(out) + " ) &\n";
-  }
-  command += "wait\n";
-  ASSERT_EQ(std::system(command.c_str()), 0);
+  use_copy_with_booking_hold();
+  const auto outputs = race({"Move Maya's swim meet to Sunday at 3pm", "Move Maya's swim meet to Monday at 5pm",
+                             "Cancel Maya's swim meet"});
   int changed = 0;
-  for (int i = 0; i < 3; ++i) {
-    const auto out = slurp(scratch_.path() / ("move" + std::to_string(i)));
+  for (const auto& out : outputs) {
     if (out.find("\nMoved: ") != std::string::npos || out.find("\nCancelled: ") != std::string::npos) ++changed;
     else EXPECT_NE(out.find("exit 1"), std::string::npos) << out;
   }

@@ -25,10 +25,6 @@ namespace {
 
 using namespace detail;
 
-std::string text(const json::object& o, std::string_view key) {
-  const auto* v = o.if_contains(key);
-  return v && v->is_string() ? std::string(v->get_string()) : std::string{};
-}
 
 std::vector<std::string> texts(const json::object& o, std::string_view key) {
   std::vector<std::string> out;

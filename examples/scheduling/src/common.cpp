@@ -301,6 +301,11 @@ std::string join(const std::vector<std::string>& items, std::string_view last,
   return out;
 }
 
+std::string text(const boost::json::object& o, std::string_view key) {
+  const auto* v = o.if_contains(key);
+  return v && v->is_string() ? std::string(v->get_string()) : std::string{};
+}
+
 std::string format_score(double value) {
   char buffer[32];
   std::snprintf(buffer, sizeof buffer, "%.2f", value);

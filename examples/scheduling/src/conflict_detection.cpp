@@ -13,10 +13,6 @@ namespace {
 
 using namespace detail;
 
-std::string text(const json::object& o, std::string_view key) {
-  const auto* v = o.if_contains(key);
-  return v && v->is_string() ? std::string(v->get_string()) : std::string{};
-}
 
 const json::array& list(const json::object& o, std::string_view key) {
   static const json::array empty;

@@ -154,6 +154,8 @@ std::optional<interval> recommended_slot(const json::object* scheduling_data);
 std::string join(const std::vector<std::string>& items, std::string_view last = " and ",
                  std::string_view separator = ", ");
 std::string format_score(double value);
+// The string member `key` of `o`, or "" when it is missing or not a string.
+std::string text(const boost::json::object& o, std::string_view key);
 
 // A native agent: name, description and output schema "<name>.output@1";
 // run() reads the calendar (a SQLite file: it blocks its thread briefly, so
