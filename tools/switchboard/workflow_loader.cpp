@@ -103,18 +103,20 @@ bool is_shared_library(const fs::path& p) {
 // Loads each plugin file once, whichever way it was reached.
 class plugin_set {
  public:
-  plugin_set(agents::agent_registry& registry, loaded_agents& out) : registry_(registry), out_(out) {}
+  plugin_set(agents::agent_registry& registry, agents::tool_registry& tools, loaded_agents& out)
+      : registry_(registry), tools_(tools), out_(out) {}
 
   void load(const fs::path& file, agents::plugin_host host) {
     std::error_code ec;
     const fs::path key = fs::weakly_canonical(file, ec);
     if (!loaded_.insert(ec ? file : key).second) return;
-    auto loaded = agents::load_plugin(registry_, file, std::move(host));
+    auto loaded = agents::load_plugin(registry_, tools_, file, std::move(host));
     for (auto& notice : loaded.notices) out_.notices.push_back(std::move(notice));
   }
 
  private:
   agents::agent_registry& registry_;
+  agents::tool_registry& tools_;
   loaded_agents& out_;
   std::set<fs::path> loaded_;
 };
@@ -168,13 +170,15 @@ void load_plugins(plugin_set& plugins, const orchestrator::workflow_definition& 
   }
 }
 
-void load_prompts(agents::agent_registry& registry, const orchestrator::workflow_definition& definition,
-                  const fs::path& workflow_file, const loader_settings& settings) {
+void load_prompts(agents::agent_registry& registry, const agents::tool_registry& tools,
+                  const orchestrator::workflow_definition& definition, const fs::path& workflow_file,
+                  const loader_settings& settings) {
   agents::prompt_library library;
   for (const auto& dir : directories(definition.prompt_dirs, workflow_file, "prompts", settings.prompt_dirs,
                                      "--prompts", "SWITCHBOARD_PROMPT_PATH"))
     library.load_directory(dir);
-  agents::register_prompt_agents(registry, library);
+  // A prompt naming a tool no plugin brought is refused, naming both.
+  agents::register_prompt_agents(registry, library, {}, &tools);
 }
 
 }  // namespace
@@ -182,11 +186,12 @@ void load_prompts(agents::agent_registry& registry, const orchestrator::workflow
 loaded_agents load_agents(const orchestrator::workflow_definition& definition, const fs::path& workflow_file,
                           const loader_settings& settings) {
   loaded_agents out;
+  out.tools = std::make_unique<agents::tool_registry>();
   out.registry = std::make_unique<agents::agent_registry>(std::make_shared<protocol::schema_registry>());
   load_schemas(out.registry->schemas(), definition, workflow_file, settings);
-  plugin_set plugins(*out.registry, out);
+  plugin_set plugins(*out.registry, *out.tools, out);
   load_plugins(plugins, definition, workflow_file, settings);
-  load_prompts(*out.registry, definition, workflow_file, settings);
+  load_prompts(*out.registry, *out.tools, definition, workflow_file, settings);
   return out;
 }
 

@@ -22,6 +22,7 @@
 #pragma once
 
 #include <switchboard/agents/agent_registry.hpp>
+#include <switchboard/agents/tool_registry.hpp>
 #include <switchboard/orchestrator/workflow.hpp>
 
 #include <filesystem>
@@ -42,6 +43,9 @@ struct loader_settings {
 };
 
 struct loaded_agents {
+  // Declared first, destroyed last: the agents built from prompt files
+  // point to it. Plugins' tools; the prompt files' "tools" must be in it.
+  std::unique_ptr<agents::tool_registry> tools;
   std::unique_ptr<agents::agent_registry> registry;
   std::vector<std::string> notices;  // the plugins' notes for the user (untrusted)
 };

@@ -29,6 +29,7 @@ using switchboard::testing::loopback_model_server;
 using switchboard::testing::server_action;
 
 const fs::path host_echo_plugin = SWITCHBOARD_HOST_ECHO_PLUGIN;
+const fs::path tool_plugin = SWITCHBOARD_TOOL_PLUGIN;
 
 // The model's answer as a model writes it (confidence as "0.9", which
 // Boost.JSON's serializer would write as 9E-1).
@@ -331,6 +332,40 @@ TEST_F(CmdRun, a_cache_directory_answers_the_same_request_without_the_model) {
   ASSERT_EQ(second.exit_code, 0) << describe(second, stderr_text());
   EXPECT_EQ(server_.request_count(), 1u);
   EXPECT_THAT(second.out, HasSubstr("A house listing."));
+}
+
+TEST_F(CmdRun, a_prompt_file_agent_calls_a_plugins_tool) {
+  write(flow() / "prompts" / "listing.v1.json", R"({
+    "name": "listing", "version": 1, "description": "Reads a listing, shouting its title.",
+    "output_schema": "listing.output@1", "tools": ["plugin.shout"],
+    "user": ["Advertisement: {{input/request}}"]})");
+  write(flow() / "workflow.json", R"({
+    "name": "listings", "schemas": ["schemas"], "prompts": ["prompts"],
+    "plugins": [")" + tool_plugin.string() + R"("],
+    "nodes": {
+      "read": {"type": "agent", "agent": "listing", "routes": [{"when": "otherwise", "to": "done"}]},
+      "done": {"type": "end"}
+    }})");
+  server_.enqueue(server_action::tool_calls({{"call_1", "plugin.shout", R"({"text": "cottage"})"}}));
+  server_.enqueue(server_action::reply(listing("COTTAGE")));
+  const auto r = run("run " + workflow() + " --input 'a cottage'");
+  ASSERT_EQ(r.exit_code, 0) << describe(r, stderr_text());
+  ASSERT_EQ(server_.request_count(), 2u);
+  // The tool ran, and its result went back to the model.
+  EXPECT_THAT(json::serialize(server_.requests()[0].json()), HasSubstr("plugin.shout"));
+  EXPECT_THAT(json::serialize(server_.requests()[1].json()), HasSubstr("COTTAGE"));
+}
+
+TEST_F(CmdRun, a_prompt_naming_a_tool_nobody_brought_is_refused_by_name) {
+  write(flow() / "prompts" / "listing.v1.json", R"({
+    "name": "listing", "version": 1, "description": "Reads a listing.",
+    "output_schema": "listing.output@1", "tools": ["calendar.lookup"],
+    "user": ["Advertisement: {{input/request}}"]})");
+  const auto r = run("run " + workflow() + " --input 'a cottage'");
+  EXPECT_EQ(r.exit_code, 1) << describe(r, stderr_text());
+  EXPECT_THAT(stderr_text(), HasSubstr("calendar.lookup"));
+  EXPECT_THAT(stderr_text(), HasSubstr("listing.v1.json"));
+  EXPECT_EQ(server_.request_count(), 0u);
 }
 
 TEST_F(CmdRun, usage_errors_name_the_problem) {
