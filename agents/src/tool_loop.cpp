@@ -170,15 +170,9 @@ bool take_final(chat_result& turn, const chat_request& request, const structured
   attempt_record attempt;
   attempt.number = 1;
   attempt.mode = output_mode::prompt_schema;
-  attempt.stage = parsed.stage;
-  attempt.repairs = parsed.repairs;
-  attempt.origin = parsed.origin;
-  attempt.stop = stop;
-  attempt.finish_reason = turn.finish_reason;
   attempt.max_tokens = request.max_tokens;
-  attempt.usage = turn.usage;
+  out.attempts = {detail::record_of(parsed, turn, stop, std::move(attempt))};
   out.value = std::move(parsed.value);
-  out.attempts = {std::move(attempt)};
   out.usage = turn.usage;
   out.mode = output_mode::prompt_schema;
   out.last = std::move(turn);

@@ -407,6 +407,23 @@ asio::awaitable<structured_result> complete_structured(chat_model& model, chat_r
   co_return out;
 }
 
+namespace detail {
+
+attempt_record record_of(const parse_result& parsed, const chat_result& answer, stop_reason stop,
+                         attempt_record attempt) {
+  attempt.stage = parsed.stage;
+  attempt.reason = std::string(parsed.reason_code());
+  attempt.errors = parsed.errors;
+  attempt.repairs = parsed.repairs;
+  attempt.origin = parsed.origin;
+  attempt.stop = stop;
+  attempt.finish_reason = answer.finish_reason;
+  attempt.usage = answer.usage;
+  return attempt;
+}
+
+}  // namespace detail
+
 namespace {
 
 // Ends the call when the model refused or its answer was filtered: the same
@@ -427,18 +444,6 @@ void fail_if_final(stop_reason stop, const chat_result& answer, const ladder& l,
   }
 }
 
-attempt_record record_of(const parse_result& parsed, const chat_result& answer, stop_reason stop,
-                         attempt_record attempt) {
-  attempt.stage = parsed.stage;
-  attempt.reason = std::string(parsed.reason_code());
-  attempt.errors = parsed.errors;
-  attempt.repairs = parsed.repairs;
-  attempt.origin = parsed.origin;
-  attempt.stop = stop;
-  attempt.finish_reason = answer.finish_reason;
-  attempt.usage = answer.usage;
-  return attempt;
-}
 
 std::string attempts_text(int count) { return std::to_string(count) + " attempt" + (count == 1 ? "" : "s"); }
 
@@ -509,7 +514,7 @@ asio::awaitable<void> detail::complete_structured_into(chat_model& model, chat_r
     usage += answer.usage;
     const stop_reason stop = stop_of(answer);
     parse_result parsed = read_answer(answer, stop, l);
-    attempts.push_back(record_of(parsed, answer, stop, attempt));
+    attempts.push_back(detail::record_of(parsed, answer, stop, attempt));
     const attempt_record& recorded = attempts.back();
     spdlog::debug("schema {}: attempt {} ({}, stop {}) {} {}", l.schema_id, recorded.number, to_string(mode),
                   to_string(stop), protocol::to_string(parsed.stage), parsed.ok() ? "valid" : recorded.reason);

@@ -14,4 +14,10 @@ namespace switchboard::agents::detail {
 boost::asio::awaitable<void> complete_structured_into(chat_model& model, chat_request request,
                                                       structured_options options, structured_result& out);
 
+// `attempt` (number, mode, max tokens set by the caller) completed with how
+// the parser read `answer`: stage, reason, errors, repairs, origin, stop,
+// finish reason and usage. The ladder and the tool loop record alike.
+attempt_record record_of(const protocol::parse_result& parsed, const chat_result& answer, stop_reason stop,
+                         attempt_record attempt);
+
 }  // namespace switchboard::agents::detail
