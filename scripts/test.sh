@@ -12,6 +12,16 @@ jobs="$(nproc)"
 
 "$root/scripts/setup.sh"
 
+# The MCP tests' peers (tests/mcp_peers: the reference server and the SDK,
+# pinned by package-lock.json) need the machine's Node.js and npm. npm ci
+# runs again only when the lockfile is newer than the installed tree; the
+# tests fail (they do not skip) when node_modules is missing.
+peers="$root/tests/mcp_peers"
+if [[ ! -f "$peers/node_modules/.package-lock.json" || "$peers/package-lock.json" -nt "$peers/node_modules/.package-lock.json" ]]; then
+  echo "== MCP test peers (npm ci in tests/mcp_peers)"
+  (cd "$peers" && npm ci --no-audit --no-fund --loglevel=error)
+fi
+
 # Optimised as users build it, with line tables only (-g1): enough for
 # backtraces and a debugger's file:line, and full -g costs 20-30 % more
 # compile time on this code (g++ 12, Asio coroutines). A plain RelWithDebInfo

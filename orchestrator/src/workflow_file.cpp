@@ -308,6 +308,24 @@ node_definition parse_node(std::string_view source, const std::string& name, con
   return node;
 }
 
+// "mcp_servers": {"files": {"command": [...], "env": {...}}, "remote": {"url": "...", "headers": {...}}}
+// The entry's own checks are agents::mcp::from_json's; errors name the file
+// and the field (/mcp_servers/files/command/0: expected a string).
+std::vector<agents::mcp::server_config> parse_mcp_servers(const field_reader& r) {
+  const auto& servers = r.require("mcp_servers");
+  if (!servers.is_object()) r.fail("expected an object of MCP servers by name", "mcp_servers");
+  std::vector<agents::mcp::server_config> out;
+  for (const auto& [name, entry] : servers.get_object()) {
+    try {
+      out.push_back(agents::mcp::from_json(std::string(name), entry));
+    } catch (const std::invalid_argument& e) {
+      r.fail(e.what(), "mcp_servers/" + std::string(name));
+    }
+  }
+  std::ranges::sort(out, {}, &agents::mcp::server_config::name);
+  return out;
+}
+
 // "plugins": ["name", {"name": "name", "config": {...}}, ...]
 std::vector<plugin_reference> parse_plugins(const field_reader& r) {
   const auto& list = r.require("plugins");
@@ -354,7 +372,7 @@ std::string position_of(std::string_view text, std::size_t offset) {
 workflow_definition parse_workflow(const json::value& value, std::string_view source) {
   field_reader r(source, "", "", value);
   r.only({"name", "description", "entry", "clarification_threshold", "max_steps", "max_clarification_rounds",
-          "schemas", "plugins", "prompts", "nodes"});
+          "schemas", "plugins", "prompts", "mcp_servers", "nodes"});
   workflow_definition d;
   d.name = r.string("name");
   if (d.name.empty()) r.fail("must not be empty", "name");
@@ -364,6 +382,7 @@ workflow_definition parse_workflow(const json::value& value, std::string_view so
   if (r.has("schemas")) d.schema_dirs = r.strings("schemas");
   if (r.has("plugins")) d.plugins = parse_plugins(r);
   if (r.has("prompts")) d.prompt_dirs = r.strings("prompts");
+  if (r.has("mcp_servers")) d.mcp_servers = parse_mcp_servers(r);
   const auto& nodes = r.require("nodes");
   if (!nodes.is_object() || nodes.get_object().empty()) r.fail("expected a non-empty object of nodes", "nodes");
   d.nodes.reserve(nodes.get_object().size());
@@ -469,6 +488,11 @@ json::value to_json(const workflow_definition& d) {
     out["plugins"] = std::move(plugins);
   }
   if (!d.prompt_dirs.empty()) out["prompts"] = json::value_from(d.prompt_dirs);
+  if (!d.mcp_servers.empty()) {
+    json::object servers;
+    for (const auto& server : d.mcp_servers) servers[server.name] = agents::mcp::to_json(server);
+    out["mcp_servers"] = std::move(servers);
+  }
   out["nodes"] = std::move(nodes);
   return out;
 }

@@ -181,6 +181,27 @@ void load_prompts(agents::agent_registry& registry, const agents::tool_registry&
   agents::register_prompt_agents(registry, library, {}, &tools);
 }
 
+// The file's MCP servers and the command line's (which win on a name),
+// started and registered before the prompt files that name their tools.
+void load_mcp_servers(loaded_agents& out, const orchestrator::workflow_definition& definition,
+                      const fs::path& workflow_file, const loader_settings& settings) {
+  std::vector<agents::mcp::server_config> servers = definition.mcp_servers;
+  for (const auto& extra : settings.mcp_servers) {
+    std::erase_if(servers, [&](const auto& s) { return s.name == extra.name; });
+    servers.push_back(extra);
+  }
+  if (servers.empty()) return;
+  out.mcp = std::make_unique<agents::mcp::server_host>();
+  for (const auto& server : servers) {
+    try {
+      for (auto& warning : out.mcp->connect_and_register(server, *out.tools)) out.notices.push_back(std::move(warning));
+    } catch (const agents::mcp::mcp_error& e) {
+      const std::string where = workflow_file.empty() ? "--mcp" : workflow_file.string() + ": mcp_servers";
+      throw std::runtime_error(where + "/" + server.name + ": " + e.what());
+    }
+  }
+}
+
 }  // namespace
 
 loaded_agents load_agents(const orchestrator::workflow_definition& definition, const fs::path& workflow_file,
@@ -191,8 +212,19 @@ loaded_agents load_agents(const orchestrator::workflow_definition& definition, c
   load_schemas(out.registry->schemas(), definition, workflow_file, settings);
   plugin_set plugins(*out.registry, *out.tools, out);
   load_plugins(plugins, definition, workflow_file, settings);
+  load_mcp_servers(out, definition, workflow_file, settings);
   load_prompts(*out.registry, *out.tools, definition, workflow_file, settings);
   return out;
+}
+
+agents::mcp::server_config parse_mcp_option(const std::string& value) {
+  const auto eq = value.find('=');
+  if (eq == std::string::npos) throw usage_error("--mcp expects NAME=SPEC, got '" + value + "'");
+  try {
+    return agents::mcp::parse_spec(value.substr(0, eq), std::string_view(value).substr(eq + 1));
+  } catch (const std::invalid_argument& e) {
+    throw usage_error(std::string("--mcp: ") + e.what());
+  }
 }
 
 bool take_loader_option(std::span<const std::string> args, std::size_t& i, loader_settings& settings) {
@@ -201,6 +233,7 @@ bool take_loader_option(std::span<const std::string> args, std::size_t& i, loade
   else if (a == "--plugin") settings.plugins.push_back(absolute_path(option_value(args, i)));
   else if (a == "--plugin-path") settings.plugin_dirs.push_back(absolute_path(option_value(args, i)));
   else if (a == "--prompts") settings.prompt_dirs.push_back(absolute_path(option_value(args, i)));
+  else if (a == "--mcp") settings.mcp_servers.push_back(parse_mcp_option(option_value(args, i)));
   else return false;
   return true;
 }

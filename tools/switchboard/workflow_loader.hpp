@@ -11,6 +11,10 @@
 //            SWITCHBOARD_PLUGIN_PATH; a file reached twice loads once
 //   prompts  the file's "prompts" directories, --prompts DIR...,
 //            SWITCHBOARD_PROMPT_PATH (':'-separated directories)
+//   MCP      the file's "mcp_servers", then --mcp NAME=SPEC... (a name given
+//            twice: the command line wins); each server is started (or
+//            reached), and its tools join the registry as "mcp:NAME/TOOL"
+//            before the prompt files, which may name them
 //
 // The configuration comes from the invoker (the file and the command line),
 // never from a stored run. Errors throw: usage_error for a missing file or
@@ -22,6 +26,7 @@
 #pragma once
 
 #include <switchboard/agents/agent_registry.hpp>
+#include <switchboard/agents/mcp/mcp_tool.hpp>
 #include <switchboard/agents/tool_registry.hpp>
 #include <switchboard/orchestrator/workflow.hpp>
 
@@ -40,9 +45,13 @@ struct loader_settings {
   std::filesystem::path state_dir;                 // offered to plugins
   bool model_configured = false;
   bool reset_state = false;                        // --reset: for the workflow's own plugins
+  std::vector<agents::mcp::server_config> mcp_servers;  // --mcp NAME=SPEC
 };
 
 struct loaded_agents {
+  // Declared first, destroyed last: the MCP tools in `tools` use the
+  // clients it runs (null when the workflow names no MCP server).
+  std::unique_ptr<agents::mcp::server_host> mcp;
   // Declared first, destroyed last: the agents built from prompt files
   // point to it. Plugins' tools; the prompt files' "tools" must be in it.
   std::unique_ptr<agents::tool_registry> tools;
@@ -56,15 +65,21 @@ loaded_agents load_agents(const orchestrator::workflow_definition& definition,
                           const std::filesystem::path& workflow_file, const loader_settings& settings);
 
 // Options shared by the commands that load agents: --schemas, --plugin,
-// --plugin-path, --prompts. False when args[i] is none of them; throws
+// --plugin-path, --prompts, --mcp. False when args[i] is none of them; throws
 // usage_error when its value is missing.
 bool take_loader_option(std::span<const std::string> args, std::size_t& i, loader_settings& settings);
+
+// --mcp's value NAME=SPEC as a server configuration; usage_error when it
+// is not one.
+agents::mcp::server_config parse_mcp_option(const std::string& value);
 
 // The usage lines of those options.
 inline constexpr std::string_view loader_options_usage =
     "  --schemas DIR         JSON Schemas <name>@<version>.json (repeatable; also SWITCHBOARD_SCHEMA_PATH)\n"
     "  --plugin FILE         a plugin shared library (repeatable; also SWITCHBOARD_PLUGIN_PATH)\n"
     "  --plugin-path DIR     where plugins named in a workflow file are looked for (repeatable)\n"
-    "  --prompts DIR         prompt files <name>.v<version>.json (repeatable; also SWITCHBOARD_PROMPT_PATH)\n";
+    "  --prompts DIR         prompt files <name>.v<version>.json (repeatable; also SWITCHBOARD_PROMPT_PATH)\n"
+    "  --mcp NAME=SPEC       an MCP server's tools as mcp:NAME/TOOL; SPEC is stdio:COMMAND ARG... or an\n"
+    "                        http(s):// URL (repeatable; see docs/mcp.md)\n";
 
 }  // namespace switchboard::cli

@@ -34,6 +34,7 @@
 // agents).
 #pragma once
 
+#include <switchboard/agents/mcp/server_config.hpp>
 #include <switchboard/orchestrator/condition.hpp>
 #include <switchboard/protocol/coordination.hpp>
 
@@ -134,6 +135,10 @@ struct workflow_definition {
   std::vector<std::string> schema_dirs;
   std::vector<plugin_reference> plugins;
   std::vector<std::string> prompt_dirs;
+  // MCP servers whose tools the host registers as "mcp:<server>/<tool>"
+  // (file form: "mcp_servers": {"<server>": {"command": [...]} or {"url": ...}};
+  // docs/mcp.md). Sorted by name; starting them is the host's job.
+  std::vector<agents::mcp::server_config> mcp_servers;
   std::vector<node_definition> nodes;  // in definition order
 
   const node_definition* find(std::string_view node) const noexcept;
