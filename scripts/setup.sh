@@ -20,6 +20,12 @@ packages=(
   clang libclang-rt-14-dev
 )
 
+# The MCP tests run npm peers (tests/mcp_peers) with Node.js: Debian's when
+# the machine has none of its own.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  packages+=(nodejs npm)
+fi
+
 as_root() {
   if [[ $(id -u) -eq 0 ]]; then "$@"; else sudo "$@"; fi
 }
