@@ -59,7 +59,7 @@ attempt_count count_attempt(call_budget* budget, int& own_attempts, const retry_
 asio::awaitable<http_response> http_client::impl::post_json(std::shared_ptr<impl> self, std::string_view path,
                                                             std::string_view body,
                                                             std::span<const http_header> headers,
-                                                            call_budget* budget) {
+                                                            call_budget* budget, body_stream* stream) {
   try {
     const std::string target = self->url_.base_path + std::string(path);
     int own_attempts = 0;
@@ -71,9 +71,11 @@ asio::awaitable<http_response> http_client::impl::post_json(std::shared_ptr<impl
       if (deadline <= http_clock::now()) {
         result = failure(model_errc::timeout, "the call's deadline passed before the request was sent", false);
       } else {
-        co_await self->run_attempt(target, body, headers, deadline, result);
+        co_await self->run_attempt(target, body, headers, deadline, stream, result);
       }
-      if (result.response && self->accept_answer(result, target, headers)) {
+      if (result.stream_error) std::rethrow_exception(result.stream_error);
+      // A stream was judged piece by piece by its reader.
+      if (result.response && (result.response->streamed || self->accept_answer(result, target, headers))) {
         if (spdlog::should_log(spdlog::level::debug)) {
           spdlog::debug("{} -> HTTP {}", self->describe(target), result.response->status);
         }
@@ -201,8 +203,9 @@ http_client::http_client(http_options options, std::string provider)
 http_client::~http_client() = default;
 
 asio::awaitable<http_response> http_client::post_json(std::string_view path, std::string_view body,
-                                                      std::span<const http_header> headers, call_budget* budget) {
-  return impl::post_json(impl_, path, body, headers, budget);
+                                                      std::span<const http_header> headers, call_budget* budget,
+                                                      body_stream* stream) {
+  return impl::post_json(impl_, path, body, headers, budget, stream);
 }
 
 const http_options& http_client::options() const noexcept { return impl_->options(); }

@@ -14,6 +14,7 @@
 #include <boost/asio/awaitable.hpp>
 
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -22,7 +23,30 @@ namespace switchboard::agents::detail {
 
 struct http_response {
   int status = 0;
-  std::string body;
+  std::string body;       // empty when streamed: the body went to the body_stream
+  bool streamed = false;  // the body was a text/event-stream handed to the body_stream
+};
+
+// Receives the body of a 2xx text/event-stream answer as it arrives
+// (post_json's `stream`). Called on the coroutine running post_json, one
+// call at a time; never after post_json completed.
+class body_stream {
+ public:
+  // A streamed body starts: once per attempt that answered with a stream
+  // (again after a retry).
+  virtual void begin() = 0;
+  // The next bytes of the body (cut anywhere). May throw: a model_error that
+  // is retryable() fails the attempt like a transient failure (the request
+  // is retried as the policy allows); any other exception ends the request
+  // with that exception.
+  virtual void data(std::string_view bytes) = 0;
+  // The body ended as HTTP framed it. Returns why the stream is incomplete
+  // (it lacks its end marker: a truncated answer, retried like a lost
+  // connection), or nullopt when it is whole.
+  virtual std::optional<std::string> end() = 0;
+
+ protected:
+  ~body_stream() = default;
 };
 
 class http_client {
@@ -53,9 +77,20 @@ class http_client {
   // says how many attempts the call made ("(after 2 attempts)"). Without
   // one, the retry policy's max_attempts and request_timeout alone apply.
   // It must stay valid until completion.
+  //
+  // `stream` (may be null): a 2xx answer with Content-Type
+  // text/event-stream goes to it as it arrives instead of into the
+  // response's body (the response then has streamed = true); every other
+  // answer (an error status, a 2xx JSON body from a server that does not
+  // stream) is read whole as without it. While a stream is awaited — from
+  // the request on, before the head and between any two reads — a silence
+  // longer than http_options::stream_idle_timeout is a stall: the attempt
+  // fails with model_errc::timeout and is retried like a timeout. It must
+  // stay valid until completion. Callers that stream send their own Accept
+  // header (text/event-stream).
   boost::asio::awaitable<http_response> post_json(std::string_view path, std::string_view body,
                                                   std::span<const http_header> headers,
-                                                  call_budget* budget = nullptr);
+                                                  call_budget* budget = nullptr, body_stream* stream = nullptr);
 
   const http_options& options() const noexcept;
 

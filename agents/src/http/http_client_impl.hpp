@@ -19,6 +19,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <exception>
 #include <memory>
 #include <optional>
 #include <span>
@@ -40,6 +41,9 @@ struct attempt_result {
   // A new plain-HTTP connection closed without a byte of answer: what a TLS
   // server does with a plain request, worth a probe (see run_attempt).
   bool closed_unanswered = false;
+  // Streaming (post_json's body_stream): what the stream threw that ends
+  // the request as is, not retried.
+  std::exception_ptr stream_error;
 };
 
 attempt_result failure(model_errc code, std::string message, bool retryable);
@@ -74,7 +78,7 @@ class http_client::impl {
   // frame while the response is awaited) is needed for that.
   static boost::asio::awaitable<http_response> post_json(std::shared_ptr<impl> self, std::string_view path,
                                                          std::string_view body, std::span<const http_header> headers,
-                                                         call_budget* budget);
+                                                         call_budget* budget, body_stream* stream);
 
   const http_options& options() const noexcept { return options_; }
 
@@ -95,7 +99,7 @@ class http_client::impl {
   // http_exchange.cpp: one attempt on the wire.
   boost::asio::awaitable<void> run_attempt(const std::string& target, std::string_view body,
                                            std::span<const http_header> headers, http_clock::time_point deadline,
-                                           attempt_result& result);
+                                           body_stream* stream, attempt_result& result);
   boost::asio::awaitable<bool> connect(lease& held, http_clock::time_point deadline, attempt_result& result);
   boost::asio::awaitable<bool> open(connection& conn, http_clock::time_point deadline, attempt_result& result);
   boost::asio::awaitable<bool> resolve(http_clock::time_point until,
@@ -107,7 +111,8 @@ class http_client::impl {
                            std::span<const http_header> headers) const;
   boost::asio::awaitable<void> exchange(lease& held, const std::string& target, std::string_view body,
                                         std::span<const http_header> headers, http_clock::time_point deadline,
-                                        std::chrono::milliseconds allowed, bool& stale, attempt_result& result);
+                                        std::chrono::milliseconds allowed, body_stream* stream, bool& stale,
+                                        attempt_result& result);
   void prepare_read_buffer(boost::beast::flat_buffer& buffer) const;
   void release_read_buffer(boost::beast::flat_buffer& buffer, std::size_t received);
   attempt_result exchange_failure(const boost::system::error_code& ec, bool was_cancelled, const connection& conn,

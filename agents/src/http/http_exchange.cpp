@@ -5,6 +5,7 @@
 #include "http_client_impl.hpp"
 
 #include "redaction.hpp"
+#include "stall_watch.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/connect.hpp>
@@ -147,6 +148,59 @@ std::optional<std::string> plain_reply_to_handshake(SSL* ssl, const boost::syste
   return plain_text_reply(std::string_view(rest.data(), static_cast<std::size_t>(n)));
 }
 
+// --- streamed answers (post_json's body_stream) ------------------------------
+
+// A 2xx text/event-stream answer: what a body_stream reads.
+bool is_stream_head(const response_parser& parser) {
+  const auto& response = parser.get();
+  if (response.result_int() / 100 != 2) return false;
+  const std::string_view type = response[http::field::content_type];
+  constexpr std::string_view event_stream = "text/event-stream";
+  return type.size() >= event_stream.size() && same_header_name(type.substr(0, event_stream.size()), event_stream);
+}
+
+// Hands what the parser holds of a streamed body to `stream`, once the head
+// says it is one (`streaming`). False, with the failure in `result`, when
+// the stream refused the bytes.
+bool pass_on(response_parser& parser, body_stream& stream, bool& streaming, attempt_result& result) {
+  try {
+    if (!streaming) {
+      if (!parser.is_header_done() || !is_stream_head(parser)) return true;
+      streaming = true;
+      stream.begin();
+    }
+    auto& body = parser.get().body();
+    if (!body.empty()) {
+      stream.data(body);
+      body.clear();
+    }
+    return true;
+  } catch (const model_error& e) {
+    if (!e.retryable()) {
+      result.stream_error = std::current_exception();
+      return false;
+    }
+    result = failure(e.errc(), e.what(), true);  // a mid-stream error the provider says is transient
+  } catch (...) {
+    result.stream_error = std::current_exception();
+  }
+  return false;
+}
+
+// The streamed body ended as HTTP framed it: the answer, or a truncated one.
+void end_stream(body_stream& stream, int status, attempt_result& result) {
+  try {
+    if (auto problem = stream.end()) {
+      result = failure(model_errc::connection_lost, "the event stream ended before its end: " + *problem, true);
+      return;
+    }
+  } catch (...) {
+    result.stream_error = std::current_exception();
+    return;
+  }
+  result.response = http_response{status, {}, true};
+}
+
 }  // namespace
 
 // One attempt into `result`; a pooled connection that turns out to be
@@ -158,13 +212,13 @@ std::optional<std::string> plain_reply_to_handshake(SSL* ssl, const boost::syste
 // call's deadline comes first.
 asio::awaitable<void> http_client::impl::run_attempt(const std::string& target, std::string_view body,
                                                      std::span<const http_header> headers, clock::time_point deadline,
-                                                     attempt_result& result) {
+                                                     body_stream* stream, attempt_result& result) {
   const auto allowed = std::chrono::ceil<std::chrono::milliseconds>(deadline - clock::now());
   for (int stale_retries = 0;; ++stale_retries) {
     lease held{pool_, nullptr, false};
     if (!co_await connect(held, deadline, result)) co_return;
     bool stale = false;
-    co_await exchange(held, target, body, headers, deadline, allowed, stale, result);
+    co_await exchange(held, target, body, headers, deadline, allowed, stream, stale, result);
     if (!stale || stale_retries > 0) break;
   }
   // OpenSSL-based servers close a plain-HTTP connection without a word.
@@ -333,8 +387,8 @@ std::string http_client::impl::request_head(const std::string& target, std::size
 
 asio::awaitable<void> http_client::impl::exchange(lease& held, const std::string& target, std::string_view body,
                                                   std::span<const http_header> headers, clock::time_point deadline,
-                                                  std::chrono::milliseconds allowed, bool& stale,
-                                                  attempt_result& result) {
+                                                  std::chrono::milliseconds allowed, body_stream* stream,
+                                                  bool& stale, attempt_result& result) {
   connection& conn = *held.conn;
   const std::string head = request_head(target, body.size(), headers);
   const std::array<asio::const_buffer, 2> request{asio::buffer(head), asio::buffer(body.data(), body.size())};
@@ -342,6 +396,13 @@ asio::awaitable<void> http_client::impl::exchange(lease& held, const std::string
   response_parser parser;
   parser.body_limit(options_.max_response_bytes);
   conn.deadline.start(deadline, conn.socket(), co_await asio::this_coro::executor);
+  // A streamed request: silence longer than the idle timeout is a stall.
+  std::optional<stall_watch> watch;
+  if (stream) {
+    watch.emplace(co_await asio::this_coro::executor, options_.stream_idle_timeout);
+    watch->start(conn.socket());
+  }
+  bool streaming = false;
 
   boost::system::error_code ec;
   std::size_t received = 0;
@@ -356,28 +417,49 @@ asio::awaitable<void> http_client::impl::exchange(lease& held, const std::string
   // ~900 bytes of operation state next to the pending read for as long as
   // the answer takes, and adds handler layers to every completion.
   parser.eager(true);
-  while (!ec && feed(parser, conn.buffer, ec)) {
+  bool refused = false;  // the body_stream refused what it was given
+  for (;;) {
+    const bool more = !ec && feed(parser, conn.buffer, ec);
+    if (stream && !ec && !pass_on(parser, *stream, streaming, result)) {
+      refused = true;
+      break;
+    }
+    if (!more) break;
     auto room = conn.buffer.prepare(std::max<std::size_t>(512, conn.buffer.capacity() - conn.buffer.size()));
     auto read = conn.tls ? conn.tls->async_read_some(room, use_tuple) : conn.plain->async_read_some(room, use_tuple);
     std::size_t bytes = 0;
     std::tie(ec, bytes) = co_await std::move(read);
+    if (watch) watch->touch();
     conn.buffer.commit(bytes);
     received += bytes;
     if (ec == asio::error::eof) ec = end_of_input(parser);
   }
   conn.deadline.stop();
+  if (watch) watch->stop();
+  // A stream's size says nothing about the next answer's: it sizes no read buffer.
+  release_read_buffer(conn.buffer, streaming ? 0 : received);
+  if (refused) co_return;  // the connection is closed with the lease: the rest is unread
   if (ec) {
     const bool was_cancelled = cancelled(co_await asio::this_coro::cancellation_state);
+    if (watch && watch->stalled() && !was_cancelled && !conn.deadline.expired()) {
+      result = failure(model_errc::timeout,
+                       "the stream stalled: nothing arrived for " + std::to_string(watch->idle().count()) +
+                           " ms (stream_idle_timeout)",
+                       options_.retry.retry_timeouts);
+      co_return;
+    }
     result = exchange_failure(ec, was_cancelled, conn, parser.got_some(), headers, allowed, stale);
     result.closed_unanswered = !conn.tls && !conn.reused && received == 0 && is_connection_loss(ec) && !was_cancelled;
-    release_read_buffer(conn.buffer, received);
     co_return;
   }
-  release_read_buffer(conn.buffer, received);
 
   auto& response = parser.get();
   result.head = head_of(response);
-  result.response = http_response{result.head.status, std::move(response.body())};
+  if (streaming) {
+    end_stream(*stream, result.head.status, result);
+  } else {
+    result.response = http_response{result.head.status, std::move(response.body())};
+  }
   // The parser's keep_alive() is also false for a body that ended with the
   // connection; an expiry has closed the socket.
   held.reusable = parser.keep_alive() && !conn.deadline.expired();

@@ -1,6 +1,7 @@
 #include <switchboard/agents/model/anthropic_model.hpp>
 
 #include "../http/http_client.hpp"
+#include "anthropic_stream.hpp"
 #include "tool_wire.hpp"
 #include "wire_common.hpp"
 
@@ -22,7 +23,7 @@ namespace json = boost::json;
 
 namespace {
 
-constexpr std::string_view wrapped_key = "value";
+constexpr std::string_view wrapped_key = detail::anthropic_wrapped_key;
 
 http_options with_default_base(http_options http) {
   if (http.base_url.empty()) http.base_url = "https://api.anthropic.com";
@@ -181,6 +182,7 @@ class anthropic_model::impl {
     if (!system.empty()) body["system"] = system;
     body["messages"] = std::move(messages);
     if (request.temperature) body["temperature"] = *request.temperature;
+    if (request.stream) body["stream"] = true;
     if (!request.stop.empty()) {
       json::array stop;
       for (const auto& s : request.stop) stop.emplace_back(s);
@@ -222,16 +224,34 @@ class anthropic_model::impl {
       return detail::failed_completion(std::current_exception());
     }
     how.offers_tools = !request.tools.empty();
+    if (request.stream) return send_streamed(std::move(body), started, std::move(how), request.budget, request.stream);
     return send(std::move(body), started, std::move(how), request.budget);
   }
 
  private:
   // What reading the answer needs to know of the request.
-  struct reading {
-    std::string forced_tool;    // the structured-output tool's name; empty: none forced
-    bool wrapped = false;       // its input is {"value": answer}
-    bool offers_tools = false;  // the request offered tools of its own
-  };
+  using reading = detail::anthropic_reading;
+
+  // A streamed request: the answer's pieces go to `sink` as they arrive; a
+  // whole JSON answer instead is read as usual and delivered as one piece.
+  boost::asio::awaitable<chat_result> send_streamed(std::string body, std::chrono::steady_clock::time_point started,
+                                                    reading how, call_budget* budget, stream_sink* sink) {
+    const std::array<detail::http_header, 3> headers{{{"Accept", "text/event-stream", false},
+                                                      {"anthropic-version", options_.version, false},
+                                                      {"x-api-key", options_.api_key, true}}};
+    const std::span<const detail::http_header> sent(headers.data(), options_.api_key.empty() ? 2 : 3);
+    detail::anthropic_stream reader(sink, how, sent);
+    auto response = co_await client_.post_json("/v1/messages", body, sent, budget, &reader);
+    if (!response.streamed) {
+      reader.begin();  // a retry's whole answer: void what an earlier attempt streamed
+      chat_result result = finish(std::move(response.body), started, how, sent);
+      deliver_whole(sink, result);
+      co_return result;
+    }
+    chat_result result = reader.result();
+    result.latency = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
+    co_return result;
+  }
 
   boost::asio::awaitable<chat_result> send(std::string body, std::chrono::steady_clock::time_point started,
                                            reading how, call_budget* budget) {
@@ -256,7 +276,7 @@ class anthropic_model::impl {
   // tool_use block is a tool call. Without tools of the request's own, the
   // first tool_use is the answer whatever its name (as before tools existed).
   static bool is_forced_answer(const reading& how, std::string_view name, bool found) {
-    return !how.forced_tool.empty() && !found && (!how.offers_tools || name == how.forced_tool);
+    return detail::is_forced_answer(how, name, found);
   }
 
   static chat_result parse(const std::string& body, const reading& how,

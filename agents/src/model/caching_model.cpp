@@ -26,6 +26,7 @@ asio::awaitable<chat_result> caching_model::complete(chat_request request) {
   chat_result result;
   if (lookup(key, result) || lookup_store(key, result)) {
     spdlog::debug("model cache '{}': hit {}", options_.name, key.substr(0, 12));
+    deliver_whole(request.stream, result);  // a streamed request gets the cached answer as one piece
     co_return result;
   }
   spdlog::debug("model cache '{}': miss {}", options_.name, key.substr(0, 12));

@@ -3,6 +3,7 @@
 #include "../http/http_client.hpp"
 #include "json_writer.hpp"
 #include "openai_response.hpp"
+#include "openai_stream.hpp"
 #include "wire_common.hpp"
 
 #include <switchboard/agents/model/model_error.hpp>
@@ -137,6 +138,11 @@ class openai_model::impl {
     }
     write_response_format(body, request.format);
     write_tool_options(body, request);
+    if (request.stream) {
+      // The usage arrives in a last chunk of its own, before [DONE].
+      body.key("stream").boolean(true);
+      body.key("stream_options").begin_object().key("include_usage").boolean(true).end_object();
+    }
     body.end_object();
     return text;
   }
@@ -151,6 +157,7 @@ class openai_model::impl {
     } catch (...) {
       return detail::failed_completion(std::current_exception());
     }
+    if (request.stream) return send_streamed(std::move(body), started, request.budget, request.stream);
     return send(std::move(body), started, request.budget);
   }
 
@@ -163,6 +170,27 @@ class openai_model::impl {
     const std::span<const detail::http_header> sent(headers.data(), authorization_.empty() ? 0 : 1);
     auto response = co_await client_.post_json("/chat/completions", body, sent, budget);
     co_return finish(std::move(response.body), started, sent);
+  }
+
+  // A streamed request: the answer's pieces go to `sink` as they arrive. A
+  // server that answers with a whole JSON body instead is read as usual and
+  // its answer delivered as one piece.
+  boost::asio::awaitable<chat_result> send_streamed(std::string body, std::chrono::steady_clock::time_point started,
+                                                    call_budget* budget, stream_sink* sink) {
+    std::array<detail::http_header, 2> headers{{{"Accept", "text/event-stream", false},
+                                                {"Authorization", authorization_, true}}};
+    const std::span<const detail::http_header> sent(headers.data(), authorization_.empty() ? 1 : 2);
+    detail::openai_stream reader(sink, sent);
+    auto response = co_await client_.post_json("/chat/completions", body, sent, budget, &reader);
+    if (!response.streamed) {
+      reader.begin();  // a retry's whole answer: void what an earlier attempt streamed
+      chat_result result = finish(std::move(response.body), started, sent);
+      deliver_whole(sink, result);
+      co_return result;
+    }
+    chat_result result = reader.result();
+    result.latency = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
+    co_return result;
   }
 
   static chat_result finish(std::string body, std::chrono::steady_clock::time_point started,

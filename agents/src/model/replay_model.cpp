@@ -212,6 +212,7 @@ asio::awaitable<chat_result> replay_model::complete(chat_request request) {
     throw model_error(model_errc::unknown_request,
                       "replay file " + file_.string() + " has no recording for request " + hash +
                           " (" + request_summary(request) + ")");
+  deliver_whole(request.stream, found->second);  // a streamed request: the recording as one piece
   co_return found->second;
 }
 

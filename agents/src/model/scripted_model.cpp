@@ -128,6 +128,7 @@ asio::awaitable<chat_result> scripted_model::complete(chat_request request) {
   if (result.latency == std::chrono::microseconds::zero())
     result.latency = std::chrono::duration_cast<std::chrono::microseconds>(
         std::chrono::steady_clock::now() - started);
+  deliver_whole(request.stream, result);  // a streamed request: the scripted answer as one piece
   co_return result;
 }
 

@@ -139,6 +139,32 @@ server_action&& server_action::with_connection_close() && {
   return std::move(*this);
 }
 
+server_action&& server_action::streamed() && {
+  stream = true;
+  return std::move(*this);
+}
+server_action&& server_action::with_delta_bytes(std::size_t bytes) && {
+  delta_bytes = std::max<std::size_t>(1, bytes);
+  return std::move(*this);
+}
+server_action&& server_action::with_split_at(std::vector<std::size_t> offsets) && {
+  split_at = std::move(offsets);
+  return std::move(*this);
+}
+server_action&& server_action::with_stall_after(std::size_t bytes, std::chrono::milliseconds for_how_long) && {
+  stall_after = bytes;
+  stall_for = for_how_long;
+  return std::move(*this);
+}
+server_action&& server_action::without_terminator() && {
+  terminator = false;
+  return std::move(*this);
+}
+server_action&& server_action::with_crlf() && {
+  crlf = true;
+  return std::move(*this);
+}
+
 // ---------------------------------------------------------------- rendering
 
 namespace {
@@ -239,6 +265,140 @@ std::string render_anthropic_reply(const server_action& a, const json::value* re
   return json::serialize(body);
 }
 
+// --- streamed answers
+
+// `text` in pieces of about `size` bytes, never cutting a UTF-8 character.
+std::vector<std::string> pieces_of(std::string_view text, std::size_t size) {
+  std::vector<std::string> out;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t end = std::min(text.size(), pos + size);
+    while (end < text.size() && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) ++end;
+    out.emplace_back(text.substr(pos, end - pos));
+    pos = end;
+  }
+  return out;
+}
+
+class event_writer {
+ public:
+  explicit event_writer(bool crlf) : eol_(crlf ? "\r\n" : "\n") {}
+  void event(std::string_view type, const json::value& data) {
+    if (!type.empty()) out_.append("event: ").append(type).append(eol_);
+    out_.append("data: ").append(json::serialize(data)).append(eol_).append(eol_);
+    ends_.push_back(out_.size());
+  }
+  void raw_line(std::string_view line) {
+    out_.append(line).append(eol_).append(eol_);
+    ends_.push_back(out_.size());
+  }
+  std::string& text() { return out_; }
+  const std::vector<std::size_t>& ends() const { return ends_; }
+
+ private:
+  std::string eol_;
+  std::string out_;
+  std::vector<std::size_t> ends_;  // where each event ends
+};
+
+json::object openai_chunk(const std::string& model, std::size_t n, json::object delta, json::value finish) {
+  return {{"id", "chatcmpl-loopback-" + std::to_string(n)},
+          {"object", "chat.completion.chunk"},
+          {"created", 0},
+          {"model", model},
+          {"choices", json::array{json::object{{"index", 0}, {"delta", std::move(delta)}, {"finish_reason", std::move(finish)}}}}};
+}
+
+void render_openai_stream(event_writer& w, const server_action& a, const json::value* request, std::size_t n) {
+  const std::string model = requested_model(request);
+  w.raw_line(": keep-alive");
+  w.event({}, openai_chunk(model, n, {{"role", "assistant"}, {"content", ""}}, nullptr));
+  for (auto& piece : pieces_of(a.content, a.delta_bytes))
+    w.event({}, openai_chunk(model, n, {{"content", piece}}, nullptr));
+  for (std::size_t i = 0; i < a.calls.size(); ++i) {
+    const auto& call = a.calls[i];
+    json::object first{{"index", i}, {"id", call.id}, {"type", "function"},
+                       {"function", json::object{{"name", call.name}, {"arguments", ""}}}};
+    w.event({}, openai_chunk(model, n, {{"tool_calls", json::array{std::move(first)}}}, nullptr));
+    for (auto& piece : pieces_of(call.arguments, a.delta_bytes)) {
+      json::object next{{"index", i}, {"function", json::object{{"arguments", piece}}}};
+      w.event({}, openai_chunk(model, n, {{"tool_calls", json::array{std::move(next)}}}, nullptr));
+    }
+  }
+  w.event({}, openai_chunk(model, n, {}, json::value(a.finish_reason)));
+  json::object usage{{"id", "chatcmpl-loopback-" + std::to_string(n)}, {"object", "chat.completion.chunk"},
+                     {"created", 0}, {"model", model}, {"choices", json::array{}},
+                     {"usage", json::object{{"prompt_tokens", a.prompt_tokens},
+                                            {"completion_tokens", a.completion_tokens},
+                                            {"total_tokens", a.prompt_tokens + a.completion_tokens}}}};
+  w.event({}, usage);
+  if (a.terminator) w.raw_line("data: [DONE]");
+}
+
+void anthropic_block(event_writer& w, std::size_t index, json::object start, std::string_view delta_type,
+                     std::string_view delta_key, const std::vector<std::string>& pieces) {
+  w.event("content_block_start", json::object{{"type", "content_block_start"}, {"index", index}, {"content_block", std::move(start)}});
+  for (const auto& piece : pieces) {
+    w.event("content_block_delta",
+            json::object{{"type", "content_block_delta"}, {"index", index},
+                         {"delta", json::object{{"type", delta_type}, {delta_key, piece}}}});
+  }
+  w.event("content_block_stop", json::object{{"type", "content_block_stop"}, {"index", index}});
+}
+
+void render_anthropic_stream(event_writer& w, const server_action& a, const json::value* request, std::size_t n) {
+  std::string stop_reason = a.finish_reason == "stop" ? "end_turn" : a.finish_reason;
+  if (stop_reason == "tool_calls") stop_reason = "tool_use";
+  w.event("message_start",
+          json::object{{"type", "message_start"},
+                       {"message", json::object{{"id", "msg_loopback_" + std::to_string(n)}, {"type", "message"},
+                                                {"role", "assistant"}, {"model", requested_model(request)},
+                                                {"content", json::array{}}, {"stop_reason", nullptr},
+                                                {"usage", json::object{{"input_tokens", a.prompt_tokens},
+                                                                       {"output_tokens", 1}}}}}});
+  w.event("ping", json::object{{"type", "ping"}});
+  std::size_t index = 0;
+  const auto forced = a.calls.empty() ? forced_tool(request) : std::nullopt;
+  boost::system::error_code ec;
+  const auto parsed = forced ? json::parse(a.content, ec) : json::value();
+  if (forced && !ec && parsed.is_object()) {
+    anthropic_block(w, index++,
+                    {{"type", "tool_use"}, {"id", "toolu_loopback_" + std::to_string(n)}, {"name", *forced},
+                     {"input", json::object{}}},
+                    "input_json_delta", "partial_json", pieces_of(a.content, a.delta_bytes));
+    if (stop_reason == "end_turn") stop_reason = "tool_use";
+  } else if (a.calls.empty() || !a.content.empty()) {
+    anthropic_block(w, index++, {{"type", "text"}, {"text", ""}}, "text_delta", "text",
+                    pieces_of(a.content, a.delta_bytes));
+  }
+  for (const auto& call : a.calls) {
+    anthropic_block(w, index++,
+                    {{"type", "tool_use"}, {"id", call.id}, {"name", call.name}, {"input", json::object{}}},
+                    "input_json_delta", "partial_json", pieces_of(call.arguments, a.delta_bytes));
+  }
+  w.event("message_delta", json::object{{"type", "message_delta"},
+                                         {"delta", json::object{{"stop_reason", stop_reason}, {"stop_sequence", nullptr}}},
+                                         {"usage", json::object{{"output_tokens", a.completion_tokens}}}});
+  if (a.terminator) w.event("message_stop", json::object{{"type", "message_stop"}});
+}
+
+// The event stream and where each write ends.
+std::pair<std::string, std::vector<std::size_t>> render_stream(const server_action& a, std::string_view target,
+                                                               std::string_view body, std::size_t n) {
+  boost::system::error_code ec;
+  const auto parsed = json::parse(body, ec);
+  const json::value* request = ec ? nullptr : &parsed;
+  event_writer w(a.crlf);
+  if (format_of(target) == wire_format::anthropic) render_anthropic_stream(w, a, request, n);
+  else render_openai_stream(w, a, request, n);
+  std::vector<std::size_t> cuts = a.split_at.empty() ? w.ends() : a.split_at;
+  std::string text = std::move(w.text());
+  std::erase_if(cuts, [&](std::size_t c) { return c == 0 || c >= text.size(); });
+  std::sort(cuts.begin(), cuts.end());
+  cuts.push_back(text.size());
+  return {std::move(text), std::move(cuts)};
+}
+
 std::string render_error(wire_format format, const std::string& message) {
   if (format == wire_format::anthropic) {
     return json::serialize(json::object{
@@ -289,6 +449,12 @@ std::string chunk_encode(std::string_view body) {
   }
   out += "0\r\n\r\n";
   return out;
+}
+
+std::string chunk_of(std::string_view piece) {
+  char size_line[32];
+  std::snprintf(size_line, sizeof size_line, "%zx\r\n", piece.size());
+  return size_line + std::string(piece) + "\r\n";
 }
 
 tcp::socket& lowest_socket(tcp::socket& s) { return s; }
@@ -469,6 +635,7 @@ class loopback_model_server::impl {
       }
       default: break;
     }
+    if (a.stream && a.type == server_action::kind::reply) co_return co_await send_stream(stream, a, req, n, client_keep_alive);
     const bool keep_alive = a.keep_alive && client_keep_alive;
     const int status = a.type == server_action::kind::reply ? 200 : a.status;
     const std::string body = render_body(a, req, n);
@@ -481,6 +648,45 @@ class loopback_model_server::impl {
       lowest_socket(stream).shutdown(tcp::socket::shutdown_send, ignored);
     }
     co_return keep_alive;
+  }
+
+  // A streamed answer: each piece one chunk and one write; a stall sends
+  // nothing for stall_for after stall_after bytes, then closes.
+  template <class Stream>
+  asio::awaitable<bool> send_stream(Stream& stream, const server_action& a, const recorded_request& req, std::size_t n,
+                                    bool client_keep_alive) {
+    auto [text, cuts] = render_stream(a, req.target, req.body, n);
+    const bool keep_alive = a.keep_alive && client_keep_alive && !a.stall_after;
+    std::string head = "HTTP/1.1 200 OK\r\nServer: switchboard-loopback\r\nContent-Type: text/event-stream\r\n"
+                       "Cache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n";
+    head += keep_alive ? "Connection: keep-alive\r\n" : "Connection: close\r\n";
+    for (const auto& [name, value] : a.headers) head += name + ": " + value + "\r\n";
+    head += "\r\n";
+    if (a.stall_after) {
+      cuts.push_back(std::min(*a.stall_after, text.size()));
+      std::sort(cuts.begin(), cuts.end());
+    }
+    auto [hec, hn] = co_await asio::async_write(stream, asio::buffer(head), use_tuple);
+    if (hec) co_return false;
+    std::size_t pos = 0;
+    for (const std::size_t cut : cuts) {
+      if (a.stall_after && pos >= *a.stall_after) {
+        co_await wait(a.stall_for);
+        co_return false;
+      }
+      if (cut <= pos) continue;
+      const std::string chunk = chunk_of(std::string_view(text).substr(pos, cut - pos));
+      auto [ec, written] = co_await asio::async_write(stream, asio::buffer(chunk), use_tuple);
+      if (ec) co_return false;
+      pos = cut;
+    }
+    if (a.stall_after && pos >= *a.stall_after) {
+      co_await wait(a.stall_for);
+      co_return false;
+    }
+    auto [ec, written] = co_await asio::async_write(stream, asio::buffer(std::string_view("0\r\n\r\n")), use_tuple);
+    if (ec || !keep_alive) co_return false;
+    co_return true;
   }
 
   // Declared before ioc_: coroutine frames destroyed with ioc_ may hold TLS streams.
@@ -518,5 +724,9 @@ std::size_t loopback_model_server::request_count() const { return impl_->request
 std::vector<recorded_request> loopback_model_server::requests() const { return impl_->requests(); }
 void loopback_model_server::clear_requests() { impl_->clear_requests(); }
 void loopback_model_server::stop() { impl_->stop(); }
+
+std::string render_event_stream(const server_action& action, std::string_view target, std::string_view request_body) {
+  return render_stream(action, target, request_body, 1).first;
+}
 
 }  // namespace switchboard::testing

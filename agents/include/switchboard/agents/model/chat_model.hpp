@@ -95,6 +95,59 @@ struct call_budget {
   int attempts = 0;      // requests sent so far
 };
 
+// Receives an answer while the model writes it (docs/models.md,
+// "Streaming"). A request opts in with chat_request::stream; the HTTP
+// clients then ask the provider for a stream (OpenAI `stream: true` with
+// usage, Anthropic message stream events) and hand its pieces here as they
+// arrive. complete() still returns the whole chat_result, the same as
+// without a sink: the sink sees the answer early, never instead.
+//
+// What the sink sees:
+//  - on_text: the next piece of the answer's text, whole UTF-8 characters
+//    only (a character cut between two network reads is held back until it
+//    is whole; ill-formed bytes arrive as U+FFFD). For a structured answer
+//    this is the JSON as the model writes it (Anthropic: the forced tool's
+//    input, so the final text may differ in spacing or carry the
+//    {"value": ...} wrapper of a non-object schema).
+//  - on_tool_call: the next piece of one tool call; `index` is the call's
+//    place in the answer (0-based), `id` and `name` are set on its first
+//    piece, `arguments` is the next piece of its argument text.
+//  - on_restart: the attempt that delivered the pieces so far failed (a
+//    stall, a lost connection, a truncated stream) and the client retries:
+//    forget everything delivered since the last on_restart (or the start);
+//    the retry's pieces follow. Not called when nothing was delivered.
+// Deltas are untrusted model output: escape them before showing them.
+//
+// Thread and lifetime: called on the executor of the coroutine awaiting
+// complete() (the client's, a strand when that is one), never
+// concurrently for one request, and never after complete() returned or
+// threw. Not owned: it must outlive complete(). A callback must not
+// block; an exception it throws fails the request with that exception.
+// The doubles (scripted, replay, caching hits) deliver a whole answer as one
+// piece of text and one piece per tool call (deliver_whole).
+class stream_sink {
+ public:
+  struct tool_call_delta {
+    std::size_t index = 0;
+    std::string_view id;         // first piece of the call only
+    std::string_view name;       // first piece of the call only
+    std::string_view arguments;  // the next piece of the arguments' text; may be empty
+  };
+
+  virtual void on_text(std::string_view delta) = 0;
+  virtual void on_tool_call(const tool_call_delta& delta) = 0;
+  virtual void on_restart() {}
+
+  virtual ~stream_sink() = default;
+};
+
+struct chat_result;
+
+// Hands a whole answer to `sink` (may be null: nothing happens): its text as
+// one on_text (when not empty) and each tool call as one on_tool_call. For
+// models that have the answer at once (doubles, caches).
+void deliver_whole(stream_sink* sink, const chat_result& result);
+
 struct chat_request {
   std::vector<chat_message> messages;
   std::string model;                     // empty: the client's default model
@@ -122,6 +175,10 @@ struct chat_request {
   // provider's default (yes). OpenAI: parallel_tool_calls; Anthropic:
   // tool_choice.disable_parallel_tool_use.
   std::optional<bool> parallel_tool_calls{};
+  // Stream the answer to this sink as it arrives (see stream_sink); nullptr:
+  // no streaming. Not owned, not sent, not part of the cache key or the
+  // request hash; must outlive complete().
+  stream_sink* stream = nullptr;
 };
 
 struct token_usage {

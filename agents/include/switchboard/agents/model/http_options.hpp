@@ -50,6 +50,12 @@ struct http_options {
   std::chrono::milliseconds connect_timeout{std::chrono::seconds(10)};   // resolve + TCP + TLS
   std::chrono::milliseconds request_timeout{std::chrono::seconds(120)};  // one attempt, start to last byte
   retry_policy retry;
+  // Streamed requests (chat_request::stream) only: a stream that sends no
+  // byte for this long — before its head, or between two pieces — has
+  // stalled. The attempt is cancelled and retried like a timeout (when
+  // retry.retry_timeouts), within the call's deadline and attempt budget.
+  // Keep-alive comments and pings count as bytes.
+  std::chrono::milliseconds stream_idle_timeout{std::chrono::seconds(30)};
 
   // TLS: peer and host-name verification are on unless verify_peer is false
   // (never do that outside a lab). The system CA store is used, plus ca_file

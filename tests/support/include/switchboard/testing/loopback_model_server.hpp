@@ -42,6 +42,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -97,6 +98,20 @@ struct server_action {
   std::int64_t completion_tokens = 7;
   std::vector<scripted_tool_call> calls;   // reply: tool calls beside `content`
 
+  // Streaming (reply only): the answer as server-sent events in the
+  // request's format — OpenAI chat.completion.chunk events (content and
+  // tool-call arguments in pieces, a usage chunk, `data: [DONE]`), Anthropic
+  // message_start / ping / content_block_* / message_delta / message_stop —
+  // with Content-Type text/event-stream and chunked encoding, each event
+  // written separately unless split_at says where to cut. The same answer
+  // non-streamed reads the same (the tests compare both).
+  bool stream = false;
+  std::size_t delta_bytes = 8;             // text and arguments in pieces of about this many bytes (whole characters)
+  std::vector<std::size_t> split_at;       // cut the event stream's bytes at these offsets (one write each)
+  std::optional<std::size_t> stall_after;  // send this many bytes of the stream, then nothing for stall_for, then close
+  bool terminator = true;                  // false: no [DONE] / message_stop (the body still ends cleanly)
+  bool crlf = false;                       // lines end with \r\n instead of \n
+
   // A successful answer whose text is `content`.
   static server_action reply(std::string content);
   // An assistant turn calling `calls` (several: in parallel), with `text`
@@ -121,7 +136,18 @@ struct server_action {
   server_action&& with_chunked(bool on = true) &&;
   server_action&& with_header(std::string name, std::string value) &&;
   server_action&& with_connection_close() &&;
+  // Streaming (see `stream` above).
+  server_action&& streamed() &&;
+  server_action&& with_delta_bytes(std::size_t bytes) &&;
+  server_action&& with_split_at(std::vector<std::size_t> offsets) &&;
+  server_action&& with_stall_after(std::size_t bytes, std::chrono::milliseconds for_how_long) &&;
+  server_action&& without_terminator() &&;
+  server_action&& with_crlf() &&;
 };
+
+// The event stream a streamed `action` sends for a request to `target`
+// (its body `request_body`), for tests that pick split offsets inside it.
+std::string render_event_stream(const server_action& action, std::string_view target, std::string_view request_body);
 
 struct loopback_options {
   bool tls = false;
