@@ -156,6 +156,11 @@ llm_agent::llm_agent(std::vector<prompt_file> versions,
   }
 }
 
+bool llm_agent::uses_tools() const noexcept {
+  if (options_.tools == nullptr) return false;
+  return std::ranges::any_of(versions_, [](const prompt_file& p) { return !p.tools.empty(); });
+}
+
 std::shared_ptr<llm_agent> llm_agent::from_library(const prompt_library& library,
                                                    std::string_view name,
                                                    std::shared_ptr<protocol::schema_registry> schemas,
@@ -224,6 +229,7 @@ chat_request llm_agent::build_request(const agent_context& context, const prompt
   request.temperature = prompt.model.temperature;
   request.max_tokens = prompt.model.max_tokens;
   request.prompt_version = prompt.version_tag();
+  request.stream = context.stream.get();  // streaming: the hub's sink, if any (agent_context.hpp)
   return request;
 }
 

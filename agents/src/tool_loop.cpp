@@ -1,6 +1,7 @@
 // The tool loop of an llm_agent: model -> tool calls -> results -> model ...
 #include "tool_loop.hpp"
 
+#include <switchboard/agents/tool_journal.hpp>
 #include <switchboard/agents/tool_registry.hpp>
 #include <switchboard/protocol/metrics.hpp>
 #include <switchboard/protocol/output_parser.hpp>
@@ -18,7 +19,10 @@
 #include <spdlog/logger.h>
 
 #include <algorithm>
+#include <map>
 #include <optional>
+#include <set>
+#include <stdexcept>
 
 namespace switchboard::agents::detail {
 
@@ -29,11 +33,82 @@ using clock = std::chrono::steady_clock;
 namespace {
 
 // One call of a turn: the model's call, the tool message answering it and
-// its record for context.tool_calls. Written by that call's coroutine only.
+// its record for context.tool_calls, or the approval it waits for. Written
+// by that call's coroutine only.
 struct call_slot {
   const tool_call* call = nullptr;
   chat_message message;
   json::object record;
+  std::optional<pending_tool_call> pending;  // set: waits for approval, not answered
+};
+
+// A call is named by its round and id: some models reuse ids across turns.
+std::string call_key(int round, std::string_view id) { return std::to_string(round) + "/" + std::string(id); }
+
+[[noreturn]] void malformed(const std::string& agent, const std::string& what) {
+  throw std::runtime_error("agent '" + agent + "': a record of its tool journal is malformed (" + what +
+                           "); the step cannot be replayed safely");
+}
+
+const json::value& field(const json::object& record, std::string_view key, const std::string& agent) {
+  const auto* v = record.if_contains(key);
+  if (v == nullptr) malformed(agent, "no '" + std::string(key) + "'");
+  return *v;
+}
+
+std::string string_field(const json::object& record, std::string_view key, const std::string& agent) {
+  const auto& v = field(record, key, agent);
+  if (!v.is_string()) malformed(agent, "'" + std::string(key) + "' is not a string");
+  return std::string(v.get_string());
+}
+
+int round_field(const json::object& record, const std::string& agent) {
+  const auto& v = field(record, "round", agent);
+  if (!v.is_int64() || v.get_int64() < 1 || v.get_int64() > 1'000'000) malformed(agent, "bad 'round'");
+  return static_cast<int>(v.get_int64());
+}
+
+// What the journal holds for this call, by round (turns) and by call.
+class replay_index {
+ public:
+  replay_index(std::vector<json::object> records, const std::string& agent) : records_(std::move(records)) {
+    for (const auto& r : records_) {
+      const std::string kind = string_field(r, "kind", agent);
+      const int round = round_field(r, agent);
+      if (kind == "turn") {
+        turns_[round] = &r;
+        continue;
+      }
+      const std::string key = call_key(round, string_field(r, "id", agent));
+      if (kind == "started") started_.insert(key);
+      else if (kind == "result") results_[key] = &r;
+      else if (kind == "approval") approvals_[key] = &r;
+      else malformed(agent, "unknown kind '" + kind + "'");
+    }
+  }
+  const json::object* turn(int round) const { return find(turns_, round); }
+  const json::object* result(const std::string& key) const { return find(results_, key); }
+  const json::object* approval(const std::string& key) const { return find(approvals_, key); }
+  bool started(const std::string& key) const { return started_.contains(key); }
+
+ private:
+  template <class Map, class Key>
+  static const json::object* find(const Map& map, const Key& key) {
+    auto it = map.find(key);
+    return it == map.end() ? nullptr : it->second;
+  }
+  std::vector<json::object> records_;  // the index points into it
+  std::map<int, const json::object*> turns_;
+  std::map<std::string, const json::object*, std::less<>> results_, approvals_;
+  std::set<std::string, std::less<>> started_;
+};
+
+// What every call of the loop shares.
+struct loop_scope {
+  const tool_loop_settings& settings;
+  agent_context& context;
+  tool_journal& journal;
+  const replay_index& replay;
 };
 
 std::string allowed_list(const std::vector<std::string>& allowed) {
@@ -86,35 +161,28 @@ asio::awaitable<tool_result> call_with_timeout(tool& t, tool_context& context, c
   co_return std::get<0>(std::move(winner));
 }
 
-// Validates and runs one call; never throws for what the tool or the model did.
-asio::awaitable<void> run_one(const tool_loop_settings& s, agent_context& context, int round,
-                              clock::duration timeout, call_slot& slot) {
-  const tool_call& call = *slot.call;
-  const auto started = clock::now();
-  tool_result result;
-  const bool allowed = std::ranges::find(*s.allowed, call.name) != s.allowed->end();
-  try {
-    if (!allowed || !s.tools->contains(call.name)) {
-      result = tool_result::failure("unknown_tool", "there is no tool '" + call.name +
-                                                        "' here; the tools you may call: " + allowed_list(*s.allowed));
-    } else if (auto arguments = s.tools->validate_arguments(call.name, call.arguments); !arguments.ok()) {
-      result = tool_result::failure("invalid_arguments", arguments.describe(call.name));
-    } else {
-      auto t = s.tools->find_shared(call.name);
-      tool_context tc{context.logger, context.workflow_id, call.id, s.agent};
-      result = co_await call_with_timeout(*t, tc, arguments.value, timeout);
-    }
-  } catch (const std::exception& e) {
-    result = tool_result::failure("tool_failed", "tool '" + call.name + "' failed: " + e.what());
-  } catch (...) {
-    result = tool_result::failure("tool_failed", "tool '" + call.name + "' failed with an unknown exception");
-  }
-  const double ms = std::chrono::duration<double, std::milli>(clock::now() - started).count();
+// The slot as a recorded result left it: nothing runs again.
+void replay_result(const json::object& record, const std::string& agent, call_slot& slot) {
+  slot.message.role = chat_role::tool;
+  slot.message.content = string_field(record, "content", agent);
+  slot.message.tool_call_id = slot.call->id;
+  const auto& is_error = field(record, "is_error", agent);
+  if (!is_error.is_bool()) malformed(agent, "'is_error' is not a boolean");
+  slot.message.is_error = is_error.get_bool();
+  const auto& kept = field(record, "record", agent);
+  if (!kept.is_object()) malformed(agent, "'record' is not an object");
+  slot.record = kept.get_object();
+  slot.record["replayed"] = true;
+}
 
+// Fills the slot from `result` and keeps it in the journal.
+asio::awaitable<void> record_result(const loop_scope& scope, int round, const tool_result& result, double ms,
+                                    call_slot& slot) {
+  const tool_call& call = *slot.call;
   bool cut = false;
   const json::value answer = result.to_json();
   slot.message.role = chat_role::tool;
-  slot.message.content = result_text(answer, s.max_result_bytes, cut);
+  slot.message.content = result_text(answer, scope.settings.max_result_bytes, cut);
   slot.message.tool_call_id = call.id;
   slot.message.is_error = !result.ok();
   slot.record = {{"round", round},     {"id", call.id},          {"tool", call.name},
@@ -125,24 +193,137 @@ asio::awaitable<void> run_one(const tool_loop_settings& s, agent_context& contex
     slot.record["result"] = cut ? json::value(slot.message.content) : answer;
   }
   if (cut) slot.record["cut"] = true;
-  context.logger->debug("agent {}: round {} tool {} (call {}): {} in {:.1f} ms", s.agent, round, call.name, call.id,
-                        result.ok() ? std::string("ok") : "error " + result.error().code, ms);
+  // Built before the co_await: g++ 12 miscompiles string literals inside a
+  // braced initializer in a co_await expression ("array used as initializer").
+  json::object kept{{"kind", "result"},
+                    {"round", round},
+                    {"id", call.id},
+                    {"content", slot.message.content},
+                    {"is_error", slot.message.is_error},
+                    {"record", slot.record}};
+  co_await scope.journal.append(std::move(kept));
+  scope.context.logger->debug("agent {}: round {} tool {} (call {}): {} in {:.1f} ms", scope.settings.agent, round,
+                              call.name, call.id, result.ok() ? std::string("ok") : "error " + result.error().code,
+                              ms);
+}
+
+// Whether the user must approve this call before it is made.
+bool approval_needed(const loop_scope& scope, const tool& t, const json::value& arguments) {
+  if (scope.context.needs_approval != nullptr && *scope.context.needs_approval) {
+    return (*scope.context.needs_approval)(scope.settings.agent, t, arguments);
+  }
+  return t.needs_approval();
+}
+
+// What the user decided for a call waiting for approval: nullopt when it
+// may run, an error result when it was rejected.
+std::optional<tool_result> refusal(const json::object& approval, const std::string& agent, std::string_view tool) {
+  const auto& approved = field(approval, "approved", agent);
+  if (!approved.is_bool()) malformed(agent, "'approved' is not a boolean");
+  if (approved.get_bool()) return std::nullopt;
+  std::string reason;
+  if (const auto* r = approval.if_contains("reason"); r && r->is_string()) reason = std::string(r->get_string());
+  return tool_result::failure("rejected", "the user rejected this call of '" + std::string(tool) + "'" +
+                                              (reason.empty() ? "" : ": " + reason) + "; it was not made");
+}
+
+// A non-idempotent call that started and never recorded a result: the
+// process died while it ran. Running it again could do twice what it does.
+tool_result unknown_outcome(std::string_view tool) {
+  return tool_result::failure("unknown_outcome",
+                              "the process running this call of '" + std::string(tool) +
+                                  "' stopped before its result was recorded, so whether it took effect is "
+                                  "unknown; it was not repeated. Check its effect before calling it again");
+}
+
+json::object started_record(int round, const std::string& id) {
+  return {{"kind", "started"}, {"round", round}, {"id", id}};
+}
+
+// Runs one call: checks, approval, replay, execution. Never throws for what
+// the tool or the model did; throws when the journal cannot keep a record.
+asio::awaitable<void> run_one(const loop_scope& scope, int round, clock::duration timeout, call_slot& slot) {
+  const auto& s = scope.settings;
+  const tool_call& call = *slot.call;
+  const std::string key = call_key(round, call.id);
+  if (const auto* recorded = scope.replay.result(key)) {
+    replay_result(*recorded, s.agent, slot);
+    co_return;
+  }
+  const auto started = clock::now();
+  std::optional<tool_result> early;  // a result without running the tool
+  std::shared_ptr<tool> t;
+  json::value arguments;
+  const bool allowed = std::ranges::find(*s.allowed, call.name) != s.allowed->end();
+  if (!allowed || !s.tools->contains(call.name)) {
+    early = tool_result::failure("unknown_tool", "there is no tool '" + call.name +
+                                                     "' here; the tools you may call: " + allowed_list(*s.allowed));
+  } else if (auto checked = s.tools->validate_arguments(call.name, call.arguments); !checked.ok()) {
+    early = tool_result::failure("invalid_arguments", checked.describe(call.name));
+  } else {
+    t = s.tools->find_shared(call.name);
+    arguments = std::move(checked.value);
+  }
+  if (!early && approval_needed(scope, *t, arguments)) {
+    const auto* decision = scope.replay.approval(key);
+    if (decision == nullptr) {
+      slot.pending = pending_tool_call{s.agent, round, call.id, call.name, std::move(arguments),
+                                       std::string(t->description())};
+      co_return;
+    }
+    early = refusal(*decision, s.agent, call.name);
+  }
+  if (!early && scope.replay.started(key) && !t->idempotent()) early = unknown_outcome(call.name);
+
+  tool_result result;
+  if (early) {
+    result = std::move(*early);
+  } else {
+    // Marked first: a crash during the call must not leave it looking unmade.
+    if (!t->idempotent()) co_await scope.journal.append(started_record(round, call.id));
+    tool_context tc{scope.context.logger, scope.context.workflow_id, call.id, s.agent};
+    result = co_await call_with_timeout(*t, tc, arguments, timeout);
+  }
+  const double ms = std::chrono::duration<double, std::milli>(clock::now() - started).count();
+  co_await record_result(scope, round, result, ms, slot);
 }
 
 // Runs the calls of one turn concurrently and waits for all of them.
-asio::awaitable<void> run_calls(const tool_loop_settings& s, agent_context& context, int round,
-                                clock::duration timeout, std::vector<call_slot>& slots) {
+asio::awaitable<void> run_calls(const loop_scope& scope, int round, clock::duration timeout,
+                                std::vector<call_slot>& slots) {
   auto executor = co_await asio::this_coro::executor;
   using op_type = decltype(asio::co_spawn(executor, std::declval<asio::awaitable<void>>(), asio::deferred));
   std::vector<op_type> ops;
   ops.reserve(slots.size());
-  for (auto& slot : slots) ops.push_back(asio::co_spawn(executor, run_one(s, context, round, timeout, slot), asio::deferred));
+  for (auto& slot : slots) ops.push_back(asio::co_spawn(executor, run_one(scope, round, timeout, slot), asio::deferred));
   auto [order, errors] = co_await asio::experimental::make_parallel_group(std::move(ops))
                              .async_wait(asio::experimental::wait_for_all(), asio::use_awaitable);
   (void)order;
   for (const auto& e : errors) {
-    if (e) std::rethrow_exception(e);  // run_one catches all but bad_alloc and the like
+    if (e) std::rethrow_exception(e);  // a journal that could not keep a record, or bad_alloc and the like
   }
+}
+
+// The model's turn as the journal keeps it, and back.
+json::object turn_record(int round, const chat_message& assistant) {
+  json::array calls;
+  for (const auto& c : assistant.tool_calls) {
+    calls.push_back(json::object{{"id", c.id}, {"name", c.name}, {"arguments", c.arguments}});
+  }
+  return {{"kind", "turn"}, {"round", round}, {"text", assistant.content}, {"calls", std::move(calls)}};
+}
+
+chat_message replayed_turn(const json::object& record, const std::string& agent) {
+  chat_message assistant{chat_role::assistant, string_field(record, "text", agent)};
+  const auto& calls = field(record, "calls", agent);
+  if (!calls.is_array() || calls.get_array().empty()) malformed(agent, "a turn without calls");
+  for (const auto& c : calls.get_array()) {
+    if (!c.is_object()) malformed(agent, "a call that is not an object");
+    const auto& o = c.get_object();
+    assistant.tool_calls.push_back(
+        tool_call{string_field(o, "id", agent), string_field(o, "name", agent), string_field(o, "arguments", agent)});
+  }
+  return assistant;
 }
 
 // Asks the model to end with the envelope, so that its last turn can be taken as it is.
@@ -192,6 +373,25 @@ void check_time(const std::optional<clock::time_point>& deadline, const tool_loo
   }
 }
 
+// The model's next turn: replayed from the journal when an earlier run of
+// the step recorded it (the model is not asked again), else asked and, when
+// it calls tools, recorded before any of them runs.
+asio::awaitable<std::optional<chat_message>> next_turn(chat_model& model, const chat_request& request,
+                                                       const loop_scope& scope, int round, chat_result& fresh) {
+  if (const auto* recorded = scope.replay.turn(round)) co_return replayed_turn(*recorded, scope.settings.agent);
+  fresh = co_await model.complete(request);
+  co_return std::nullopt;
+}
+
+// Throws approval_required for the calls of a turn that wait for the user.
+void ask_approval(std::vector<call_slot>& slots) {
+  std::vector<pending_tool_call> pending;
+  for (auto& slot : slots) {
+    if (slot.pending) pending.push_back(std::move(*slot.pending));
+  }
+  if (!pending.empty()) throw approval_required(std::move(pending));
+}
+
 }  // namespace
 
 asio::awaitable<void> run_tool_loop(chat_model& model, chat_request request, structured_options options,
@@ -206,32 +406,40 @@ asio::awaitable<void> run_tool_loop(chat_model& model, chat_request request, str
   call_budget budget;  // the deadline across the loop; attempts: the client's policy per turn
   budget.deadline = deadline;
   token_usage used;
+  std::shared_ptr<tool_journal> journal = context.journal;
+  if (!journal) journal = std::make_shared<memory_tool_journal>();
+  const replay_index replay(journal->records(), s.agent);
+  const loop_scope scope{s, context, *journal, replay};
 
   for (int round = 1;; ++round) {
     check_time(deadline, s, options);
     request.budget = &budget;
-    chat_result turn = co_await model.complete(request);
-    if (turn.tool_calls.empty() && take_final(turn, request, options, out)) co_return;
-    context.usage += turn.usage;
-    used += turn.usage;
-    if (turn.tool_calls.empty()) break;
-    if (round > s.max_rounds) {
-      fail(model_errc::structured_output_failed,
-           "agent '" + s.agent + "': the model still called tools after max_tool_rounds (" +
-               std::to_string(s.max_rounds) + ") rounds",
-           options, "tool_rounds_exhausted");
-    }
-    if (options.token_budget > 0 && used.total() >= options.token_budget) {
-      fail(model_errc::token_budget_exhausted,
-           "agent '" + s.agent + "': the token budget (" + std::to_string(options.token_budget) +
-               ") was spent during the tool loop (" + std::to_string(used.total()) + " tokens)",
-           options, "token_budget_exhausted");
+    chat_result turn;
+    auto replayed = co_await next_turn(model, request, scope, round, turn);
+    if (!replayed) {
+      if (turn.tool_calls.empty() && take_final(turn, request, options, out)) co_return;
+      context.usage += turn.usage;
+      used += turn.usage;
+      if (turn.tool_calls.empty()) break;
+      if (round > s.max_rounds) {
+        fail(model_errc::structured_output_failed,
+             "agent '" + s.agent + "': the model still called tools after max_tool_rounds (" +
+                 std::to_string(s.max_rounds) + ") rounds",
+             options, "tool_rounds_exhausted");
+      }
+      if (options.token_budget > 0 && used.total() >= options.token_budget) {
+        fail(model_errc::token_budget_exhausted,
+             "agent '" + s.agent + "': the token budget (" + std::to_string(options.token_budget) +
+                 ") was spent during the tool loop (" + std::to_string(used.total()) + " tokens)",
+             options, "token_budget_exhausted");
+      }
+      replayed.emplace(chat_role::assistant, std::move(turn.text));
+      replayed->tool_calls = std::move(turn.tool_calls);
+      co_await journal->append(turn_record(round, *replayed));
     }
 
-    chat_message assistant{chat_role::assistant, std::move(turn.text)};
-    assistant.tool_calls = std::move(turn.tool_calls);
-    request.messages.push_back(assistant);
-    conversation.push_back(std::move(assistant));
+    request.messages.push_back(*replayed);
+    conversation.push_back(std::move(*replayed));
     const auto& calls = conversation.back().tool_calls;
     std::vector<call_slot> slots(calls.size());
     for (std::size_t i = 0; i < calls.size(); ++i) slots[i].call = &calls[i];
@@ -240,12 +448,13 @@ asio::awaitable<void> run_tool_loop(chat_model& model, chat_request request, str
     if (deadline) timeout = std::clamp<clock::duration>(*deadline - clock::now(), clock::duration::zero(), timeout);
     bool aborted = false;
     try {
-      co_await run_calls(s, context, round, timeout, slots);
+      co_await run_calls(scope, round, timeout, slots);
     } catch (const boost::system::system_error& e) {
       if (e.code() != asio::error::operation_aborted) throw;
       aborted = true;
     }
     for (auto& slot : slots) {
+      if (slot.pending) continue;
       request.messages.push_back(slot.message);
       conversation.push_back(std::move(slot.message));
       context.tool_calls.push_back(std::move(slot.record));
@@ -254,6 +463,7 @@ asio::awaitable<void> run_tool_loop(chat_model& model, chat_request request, str
     if (aborted || state.cancelled() != asio::cancellation_type::none) {
       throw model_error(model_errc::cancelled, "agent '" + s.agent + "': cancelled while its tools ran");
     }
+    ask_approval(slots);
   }
 
   // The last turn was no valid answer: the ladder asks on the whole conversation.

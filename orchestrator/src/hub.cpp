@@ -194,6 +194,30 @@ std::string definition_changes(const detail::definition_identity& stored, const 
   return changes + " (fingerprint " + stored.fingerprint + " when it started, " + now.fingerprint() + " now)";
 }
 
+// Throws unless the decision in `options` fits the run: one is needed for
+// a run awaiting approval (and allowed for one interrupted while a decision
+// was being saved), refused otherwise; an answer is refused there.
+void check_decision(const workflow_state& state, const std::string& status, const resume_options& options) {
+  const auto& id = state.id;
+  const bool calls_wait = state.approval.has_value() && (status == "awaiting_approval" || status == "interrupted");
+  if (status == "awaiting_approval" && !options.decision) {
+    throw orchestrator_error(orchestrator_errc::decision_required,
+                             "resume: workflow '" + id + "' awaits approval of " +
+                                 std::to_string(state.approval ? state.approval->calls.size() : 0) +
+                                 " tool call(s); approve or reject them");
+  }
+  if (options.decision && !calls_wait) {
+    throw orchestrator_error(orchestrator_errc::decision_required,
+                             "resume: workflow '" + id + "' is " + status + " and awaits no approval; "
+                             "a decision applies only to a run awaiting approval");
+  }
+  if (calls_wait && options.answer) {
+    throw orchestrator_error(orchestrator_errc::decision_required,
+                             "resume: workflow '" + id + "' awaits approval of tool calls, not an answer; "
+                             "approve or reject them");
+  }
+}
+
 // Throws unless `stored` may continue under `workflow` with `options`.
 void check_resumable(const detail::stored_run& stored, const std::string& status, const compiled_workflow& workflow,
                      const resume_options& options, const checkpoint* cp) {
@@ -203,11 +227,13 @@ void check_resumable(const detail::stored_run& stored, const std::string& status
                              "resume: workflow '" + id + "' is being resumed by another process (owner " +
                                  cp->owner + ", since " + detail::format_utc(cp->updated_at) + ")");
   }
-  if (status != "awaiting_clarification" && status != "interrupted") {
+  if (status != "awaiting_clarification" && status != "awaiting_approval" && status != "interrupted") {
     throw orchestrator_error(orchestrator_errc::not_awaiting_clarification,
                              "resume: workflow '" + id + "' is " + status +
-                                 "; only a workflow awaiting clarification or interrupted can be resumed");
+                                 "; only a workflow awaiting clarification or approval, or interrupted, can be "
+                                 "resumed");
   }
+  check_decision(stored.state, status, options);
   if (status == "awaiting_clarification" && !options.answer) {
     throw orchestrator_error(orchestrator_errc::answer_required,
                              "resume: workflow '" + id + "' is awaiting clarification and needs an answer" +
@@ -329,7 +355,8 @@ asio::awaitable<detail::prepared_run> hub::impl::claim(std::shared_ptr<const com
   prepared.fence = claimed.fence;
   prepared.stored = detail::marks_of(prepared.state);
   prepared.answer = std::move(options.answer);
-  prepared.continuing = !prepared.answer;
+  prepared.decision = std::move(options.decision);
+  prepared.continuing = !prepared.answer && !prepared.decision;
   co_return prepared;
 }
 
@@ -353,11 +380,15 @@ detail::prepared_run hub::impl::take_paused(const compiled_workflow& workflow, c
   prepared.state = std::move(it->second);
   paused.erase(it);
   prepared.answer = std::move(options.answer);
+  prepared.decision = std::move(options.decision);
   return prepared;
 }
 
 void hub::impl::remember_paused(const workflow_state& state) {
-  if (options.store || state.status != workflow_status::awaiting_clarification) return;
+  if (options.store) return;
+  if (state.status != workflow_status::awaiting_clarification && state.status != workflow_status::awaiting_approval) {
+    return;
+  }
   std::lock_guard lock(paused_mutex);
   paused.insert_or_assign(state.id, state);
 }
@@ -480,7 +511,7 @@ asio::awaitable<workflow_state> hub::cancel_stored_run(std::string workflow_id) 
     throw orchestrator_error(orchestrator_errc::unknown_workflow, "cancel: this hub has no checkpoint store");
   }
   const auto run = co_await impl_->read_for_claim(workflow_id, "cancel");
-  if (run.status != "awaiting_clarification" && run.status != "interrupted") {
+  if (run.status != "awaiting_clarification" && run.status != "awaiting_approval" && run.status != "interrupted") {
     const bool owned = run.status == "running";
     throw orchestrator_error(owned ? orchestrator_errc::run_owned : orchestrator_errc::not_awaiting_clarification,
                              "cancel: workflow '" + workflow_id + "' is " + run.status +
@@ -493,6 +524,7 @@ asio::awaitable<workflow_state> hub::cancel_stored_run(std::string workflow_id) 
   auto marks = detail::marks_of(state);
   state.status = workflow_status::cancelled;
   state.clarification.reset();
+  state.approval.reset();  // the pending calls are never made
   state.errors.push_back({"cancelled", "workflow '" + workflow_id + "' was cancelled while " + run.status, false, {}});
   checkpoint cp;
   cp.workflow_id = state.id;

@@ -15,6 +15,11 @@ std::string_view to_string(event_kind kind) noexcept {
     case event_kind::workflow_failed: return "workflow_failed";
     case event_kind::workflow_cancelled: return "workflow_cancelled";
     case event_kind::workflow_interrupted: return "workflow_interrupted";
+    case event_kind::approval_requested: return "approval_requested";
+    case event_kind::tool_called: return "tool_called";
+    case event_kind::text_delta: return "text_delta";
+    case event_kind::tool_call_delta: return "tool_call_delta";
+    case event_kind::stream_restarted: return "stream_restarted";
   }
   return "?";
 }
@@ -62,6 +67,11 @@ void hub_metrics::on_event(const event& e) noexcept {
       case event_kind::workflow_cancelled: ++cancelled_; break;
       case event_kind::workflow_interrupted: ++interrupted_; break;
       case event_kind::step_started:
+      case event_kind::tool_called:
+      case event_kind::text_delta:
+      case event_kind::tool_call_delta:
+      case event_kind::stream_restarted:
+      case event_kind::approval_requested:  // not a clarification: kept out of clarification_rate
       case event_kind::resumed: break;
     }
   } catch (...) {

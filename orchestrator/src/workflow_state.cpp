@@ -28,13 +28,15 @@ std::string_view to_string(workflow_status status) noexcept {
     case workflow_status::failed: return "failed";
     case workflow_status::cancelled: return "cancelled";
     case workflow_status::interrupted: return "interrupted";
+    case workflow_status::awaiting_approval: return "awaiting_approval";
   }
   return "?";
 }
 
 std::optional<workflow_status> parse_workflow_status(std::string_view text) noexcept {
   for (auto s : {workflow_status::running, workflow_status::awaiting_clarification, workflow_status::completed,
-                 workflow_status::failed, workflow_status::cancelled, workflow_status::interrupted}) {
+                 workflow_status::failed, workflow_status::cancelled, workflow_status::interrupted,
+                 workflow_status::awaiting_approval}) {
     if (to_string(s) == text) return s;
   }
   return std::nullopt;
@@ -103,6 +105,7 @@ json::object audit_to_json(const audit_entry& a) {
   if (!a.raw_text.empty()) out["raw_text"] = a.raw_text;
   if (a.raw_text_bytes > 0) out["raw_text_bytes"] = a.raw_text_bytes;
   if (!a.model_attempts.empty()) out["model_attempts"] = a.model_attempts;
+  if (!a.tool_calls.empty()) out["tool_calls"] = a.tool_calls;
   return out;
 }
 
@@ -189,6 +192,7 @@ audit_entry read_audit(const json::value& v, const std::string& path) {
   }
   // Kept as read: already held to the checkpoint depth and size limits.
   if (r.optional("model_attempts")) a.model_attempts = r.array("model_attempts");
+  if (r.optional("tool_calls")) a.tool_calls = r.array("tool_calls");
   return a;
 }
 
@@ -203,6 +207,55 @@ std::optional<clarification_request> read_clarification(const reader& r) {
   reader cr(*c, r.child("clarification"));
   return clarification_request{cr.string("question"), cr.string("node"), cr.string("agent"),
                                static_cast<int>(cr.integer("round"))};
+}
+
+json::value approval_to_json(const std::optional<approval_request>& a) {
+  if (!a) return nullptr;
+  json::array calls;
+  for (const auto& c : a->calls) {
+    calls.push_back(json::object{{"agent", c.agent},
+                                 {"round", c.round},
+                                 {"id", c.id},
+                                 {"tool", c.tool},
+                                 {"arguments", c.arguments},
+                                 {"description", c.description}});
+  }
+  return json::object{{"node", a->node}, {"calls", std::move(calls)}};
+}
+
+std::optional<approval_request> read_approval(const reader& r) {
+  const auto* a = r.optional("approval");
+  if (!a) return std::nullopt;
+  reader ar(*a, r.child("approval"));
+  approval_request out{ar.string("node"), {}};
+  const auto& calls = ar.array("calls");
+  if (calls.empty()) ar.fail("field 'calls' is empty");
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    reader c(calls[i], ar.child("calls") + "/" + std::to_string(i));
+    const auto round = c.integer("round");
+    if (round < 1 || round > 1'000'000) c.fail("field 'round' is out of range");
+    out.calls.push_back(agents::pending_tool_call{c.string("agent"), static_cast<int>(round), c.string("id"),
+                                                  c.string("tool"), c.at("arguments"), c.string("description")});
+  }
+  return out;
+}
+
+// The tool records of the step in flight: a state's step counts completed
+// steps, so the step in flight is the next one.
+void keep_step_in_flight(workflow_state& s) {
+  std::erase_if(s.tool_records, [&](const json::object& record) {
+    const auto* step = record.if_contains("step");
+    return !step || !step->is_int64() || step->get_int64() != s.step + 1;
+  });
+}
+
+std::vector<json::object> read_tool_records(const reader& r, std::string_view key) {
+  std::vector<json::object> out;
+  for (const auto& item : r.array(key)) {
+    if (!item.is_object()) r.fail("field '" + std::string(key) + "' must hold objects");
+    out.push_back(item.get_object());
+  }
+  return out;
 }
 
 workflow_status read_status(const reader& r) {
@@ -257,6 +310,8 @@ json::value workflow_state::to_json() const {
   json::array answers;
   for (const auto& a : clarification_answers) answers.push_back(json::string(a));
   out["clarification_answers"] = std::move(answers);
+  out["approval"] = approval_to_json(approval);
+  if (!tool_records.empty()) out["tool_records"] = json::array(tool_records.begin(), tool_records.end());
   out["result"] = result ? json::value_from(*result) : json::value(nullptr);
   return out;
 }
@@ -294,6 +349,8 @@ workflow_state workflow_state::from_json(const json::value& value) {
   }
   s.clarification = read_clarification(r);
   s.clarification_answers = read_strings(r, "clarification_answers");
+  s.approval = read_approval(r);
+  if (r.optional("tool_records")) s.tool_records = read_tool_records(r, "tool_records");
   if (const auto* res = r.optional("result")) s.result = read_envelope(*res, "/result");
   return s;
 }
@@ -321,6 +378,7 @@ std::string state_head(const workflow_state& state, const definition_identity& d
                     {"step", state.step},
                     {"next_node", state.next_node},
                     {"clarification", clarification_to_json(state.clarification)},
+                    {"approval", approval_to_json(state.approval)},
                     {"result", state.result ? json::value_from(*state.result) : json::value(nullptr)},
                     {"definition", json::object{{"fingerprint", definition.fingerprint}, {"nodes", std::move(nodes)}}}};
   return json::serialize(head);
@@ -348,6 +406,12 @@ std::optional<std::string> next_journal_record(const workflow_state& state, jour
     answers.emplace_back(state.clarification_answers[marks.answers]);
   }
   if (!answers.empty()) record["answers"] = std::move(answers);
+  if (marks.tool_records > state.tool_records.size()) marks.tool_records = 0;  // a new step's records
+  json::array tools;
+  for (; marks.tool_records < state.tool_records.size(); ++marks.tool_records) {
+    tools.push_back(state.tool_records[marks.tool_records]);
+  }
+  if (!tools.empty()) record["tool_records"] = std::move(tools);
   if (marks.input) {
     if (record.empty()) return std::nullopt;
     return json::serialize(record);
@@ -368,6 +432,7 @@ journal_marks marks_of(const workflow_state& state) {
   marks.audit = state.audit.size();
   marks.errors = state.errors.size();
   marks.answers = state.clarification_answers.size();
+  marks.tool_records = state.tool_records.size();
   return marks;
 }
 
@@ -408,6 +473,9 @@ void apply_record(workflow_state& s, const json::value& value, const std::string
   if (r.optional("answers")) {
     for (auto& answer : read_strings(r, "answers")) s.clarification_answers.push_back(std::move(answer));
   }
+  if (r.optional("tool_records")) {
+    for (auto& record : read_tool_records(r, "tool_records")) s.tool_records.push_back(std::move(record));
+  }
 }
 
 stored_run read_head_and_journal(const checkpoint& cp, const json::value& head_json) {
@@ -420,6 +488,7 @@ stored_run read_head_and_journal(const checkpoint& cp, const json::value& head_j
   s.step = head.integer("step");
   s.next_node = head.string("next_node");
   s.clarification = read_clarification(head);
+  s.approval = read_approval(head);
   if (const auto* result = head.optional("result")) s.result = read_envelope(*result, "(head)/result");
   reader definition(head.at("definition"), "(head)/definition");
   run.definition.fingerprint = definition.string("fingerprint");
@@ -428,6 +497,7 @@ stored_run read_head_and_journal(const checkpoint& cp, const json::value& head_j
     const std::string path = "(journal record " + std::to_string(i + 1) + ")";
     apply_record(s, parse_stored(cp.journal[i], path), path);
   }
+  keep_step_in_flight(s);
   return run;
 }
 

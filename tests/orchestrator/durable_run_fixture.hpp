@@ -95,14 +95,16 @@ struct outcome {
 // The destructor kills and reaps a process still running.
 class helper_process {
  public:
-  explicit helper_process(std::vector<std::string> args, int stdin_fd = -1) {
+  // `program`: the durable-run helper unless another helper is named.
+  explicit helper_process(std::vector<std::string> args, int stdin_fd = -1,
+                          std::string program = SWITCHBOARD_DURABLE_HELPER) {
     int out[2];
     if (::pipe2(out, O_CLOEXEC) != 0) throw std::system_error(errno, std::generic_category(), "pipe2");
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_adddup2(&actions, out[1], 1);
     if (stdin_fd >= 0) posix_spawn_file_actions_adddup2(&actions, stdin_fd, 0);
-    args.insert(args.begin(), SWITCHBOARD_DURABLE_HELPER);
+    args.insert(args.begin(), std::move(program));
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);

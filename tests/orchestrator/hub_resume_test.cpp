@@ -164,7 +164,7 @@ TEST_F(hub_test, resume_of_a_completed_workflow_is_a_clear_error) {
     FAIL() << "resumed a completed workflow";
   } catch (const orchestrator_error& e) {
     EXPECT_EQ(e.errc(), orchestrator_errc::not_awaiting_clarification);
-    EXPECT_THAT(e.what(), HasSubstr("is completed; only a workflow awaiting clarification or interrupted can be resumed"));
+    EXPECT_THAT(e.what(), HasSubstr("is completed; only a workflow awaiting clarification or approval, or interrupted, can be resumed"));
   }
   // Without awaiting: the handle's wait() rethrows the refusal.
   auto handle = hub_->start_resume(wf.compile(registry_), s.id, "x");

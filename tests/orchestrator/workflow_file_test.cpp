@@ -204,5 +204,34 @@ TEST(workflow_file, a_malformed_plugin_entry_is_named) {
               HasSubstr("/schemas: expected an array of strings"));
 }
 
+TEST(workflow_file, mcp_servers_are_read_sorted_and_written_back) {
+  const auto d = parse_workflow_text(R"({"name": "w",
+    "mcp_servers": {"remote": {"url": "https://example.test/mcp", "headers": {"Authorization": "Bearer t"}},
+                    "files": {"command": ["npx", "server-files", "/tmp"], "env": {"DEBUG": "1"}}},
+    "nodes": {"done": {"type": "end"}}})",
+                                     "flow.json");
+  ASSERT_EQ(d.mcp_servers.size(), 2u);
+  EXPECT_EQ(d.mcp_servers[0].name, "files");
+  EXPECT_EQ(d.mcp_servers[0].command, (std::vector<std::string>{"npx", "server-files", "/tmp"}));
+  EXPECT_EQ(d.mcp_servers[0].env.at("DEBUG"), "1");
+  EXPECT_EQ(d.mcp_servers[1].url, "https://example.test/mcp");
+  EXPECT_EQ(d.mcp_servers[1].headers.at("Authorization"), "Bearer t");
+  const auto again = parse_workflow_text(boost::json::serialize(to_json(d)), "again.json");
+  ASSERT_EQ(again.mcp_servers.size(), 2u);
+  EXPECT_EQ(again.mcp_servers[0].command, d.mcp_servers[0].command);
+  EXPECT_EQ(again.mcp_servers[1].url, d.mcp_servers[1].url);
+}
+
+TEST(workflow_file, a_malformed_mcp_server_entry_is_named) {
+  auto with_servers = [](std::string servers) {
+    return R"({"name": "w", "mcp_servers": )" + servers + R"(, "nodes": {"done": {"type": "end"}}})";
+  };
+  EXPECT_THAT(file_error(with_servers(R"(["files"])")), HasSubstr("flow.json: /mcp_servers: expected an object"));
+  EXPECT_THAT(file_error(with_servers(R"({"files": {"command": [7]}})")), HasSubstr("/mcp_servers/files"));
+  EXPECT_THAT(file_error(with_servers(R"({"files": {}})")), HasSubstr("/mcp_servers/files"));
+  EXPECT_THAT(file_error(with_servers(R"({"both": {"command": ["x"], "url": "https://a.test"}})")),
+              HasSubstr("/mcp_servers/both"));
+}
+
 }  // namespace
 }  // namespace switchboard::orchestrator

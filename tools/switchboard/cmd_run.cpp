@@ -105,8 +105,10 @@ std::string usage_of_run() {
 }
 
 std::string usage_of_resume() {
-  return "usage: switchboard resume ID --workflow FILE [--answer TEXT]... [options]\n"
-         "A paused run needs an answer (--answer, or a line on standard input); an interrupted one (its\n"
+  return "usage: switchboard resume ID --workflow FILE [--answer TEXT]... [--approve | --reject [--reason TEXT]]\n"
+         "                        [options]\n"
+         "A paused run needs an answer (--answer, or a line on standard input); a run awaiting approval of\n"
+         "tool calls needs --approve or --reject (with --reason, told to the model); an interrupted one (its\n"
          "process stopped or died) continues without. The workflow file, plugins, prompts, schemas and\n"
          "model come from this command line, never from the stored run.\n" +
          cli::run_options_usage();
@@ -171,6 +173,8 @@ int run_resume(std::span<const std::string> args) {
     std::string id;
     cli::run_settings settings;
     std::deque<std::string> answers;
+    std::optional<orch::approval_decision> decision;
+    std::optional<std::string> reason;
     for (std::size_t i = 0; i < args.size(); ++i) {
       const std::string& a = args[i];
       if (a == "--help" || a == "-h") {
@@ -179,12 +183,19 @@ int run_resume(std::span<const std::string> args) {
       }
       if (cli::take_run_option(args, i, settings)) continue;
       if (a == "--answer") answers.push_back(option_value(args, i));
+      else if (a == "--approve" || a == "--reject") {
+        if (decision && decision->approve != (a == "--approve")) throw usage_error("give --approve or --reject, not both");
+        if (!decision) decision.emplace();
+        decision->approve = a == "--approve";
+      } else if (a == "--reason") reason = option_value(args, i);
       else if (a == "--workflow") settings.workflow_file = absolute_path(option_value(args, i));
       else if (a.starts_with("-")) throw usage_error("unknown option '" + a + "'");
       else if (id.empty()) id = a;
       else throw usage_error("unexpected argument '" + a + "'");
     }
     if (id.empty()) throw usage_error("missing the workflow id");
+    if (reason && (!decision || decision->approve)) throw usage_error("--reason goes with --reject");
+    if (decision && reason) decision->reason = *reason;
 
     auto store = cli::open_state_store(settings.store_spec);
     const auto stored = cli::wait_for(store->load(id));
@@ -202,6 +213,27 @@ int run_resume(std::span<const std::string> args) {
     cli::answer_source source(std::move(answers));
     orch::resume_options options;
     options.expected_step = state.step;
+    if (state.approval &&
+        (state.status == orch::workflow_status::awaiting_approval || state.status == orch::workflow_status::interrupted)) {
+      if (!decision) decision = cli::ask_decision(*state.approval, settings.json_output);
+      if (!decision) {
+        // No decision: the run stays paused, reported as it paused (exit 4).
+        std::cerr << "switchboard: run " << shown(id) << " is awaiting approval of tool calls: resume it with "
+                  << "--approve or --reject [--reason TEXT]\n";
+        return cli::report(state, settings);
+      }
+      options.decision = decision;
+      if (!settings.json_output) {
+        std::cout << (decision->approve ? "approved" : "rejected") << ": the pending tool calls of workflow "
+                  << shown(id) << "\n\n";
+      }
+      return cli::drive(s, settings, source,
+                        [&](orch::hub& hub) { return hub.start_resume(s.workflow, id, options); });
+    }
+    if (decision) {
+      throw usage_error("run '" + id + "' is " + std::string(orch::to_string(state.status)) +
+                        " and awaits no approval; --approve and --reject apply only to a run awaiting approval");
+    }
     const bool paused = state.status == orch::workflow_status::awaiting_clarification && state.clarification;
     // Interrupted while its question was being answered: the question stands
     // and may be answered now, or the run continues to ask it again.

@@ -5,6 +5,8 @@
 
 #include <switchboard/agents/agent_context.hpp>
 
+#include <boost/json/object.hpp>
+
 #include <algorithm>
 #include <cstdio>
 #include <ostream>
@@ -44,10 +46,38 @@ class progress_printer final : public orch::observer {
       case event_kind::resumed:
         out_ << "    (resumed)\n";
         break;
+      case event_kind::tool_called:
+        if (e.tool_call) print_tool_call(e.step, e.agent, *e.tool_call);
+        break;
       default:
         break;
     }
     out_.flush();
+  }
+
+  // "[1] booker called book {"slot":...}: ok" (arguments cut at 200 bytes).
+  void print_tool_call(std::int64_t step, std::string_view agent, const boost::json::object& call) {
+    auto text = [&](std::string_view key) {
+      const auto* v = call.if_contains(key);
+      return v && v->is_string() ? std::string(v->get_string()) : std::string{};
+    };
+    std::string arguments = text("arguments");
+    if (arguments.size() > 200) arguments = arguments.substr(0, 200) + "...";
+    out_ << "[" << step << "] " << shown(agent) << " called " << shown(text("tool")) << " " << shown(arguments)
+         << ": ";
+    const auto* error = call.if_contains("error");
+    if (error && error->is_object()) {
+      const auto& err = error->get_object();
+      const auto* code = err.if_contains("code");
+      const auto* message = err.if_contains("message");
+      out_ << "error " << (code && code->is_string() ? shown(code->get_string()) : std::string("?"));
+      if (message && message->is_string()) out_ << " (" << shown(message->get_string()) << ")";
+    } else {
+      out_ << "ok";
+    }
+    const auto* replayed = call.if_contains("replayed");
+    if (replayed && replayed->is_bool() && replayed->get_bool()) out_ << " (recorded earlier, not made again)";
+    out_ << "\n";
   }
 
   static std::string format(double v) {

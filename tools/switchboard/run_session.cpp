@@ -6,6 +6,7 @@
 #include "metrics_output.hpp"
 #include "run_output.hpp"
 #include "state_store.hpp"
+#include "stream_output.hpp"
 #include "terminal_output.hpp"
 
 #include <switchboard/agents/model/model_error.hpp>
@@ -17,6 +18,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/json/serialize.hpp>
 #include <spdlog/sinks/null_sink.h>
 #include <spdlog/spdlog.h>
 
@@ -127,7 +129,8 @@ bool keeps_runs(const run_settings& settings) { return settings.store_spec != "m
 
 // The command that continues `state`, for the user to copy: everything
 // that decides what is loaded comes from this command line again.
-std::string resume_command(const orch::workflow_state& state, const run_settings& settings, bool with_answer) {
+std::string resume_command(const orch::workflow_state& state, const run_settings& settings, bool with_answer,
+                           std::string_view tail = {}) {
   std::vector<std::string> words{"switchboard", "resume", state.id, "--workflow", settings.workflow_file.string()};
   auto add = [&](std::string_view option, const std::string& value) {
     words.emplace_back(option);
@@ -142,7 +145,16 @@ std::string resume_command(const orch::workflow_state& state, const run_settings
   std::string command;
   for (const auto& word : words) command += (command.empty() ? "" : " ") + shell_word(word);
   if (with_answer) command += " --answer \"...\"";
-  return command;
+  return command + std::string(tail);
+}
+
+// What the pending calls would do, for the person who decides.
+void print_pending_calls(std::ostream& out, const orch::approval_request& approval) {
+  for (const auto& call : approval.calls) {
+    out << "  " << shown(call.agent) << " wants to call " << shown(call.tool) << " "
+        << shown(boost::json::serialize(call.arguments)) << "\n";
+    if (!call.description.empty()) out << "    (" << shown(call.description) << ")\n";
+  }
 }
 
 int finish_run(const orch::workflow_state& state, const run_settings& settings) {
@@ -163,6 +175,19 @@ int finish_run(const orch::workflow_state& state, const run_settings& settings) 
                  "--answer TEXT or on standard input)\n";
       }
       return exit_paused;
+    }
+    case orch::workflow_status::awaiting_approval: {
+      notes << "\nWaiting for your approval before acting:\n";
+      if (state.approval) print_pending_calls(notes, *state.approval);
+      if (keeps_runs(settings)) {
+        notes << "workflow id: " << shown(state.id) << "\nApprove with:\n  "
+              << shown(resume_command(state, settings, false, " --approve")) << "\nor reject with:\n  "
+              << shown(resume_command(state, settings, false, " --reject --reason \"...\"")) << "\n";
+      } else {
+        notes << "(--store memory keeps nothing after this command: keep runs in a store (the default) to "
+                 "approve them)\n";
+      }
+      return exit_awaiting_approval;
     }
     case orch::workflow_status::interrupted: {
       notes << "\nInterrupted" << (interrupting_signal ? " by signal " + std::to_string(interrupting_signal) : "");
@@ -202,6 +227,7 @@ bool take_run_option(std::span<const std::string> args, std::size_t& i, run_sett
   else if (a == "--metrics") settings.metrics_file = option_value(args, i);
   else if (a == "--json") settings.json_output = true;
   else if (a == "--verbose") settings.verbose = true;
+  else if (a == "--stream") settings.stream = true;
   else return false;
   return true;
 }
@@ -213,7 +239,8 @@ std::string run_options_usage() {
          "  --metrics FILE        write the parser, model, cache and hub counters in Prometheus text\n"
          "                        format to FILE after the run ('-': standard error)\n"
          "  --json                print the final state as one JSON document, notes on standard error\n"
-         "  --verbose             log the hub's decisions to standard error\n";
+         "  --verbose             log the hub's decisions to standard error\n"
+         "  --stream              print each agent's model text as it arrives (on standard error with --json)\n";
 }
 
 std::optional<std::string> answer_source::take_given() {
@@ -241,6 +268,20 @@ std::optional<std::string> answer_source::next(const std::string& question, bool
     std::cout << "\n? " << shown(question) << "\n> " << shown(*answer) << "   (from standard input)\n";
   if (!quiet) std::cout << "\n";
   return answer;
+}
+
+std::optional<orch::approval_decision> ask_decision(const orch::approval_request& approval, bool quiet) {
+  // Only a person at a terminal approves here: a pipe or a script decides
+  // with `resume --approve` / `--reject`, after reading what would happen.
+  if (quiet || isatty(STDIN_FILENO) == 0) return std::nullopt;
+  std::cout << "\n? Waiting for your approval before acting:\n";
+  print_pending_calls(std::cout, approval);
+  std::cout << "Approve? [y/N] " << std::flush;
+  auto line = read_answer_line();
+  if (!line) return std::nullopt;  // end of input: the run stays paused
+  const bool approve = *line == "y" || *line == "Y" || *line == "yes";
+  std::cout << "\n";
+  return orch::approval_decision{approve, approve ? "" : "declined at the prompt"};
 }
 
 session open_session(const run_settings& settings) {
@@ -283,17 +324,25 @@ int drive(session& s, const run_settings& settings, answer_source& answers,
   options.models = s.models;
   options.logger = make_logger(settings.verbose);
   orch::hub hub{io.get_executor(), *s.agents.registry, options};
+  // --stream first: it ends its line of streamed text before the progress printer writes.
+  if (settings.stream) hub.add_observer(make_stream_printer(settings.json_output ? std::cerr : std::cout));
   if (!settings.json_output) hub.add_observer(make_progress_printer(std::cout));
   const auto counters = std::make_shared<orch::hub_metrics>();
   hub.add_observer(counters);
 
   orch::workflow_state state = run_to_completion(io, [&] { return first(hub); });
-  while (state.status == orch::workflow_status::awaiting_clarification && state.clarification) {
-    auto answer = answers.next(state.clarification->question, settings.json_output);
-    if (!answer) break;
+  for (;;) {
     orch::resume_options resume;
-    resume.answer = std::move(*answer);
     resume.expected_step = state.step;
+    if (state.status == orch::workflow_status::awaiting_clarification && state.clarification) {
+      resume.answer = answers.next(state.clarification->question, settings.json_output);
+      if (!resume.answer) break;
+    } else if (state.status == orch::workflow_status::awaiting_approval && state.approval) {
+      resume.decision = ask_decision(*state.approval, settings.json_output);
+      if (!resume.decision) break;
+    } else {
+      break;
+    }
     state = run_to_completion(io, [&] { return hub.start_resume(s.workflow, state.id, resume); });
   }
   const int code = finish_run(state, settings);

@@ -30,6 +30,7 @@
 namespace switchboard::cli {
 
 inline constexpr int exit_paused = 3;
+inline constexpr int exit_awaiting_approval = 4;  // tool calls wait for resume --approve / --reject
 
 // What a run or a resume is built from: the invoker's command line and
 // environment (never a stored run).
@@ -41,6 +42,7 @@ struct run_settings {
   std::filesystem::path metrics_file;   // --metrics FILE ("-": standard error)
   bool json_output = false;
   bool verbose = false;
+  bool stream = false;                  // --stream: agents' model text as it arrives (stream_output.hpp)
 };
 
 // Takes the options run and resume share; false when args[i] is none.
@@ -63,6 +65,11 @@ class answer_source {
   std::deque<std::string> given_;
   bool input_exhausted_ = false;
 };
+
+// The decision of a person at the terminal on pending tool calls (y/N),
+// or nullopt when nobody can be asked (not a terminal, --json, end of input).
+std::optional<orchestrator::approval_decision> ask_decision(const orchestrator::approval_request& approval,
+                                                            bool quiet);
 
 struct session {
   loaded_agents agents;

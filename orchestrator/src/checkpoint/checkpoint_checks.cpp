@@ -9,8 +9,8 @@ namespace switchboard::orchestrator {
 
 namespace {
 
-constexpr std::array<std::string_view, 6> known_statuses{
-    "running", "awaiting_clarification", "interrupted", "completed", "failed", "cancelled"};
+constexpr std::array<std::string_view, 7> known_statuses{
+    "running", "awaiting_clarification", "awaiting_approval", "interrupted", "completed", "failed", "cancelled"};
 
 }  // namespace
 
@@ -54,7 +54,7 @@ void check_checkpoint(const checkpoint& cp) {
   }
   if (!is_checkpoint_status(cp.status)) {
     throw checkpoint_error("checkpoint of workflow '" + cp.workflow_id + "' refused: unknown status '" + cp.status +
-                           "' (expected running, awaiting_clarification, interrupted, completed, failed or "
+                           "' (expected running, awaiting_clarification, awaiting_approval, interrupted, completed, failed or "
                            "cancelled)");
   }
 }

@@ -27,6 +27,7 @@ struct prepared_run {
   workflow_state state;
   std::optional<std::string> answer;  // a paused run's answer, appended when it continues
   bool continuing = false;            // an interrupted run, continued without an answer
+  std::optional<approval_decision> decision;  // for the calls a paused run awaits approval for
   // With a store: set once the run is stored (claimed): the fence it holds
   // and how much of the state is already in its journal. Unset: a new run,
   // created by its first save.

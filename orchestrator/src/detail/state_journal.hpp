@@ -28,6 +28,7 @@ struct journal_marks {
   std::size_t audit = 0;
   std::size_t errors = 0;
   std::size_t answers = 0;
+  std::size_t tool_records = 0;     // of the step in flight
 };
 
 // The head of `state` (compact JSON).

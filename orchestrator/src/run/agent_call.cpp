@@ -8,9 +8,11 @@
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 #endif
 #include "workflow_run.hpp"
+#include "stream_relay.hpp"  // streaming: deltas to observers
 
 #include <switchboard/agents/agent_registry.hpp>
 #include <switchboard/agents/model/model_error.hpp>
+#include <switchboard/agents/tool_journal.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -98,6 +100,11 @@ std::shared_ptr<detached_call> workflow_run::start_call(agents::agent& a, const 
   auto call = std::make_shared<detached_call>(
       call_setup{call_inputs_, call_outputs_, hub_->models, hub_->logger, instructions});
   call->context().workflow_id = state_.id;
+  give_tools(call->context(), a);
+  // --- streaming: deltas to the observers that want them, on the run's strand
+  call->context().stream = make_stream_relay(
+      hub_->observers, strand, {state_.id, state_.workflow_name, state_.step, state_.next_node, std::string(a.name())});
+  // --- end streaming
   call->start(a, hub_->agent_executor(a, strand));
   return call;
 }
@@ -108,6 +115,12 @@ std::shared_ptr<detached_call> workflow_run::start_call(agents::agent& a, const 
 void workflow_run::record_call(const agents::agent& a, agents::agent_context& context, step_outcome& out,
                                bool answered) {
   out.tokens += context.usage;
+  // Calls made are on record whatever became of the answer.
+  for (auto& call : context.tool_calls) {
+    if (auto* record = call.if_object()) (*record)["agent"] = a.name();
+    out.tool_calls.push_back(std::move(call));
+  }
+  context.tool_calls.clear();
   if (!answered) return;
   out.model_attempts = std::move(context.model_attempts);
   out.prompt_version = context.used_prompt_version.empty() ? a.prompt_version() : context.used_prompt_version;
@@ -122,9 +135,19 @@ asio::awaitable<void> workflow_run::call_inline(agents::agent& a, const std::str
   agents::agent_context context{state_.input, state_, instructions, answers(), hub_->options.models,
                                 hub_->logger, {}, {}, {}, {}};
   context.workflow_id = state_.id;
+  give_tools(context, a);
+  // --- streaming: deltas to the observers that want them, on the run's strand
+  // Named locals, not temporaries of the co_await expression: g++ 12
+  // destroys those twice.
+  const auto run_strand = co_await asio::this_coro::executor;
+  stream_origin origin{state_.id, state_.workflow_name, state_.step, state_.next_node, std::string(a.name())};
+  context.stream = make_stream_relay(hub_->observers, run_strand, std::move(origin));
+  // --- end streaming
   std::exception_ptr failure;
   try {
     out.envelope = co_await a.run(context);
+  } catch (const agents::approval_required& pending) {
+    out.approval = pending.calls();
   } catch (...) {
     failure = std::current_exception();
   }
@@ -146,6 +169,8 @@ asio::awaitable<void> workflow_run::call_detached(const compiled_node& n, agents
   try {
     co_await call->wait(deadline);
     call->take_answer(out.envelope);
+  } catch (const agents::approval_required& pending) {
+    out.approval = pending.calls();
   } catch (...) {
     failure = std::current_exception();
   }
@@ -171,6 +196,7 @@ asio::awaitable<void> workflow_run::call_agent(const compiled_node& n, agents::a
     } else {
       co_await call_inline(a, instructions, out, error);
     }
+    if (out.approval) break;  // not a failure: the step pauses, nothing is retried
     if (!error) error = check_envelope(a, out.envelope);
     if (!error) break;
     out.prompt_version.clear();  // recorded for answers only
@@ -195,7 +221,7 @@ asio::awaitable<void> workflow_run::call_agent(const compiled_node& n, agents::a
     }
   }
   out.duration = std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - started);
-  if (!out.cancelled) finish_call(n, out);
+  if (!out.cancelled && !out.approval) finish_call(n, out);
 }
 
 // Audit entry and event for one agent call (or synthesis).
@@ -211,6 +237,7 @@ void workflow_run::finish_call(const compiled_node& n, step_outcome& out) {
   entry.note = out.note;
   entry.keep_raw_text(out.raw_text);
   entry.model_attempts = std::move(out.model_attempts);
+  entry.tool_calls = out.tool_calls;
   if (out.error) {
     entry.explanation = out.error->message;
     entry.condition = "failed: " + out.error->type;
@@ -220,6 +247,7 @@ void workflow_run::finish_call(const compiled_node& n, step_outcome& out) {
   }
   state_.audit.push_back(std::move(entry));
 
+  report_tool_calls(out);
   auto e = make_event(out.error ? event_kind::step_failed : event_kind::step_completed);
   e.node = n.name();
   e.agent = out.agent;
@@ -268,10 +296,19 @@ asio::awaitable<void> workflow_run::run_group(const compiled_node& n, step_outco
     group.cancelled = true;
     co_return;
   }
+  // A member's tool calls wait for approval: the whole step pauses, and
+  // runs again (its members' recorded calls replayed) once decided.
+  for (auto& r : results) {
+    if (!r.approval) continue;
+    if (!group.approval) group.approval.emplace();
+    for (auto& call : *r.approval) group.approval->push_back(std::move(call));
+  }
+  if (group.approval) co_return;
   const step_outcome* first_failure = nullptr;
   for (auto& r : results) {
     group.tokens += r.tokens;
     group.attempts = std::max(group.attempts, r.attempts);
+    for (auto& call : r.tool_calls) group.tool_calls.push_back(std::move(call));
     if (r.error && !first_failure) first_failure = &r;
   }
   // Store what succeeded, each under its own name; record what was cut short.
@@ -311,7 +348,9 @@ asio::awaitable<void> workflow_run::run_group(const compiled_node& n, step_outco
     entry.explanation = merged.explanation;
     last_group_ = std::move(merged);
   }
+  entry.tool_calls = group.tool_calls;
   state_.audit.push_back(std::move(entry));
+  report_tool_calls(group);
 }
 
 }  // namespace switchboard::orchestrator::detail

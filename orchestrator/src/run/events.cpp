@@ -71,6 +71,16 @@ void workflow_run::log(const event& e) const {
     case event_kind::step_started:
       logger.trace("[{}] step {} {} started", e.workflow_id, e.step, e.node);
       break;
+    case event_kind::approval_requested:
+      logger.info("[{}] awaiting approval at {}: {}", e.workflow_id, e.node, e.question);
+      break;
+    case event_kind::tool_called:
+      logger.debug("[{}] step {} {} called a tool", e.workflow_id, e.step, e.agent);
+      break;
+    case event_kind::text_delta:
+    case event_kind::tool_call_delta:
+    case event_kind::stream_restarted:
+      break;  // streamed pieces go to observers only (stream_relay.hpp), never through emit()
   }
 }
 

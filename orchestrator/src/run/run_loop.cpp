@@ -106,6 +106,19 @@ asio::awaitable<void> workflow_run::go() {
     answer_.reset();
     state_.clarification.reset();
     emit(make_event(event_kind::resumed));
+  } else if (decision_ && state_.approval) {
+    apply_decision();
+    emit(make_event(event_kind::resumed));
+  } else if (continuing_ && state_.approval) {
+    // Claimed to be decided, but the decision was never saved: the calls
+    // still wait. Nothing runs; approval is asked again.
+    state_.status = workflow_status::awaiting_approval;
+    auto e = make_event(event_kind::approval_requested);
+    e.node = state_.approval->node;
+    e.question = "the pending tool calls still wait for a decision";
+    emit(e);
+    co_await save();
+    co_return;
   } else if (continuing_ && state_.clarification) {
     // Claimed to be answered, but the answer was never saved (the process
     // died in between): the question stands. Nothing runs; it is asked again.
@@ -222,7 +235,12 @@ int workflow_run::end_step(const compiled_node& n, step_outcome& out) {
     stop(n.name());
     return no_node;
   }
+  if (out.approval) {
+    pause_for_approval(n, out);
+    return no_node;
+  }
   step_in_flight_ = false;
+  close_step_tools(false);
   if (out.error) {
     if (n.on_error != no_node) {
       state_.errors.push_back(*out.error);  // handled, but still on record
@@ -255,7 +273,7 @@ asio::awaitable<void> workflow_run::run_node(const compiled_node& n, step_outcom
     case node_kind::synthesis: co_await run_synthesis(n, out); break;
     default: break;
   }
-  if (!out.error && !out.cancelled && n.kind() != node_kind::parallel) store(n, out);
+  if (!out.error && !out.cancelled && !out.approval && n.kind() != node_kind::parallel) store(n, out);
 }
 
 void workflow_run::store(const compiled_node& n, step_outcome& out) {
@@ -323,6 +341,8 @@ void workflow_run::complete() {
 }
 
 void workflow_run::fail(protocol::error_record record) {
+  close_step_tools(false);
+  state_.approval.reset();
   state_.errors.push_back(std::move(record));
   state_.status = workflow_status::failed;
   auto e = make_event(event_kind::workflow_failed);
@@ -331,6 +351,8 @@ void workflow_run::fail(protocol::error_record record) {
 }
 
 void workflow_run::cancel(std::string_view node) {
+  close_step_tools(false);
+  state_.approval.reset();
   state_.errors.push_back(
       make_record("cancelled", "workflow '" + state_.id + "' was cancelled at node '" + std::string(node) + "'",
                   false));
@@ -347,6 +369,7 @@ void workflow_run::interrupt(std::string_view node) {
     --state_.step;
     step_in_flight_ = false;
   }
+  close_step_tools(true);  // the step runs again: what its tools did is replayed
   state_.status = workflow_status::interrupted;
   auto e = make_event(event_kind::workflow_interrupted);
   e.node = node;

@@ -10,6 +10,7 @@
 #include "../detail/compiled.hpp"
 #include "../detail/runner.hpp"
 #include "detached_call.hpp"
+#include "tool_journal.hpp"
 
 #include <switchboard/agents/agent.hpp>
 #include <switchboard/orchestrator/checkpoint_store.hpp>
@@ -45,6 +46,9 @@ struct step_outcome {
   std::string note;
   std::string raw_text;                  // the model's text of the last answer, whole
   boost::json::array model_attempts;     // the structured ladder's attempts for that answer
+  boost::json::array tool_calls;         // every tool call of the step, "agent" added
+  // Set: tool calls wait for the user's approval; the step pauses, uncounted.
+  std::optional<std::vector<agents::pending_tool_call>> approval;
   std::chrono::microseconds duration{0};
 };
 
@@ -85,6 +89,7 @@ class workflow_run {
         state_(std::move(prepared.state)),
         answer_(std::move(prepared.answer)),
         continuing_(prepared.continuing),
+        decision_(std::move(prepared.decision)),
         stored_(prepared.stored.has_value()),
         marks_(prepared.stored.value_or(journal_marks{})),
         fence_(prepared.fence),
@@ -132,6 +137,17 @@ class workflow_run {
   void store(const compiled_node& n, step_outcome& out);
   int route(const compiled_node& n, const protocol::envelope& e);
   void pause(const compiled_node& rerun, std::string question, std::string_view agent);
+  // The step's tool calls wait for approval: the step is given up uncounted,
+  // its tool journal kept for the run that continues it.
+  void pause_for_approval(const compiled_node& n, step_outcome& out);
+  // Adds the resume's decision to the journal of the step that runs again.
+  void apply_decision();
+  // The tool journal of the step begun / ended (kept: it runs again).
+  void open_step_tools();
+  void close_step_tools(bool kept);
+  std::optional<journal_target> journal_target_now();
+  void give_tools(agents::agent_context& context, const agents::agent& a);
+  void report_tool_calls(const step_outcome& out);
   void complete();
   void fail(protocol::error_record record);
   void restore_last_step();
@@ -157,6 +173,8 @@ class workflow_run {
   std::optional<protocol::envelope> last_group_;  // a group's merged envelope
   std::optional<std::string> answer_;             // the clarification answer a resume continues with
   bool continuing_ = false;                       // an interrupted run continues
+  std::optional<approval_decision> decision_;     // the decision a resume continues with
+  std::shared_ptr<step_records> step_tools_;      // the tool journal of the step in flight
   bool stored_ = false;                           // the run exists in the store (created or claimed)
   bool lost_ = false;                             // a save was refused: the run is no longer ours
   bool step_in_flight_ = false;                   // begin_step started a step that did not end

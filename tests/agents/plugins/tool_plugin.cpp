@@ -1,12 +1,15 @@
 // A plugin that brings an agent and a tool. Its configuration steers the
 // failure cases the loader tests need:
 //   {"throw": true}       init throws after adding both: nothing may register;
-//   {"bad_schema": true}  the tool's schema does not compile: nothing may register.
+//   {"bad_schema": true}  the tool's schema does not compile: nothing may register;
+//   {"stamp_file": PATH}  also "plugin.stamp", which needs approval and appends
+//                         its text to PATH (the approval tests count the lines).
 #include <switchboard/agents/function_tool.hpp>
 #include <switchboard/agents/plugin.hpp>
 
 #include <boost/json/parse.hpp>
 
+#include <fstream>
 #include <stdexcept>
 
 namespace {
@@ -28,6 +31,11 @@ struct shout_args {
 };
 BOOST_DESCRIBE_STRUCT(shout_args, (), (text))
 
+struct stamp_args {
+  std::string text;
+};
+BOOST_DESCRIBE_STRUCT(stamp_args, (), (text))
+
 }  // namespace
 
 SWITCHBOARD_PLUGIN(registrar) {
@@ -43,5 +51,14 @@ SWITCHBOARD_PLUGIN(registrar) {
         return json::value(a.text);
       },
       {.needs_approval = false, .idempotent = true}));
+  if (const auto* file = config.if_contains("stamp_file"); file && file->is_string()) {
+    registrar.add_tool(switchboard::agents::make_function_tool<stamp_args>(
+        "plugin.stamp", "Appends a line to the stamp file.", switchboard::agents::schema_of<stamp_args>(),
+        [path = std::string(file->get_string())](stamp_args a) -> json::value {
+          std::ofstream(path, std::ios::app) << a.text << "\n";
+          return json::value("stamped");
+        },
+        {.needs_approval = true, .idempotent = false}));
+  }
   if (config.contains("throw")) throw std::runtime_error("tool backend unreachable");
 }

@@ -356,6 +356,79 @@ TEST_F(CmdRun, a_prompt_file_agent_calls_a_plugins_tool) {
   EXPECT_THAT(json::serialize(server_.requests()[1].json()), HasSubstr("COTTAGE"));
 }
 
+// A tool that needs approval: the run stops with exit 4 and the pending
+// call, resume --reject tells the model, and resume --approve (in another
+// process, from another directory) makes the call once.
+TEST_F(CmdRun, a_tool_that_needs_approval_waits_for_resume_approve_or_reject) {
+  const fs::path stamps = dir_ / "stamps.txt";
+  write(flow() / "prompts" / "listing.v1.json", R"({
+    "name": "listing", "version": 1, "description": "Reads a listing and stamps it.",
+    "output_schema": "listing.output@1", "tools": ["plugin.stamp"],
+    "user": ["Advertisement: {{input/request}}"]})");
+  write(flow() / "workflow.json", R"({
+    "name": "listings", "schemas": ["schemas"], "prompts": ["prompts"],
+    "plugins": [{"name": ")" + tool_plugin.string() + R"(", "config": {"stamp_file": ")" + stamps.string() + R"("}}],
+    "nodes": {
+      "read": {"type": "agent", "agent": "listing", "routes": [{"when": "otherwise", "to": "done"}]},
+      "done": {"type": "end"}
+    }})");
+  auto count_stamps = [&] {
+    std::ifstream in(stamps);
+    int n = 0;
+    for (std::string line; std::getline(in, line);) ++n;
+    return n;
+  };
+  auto id_of = [](const std::string& out) {
+    const auto at = out.find("workflow id: ");
+    return at == std::string::npos ? std::string{} : out.substr(at + 13, out.find('\n', at) - at - 13);
+  };
+
+  // Rejected: the model hears why, nothing is stamped.
+  server_.enqueue(server_action::tool_calls({{"call_1", "plugin.stamp", R"({"text": "sold"})"}}));
+  auto r = run("run " + workflow() + " --input 'a cottage'");
+  ASSERT_EQ(r.exit_code, 4) << describe(r, stderr_text());
+  EXPECT_THAT(r.out, HasSubstr("Waiting for your approval before acting:"));
+  EXPECT_THAT(r.out, HasSubstr("listing wants to call plugin.stamp {\"text\":\"sold\"}"));
+  EXPECT_THAT(r.out, HasSubstr("--approve"));
+  std::string id = id_of(r.out);
+  ASSERT_FALSE(id.empty()) << r.out;
+  EXPECT_EQ(count_stamps(), 0);
+  server_.enqueue(server_action::reply(listing("Cottage")));
+  r = run("resume " + id + " --workflow " + workflow() + " --reject --reason 'not yet sold'");
+  ASSERT_EQ(r.exit_code, 0) << describe(r, stderr_text());
+  EXPECT_THAT(r.out, HasSubstr("called plugin.stamp {\"text\": \"sold\"}: error rejected"));
+  EXPECT_EQ(count_stamps(), 0);
+  ASSERT_EQ(server_.request_count(), 2u);  // the tool call was not asked for again
+  EXPECT_THAT(json::serialize(server_.requests()[1].json()), HasSubstr("not yet sold"));
+
+  // Approved, in another directory: stamped once; a second --approve is refused.
+  server_.enqueue(server_action::tool_calls({{"call_1", "plugin.stamp", R"({"text": "sold"})"}}));
+  r = run("run " + workflow() + " --input 'a cottage'");
+  ASSERT_EQ(r.exit_code, 4) << describe(r, stderr_text());
+  id = id_of(r.out);
+  server_.enqueue(server_action::reply(listing("Cottage")));
+  r = run("resume " + id + " --workflow " + workflow() + " --approve", "", true, "other");
+  ASSERT_EQ(r.exit_code, 0) << describe(r, stderr_text());
+  EXPECT_THAT(r.out, HasSubstr("called plugin.stamp {\"text\": \"sold\"}: ok"));
+  EXPECT_EQ(count_stamps(), 1);
+  r = run("resume " + id + " --workflow " + workflow() + " --approve");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_EQ(count_stamps(), 1);
+
+  // A paused run resumed without a decision stays paused (exit 4), and
+  // --reason without --reject is a usage error.
+  server_.enqueue(server_action::tool_calls({{"call_1", "plugin.stamp", R"({"text": "sold"})"}}));
+  r = run("run " + workflow() + " --input 'a cottage'");
+  ASSERT_EQ(r.exit_code, 4) << describe(r, stderr_text());
+  id = id_of(r.out);
+  r = run("resume " + id + " --workflow " + workflow());
+  EXPECT_EQ(r.exit_code, 4) << describe(r, stderr_text());
+  EXPECT_THAT(stderr_text(), HasSubstr("--approve or --reject"));
+  r = run("resume " + id + " --workflow " + workflow() + " --approve --reason x");
+  EXPECT_EQ(r.exit_code, 2) << describe(r, stderr_text());
+  EXPECT_EQ(count_stamps(), 0 + 1);
+}
+
 TEST_F(CmdRun, a_prompt_naming_a_tool_nobody_brought_is_refused_by_name) {
   write(flow() / "prompts" / "listing.v1.json", R"({
     "name": "listing", "version": 1, "description": "Reads a listing.",

@@ -50,6 +50,11 @@ class agent {
   // True when run() may block its thread: the hub runs it on its pool for
   // blocking agents instead of on the workflow's strand (see above).
   virtual bool blocks_thread() const noexcept { return false; }
+  // True when run() may call tools through its context's journal (an LLM
+  // agent whose prompt files name tools): the hub then hands it the step's
+  // durable tool journal and approval policy (tool_journal.hpp). Agents that
+  // answer false get neither, at no cost.
+  virtual bool uses_tools() const noexcept { return false; }
 
   virtual boost::asio::awaitable<protocol::envelope> run(agent_context& context) = 0;
 };
@@ -68,6 +73,7 @@ class thread_pool_agent final : public agent {
   std::optional<std::string> input_schema() const override { return inner_->input_schema(); }
   std::string prompt_version() const override { return inner_->prompt_version(); }
   bool blocks_thread() const noexcept override { return true; }
+  bool uses_tools() const noexcept override { return inner_->uses_tools(); }
   // Not a coroutine: the inner agent's operation is the whole call.
   boost::asio::awaitable<protocol::envelope> run(agent_context& context) override { return inner_->run(context); }
 

@@ -17,6 +17,7 @@
 
 #include <switchboard/agents/model/call_limits.hpp>
 #include <switchboard/agents/model/chat_model.hpp>
+#include <switchboard/agents/tool_journal.hpp>
 #include <switchboard/protocol/envelope.hpp>
 
 #include <boost/json/array.hpp>
@@ -106,6 +107,21 @@ struct agent_context {
   // is_error, result (the tool's JSON, or the text sent when it was cut) or
   // error {code, message, retryable}, duration_ms}. Empty without tools.
   boost::json::array tool_calls{};
+  // The journal of this call's tool loop (tool_journal.hpp), kept durably
+  // by the hub so that no recorded tool call runs twice; null: the loop
+  // keeps one in memory for this call only.
+  std::shared_ptr<tool_journal> journal{};
+  // Whether a tool call needs the user's approval; null: the tool's own
+  // needs_approval(). Set by the hub from hub_options::approval_policy.
+  const approval_policy* needs_approval = nullptr;
+  // --- streaming (docs/models.md, "Streaming") ---
+  // Where the agent's model calls stream their answers as they arrive
+  // (chat_model.hpp's stream_sink); null: no streaming. Set by the hub when
+  // an observer wants deltas; llm_agent puts it on every request it sends
+  // (the tool loop's turns included). Shared so that it lives as long as the
+  // context, also when the hub gave the call up. Called from the agent's
+  // coroutine: the sink forwards the pieces to where they belong.
+  std::shared_ptr<stream_sink> stream{};
 };
 
 }  // namespace switchboard::agents

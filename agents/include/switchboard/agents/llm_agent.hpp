@@ -123,6 +123,8 @@ class llm_agent final : public agent {
   std::string output_schema() const override;
   std::optional<std::string> input_schema() const override;
   std::string prompt_version() const override;  // the newest: "nl_parser.v2"
+  // Some version's prompt names tools and the options carry a tool registry.
+  bool uses_tools() const noexcept override;
 
   boost::asio::awaitable<protocol::envelope> run(agent_context& context) override;
 

@@ -53,7 +53,7 @@ using system_time = std::chrono::system_clock::time_point;
 struct checkpoint {
   std::string workflow_id;    // unique id of one run
   std::string workflow_name;  // the definition it runs
-  // "running", "awaiting_clarification", "interrupted", "completed",
+  // "running", "awaiting_clarification", "awaiting_approval", "interrupted", "completed",
   // "failed", "cancelled". load() and claim() report a running checkpoint
   // whose lease has expired as "interrupted".
   std::string status;
@@ -88,7 +88,8 @@ struct claim_request {
   std::string workflow_id;
   std::string owner;                         // the claimant's owner id
   std::chrono::milliseconds lease{30'000};
-  // The status the claimant expects: "awaiting_clarification" (to answer)
+  // The status the claimant expects: "awaiting_clarification" (to answer),
+  // "awaiting_approval" (to decide)
   // or "interrupted" (to continue).
   std::string expected_status;
   // Refuse when the run moved on since the claimant read it (for example an
@@ -223,7 +224,7 @@ std::shared_ptr<checkpoint_store> make_sqlite_checkpoint_store(const std::filesy
 // Throws checkpoint_error on anything else.
 std::shared_ptr<checkpoint_store> open_checkpoint_store(std::string_view spec);
 
-// "running", "awaiting_clarification", "interrupted", "completed", "failed",
+// "running", "awaiting_clarification", "awaiting_approval", "interrupted", "completed", "failed",
 // "cancelled".
 bool is_checkpoint_status(std::string_view status) noexcept;
 // completed, failed, cancelled: nothing will run again.

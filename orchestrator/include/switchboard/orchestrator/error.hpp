@@ -40,6 +40,7 @@ enum class orchestrator_errc {
   run_exists,               // run(): a run with that id is already stored
   lost_ownership,           // a save was refused: another hub claimed the run
   checkpoint_failed,        // the store refused or failed a save
+  decision_required,        // resume(): a run awaiting approval needs a decision; another takes none
 };
 
 // "invalid_workflow", "timeout", ...: the stable type string.

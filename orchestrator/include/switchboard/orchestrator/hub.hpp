@@ -25,8 +25,17 @@
 // Cancelling a run gives up a call under a deadline (or on the pool) at once
 // too; a call without a deadline is awaited until the agent's run() returns.
 //
+// Tool calls (agents/tool_journal.hpp): every call an LLM agent's tool
+// loop makes is journaled with the step and saved before it acts on it, so a
+// recorded call is never made again, after a resume or a crash; each step's
+// calls are in its audit entry (tool_calls) and in tool_called events. A call
+// that needs approval pauses the run: status awaiting_approval, the pending
+// calls in workflow_state::approval, resumable in another process with
+// resume_options::decision; the node then runs again, replaying what it
+// already did.
+//
 // run()/resume() complete when the workflow stops: completed, failed,
-// cancelled, interrupted or awaiting_clarification. A failure inside the
+// cancelled, interrupted, awaiting_clarification or awaiting_approval. A failure inside the
 // workflow (agent error, timeout, no route, step limit, a refused save) is
 // not thrown: the returned state has status `failed` and error records.
 // They throw orchestrator_error for misuse: run() of an input that cannot
@@ -34,7 +43,8 @@
 // (unknown_workflow), of a finished workflow (not_awaiting_clarification),
 // of a run another hub owns (run_owned), of a run that moved on since the
 // caller read it (run_moved_on), with or without an answer where the
-// status asks the opposite (answer_required), under a changed definition
+// status asks the opposite (answer_required), with or without a decision
+// where the status asks the opposite (decision_required), under a changed definition
 // (workflow_mismatch, naming what changed; the stored run is kept).
 // Cancellation: cancelling the awaiting coroutine (its cancellation slot,
 // terminal) cancels the workflow; it then completes with status `cancelled`.
@@ -114,16 +124,30 @@ struct hub_options {
   // never starts. 0: no pool, blocking agents run on the workflow's strand
   // like any other (and block its thread).
   std::size_t blocking_threads = 4;
+  // Decides which tool calls need the user's approval before they are made
+  // (agents/tool_journal.hpp); empty: those of tools whose needs_approval()
+  // is true. A call that needs it pauses the run (awaiting_approval).
+  agents::approval_policy approval_policy;
 };
 
 struct run_options {
   std::string workflow_id;                   // "" = a fresh unique id
 };
 
+// The user's decision on the tool calls a run awaits approval for: every
+// pending call is approved, or every one rejected (the model is told, with
+// the reason, and the call is never made).
+struct approval_decision {
+  bool approve = false;
+  std::string reason;                        // optional, sent to the model on rejection
+};
+
 struct resume_options {
   // The answer to a paused run's question; none to continue an
   // interrupted run.
   std::optional<std::string> answer;
+  // The decision for a run awaiting approval (and only for one).
+  std::optional<approval_decision> decision;
   // The step the caller saw: refuse (run_moved_on) if the run moved on
   // since, for example an answer typed for a question another process
   // already answered. Unset: the step read when resuming.

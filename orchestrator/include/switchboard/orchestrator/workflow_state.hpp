@@ -9,8 +9,10 @@
 #pragma once
 
 #include <switchboard/agents/agent_context.hpp>
+#include <switchboard/agents/tool_journal.hpp>
 #include <switchboard/protocol/envelope.hpp>
 
+#include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 #include <boost/system/result.hpp>
 
@@ -28,10 +30,13 @@ struct checkpoint;
 
 // interrupted: its owner stopped it between steps (a signal, a shutdown) or
 // died; hub::resume() without an answer continues it from its last
-// completed step.
-enum class workflow_status { running, awaiting_clarification, completed, failed, cancelled, interrupted };
+// completed step. awaiting_approval: a tool call waits for the user's
+// decision (hub::resume with resume_options::decision).
+enum class workflow_status {
+  running, awaiting_clarification, completed, failed, cancelled, interrupted, awaiting_approval
+};
 // "running", "awaiting_clarification", "completed", "failed", "cancelled",
-// "interrupted"
+// "interrupted", "awaiting_approval"
 std::string_view to_string(workflow_status status) noexcept;
 std::optional<workflow_status> parse_workflow_status(std::string_view text) noexcept;
 
@@ -63,6 +68,10 @@ struct audit_entry {
   // structured ladder — mode, stage, repairs, origin, stop reason, reason and
   // errors (at most 20) — so a reader can see what was repaired or refused.
   boost::json::array model_attempts;
+  // Every tool call the step's agents made, in order: {round, id, tool,
+  // arguments, is_error, result or error, duration_ms, agent}, "replayed"
+  // when an earlier run of the step made it (it was not made again).
+  boost::json::array tool_calls;
 
   // Sets raw_text and raw_text_bytes from a model's whole text.
   void keep_raw_text(std::string_view text);
@@ -73,6 +82,15 @@ struct clarification_request {
   std::string node;                // the node that runs again on resume
   std::string agent;               // the unsure agent ("" for a group)
   int round = 1;                   // 1-based
+};
+
+// The calls a paused run waits to have approved (status awaiting_approval).
+// The node runs again on resume: calls already made are replayed from the
+// step's tool journal, the approved ones are made, the rejected ones are
+// answered to the model as rejected.
+struct approval_request {
+  std::string node;                // the node that runs again on resume
+  std::vector<agents::pending_tool_call> calls;
 };
 
 struct agent_history {
@@ -93,6 +111,11 @@ class workflow_state final : public agents::agent_outputs {
   std::vector<protocol::error_record> errors;
   std::optional<clarification_request> clarification;  // while awaiting_clarification
   std::vector<std::string> clarification_answers;      // oldest first
+  std::optional<approval_request> approval;   // while awaiting_approval
+  // The tool journal of the step in flight (agents/tool_journal.hpp), each
+  // record with its "step" and "agent": what a step that runs again replays.
+  // Kept while the run is paused for approval or interrupted mid-step.
+  std::vector<boost::json::object> tool_records;
   std::optional<protocol::envelope> result;   // the last envelope before `end`
 
   // agents::agent_outputs
