@@ -13,7 +13,7 @@
 // Deadlines: every network step is bounded by the request timeout; the
 // client abandons a request (closing its connection) when its own deadline
 // passes or its caller cancels.
-#include "sse_parser.hpp"
+#include "../http/sse_parser.hpp"
 #include "transport.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -157,10 +157,18 @@ http::request<http::string_body> http_state::make_request(const exchange& x) con
 template <class Stream>
 asio::awaitable<void> http_state::read_sse(Stream& stream, beast::flat_buffer& buffer,
                                            http::response_parser<http::string_body>& parser, exchange& x) {
-  sse_parser events([&](std::string_view data) { deliver(data); });
+  // JSON-RPC messages come as "message" events (or untyped ones) with data.
+  struct message_events final : agents::detail::sse_handler {
+    explicit message_events(http_state& state) : state(state) {}
+    void on_event(const agents::detail::sse_event& e) override {
+      if ((e.type.empty() || e.type == "message") && !e.data.empty()) state.deliver(e.data);
+    }
+    http_state& state;
+  } handler{*this};
+  agents::detail::sse_parser events({max_message_bytes, max_message_bytes});
   for (;;) {
     if (!parser.get().body().empty()) {
-      const bool ok = events.feed(parser.get().body());
+      const bool ok = events.feed(parser.get().body(), handler) == agents::detail::sse_status::ok;
       parser.get().body().clear();
       if (!ok) {
         fail_request(x, mcp_error(mcp_errc::message_too_large, prefix() + "sent an event over " +

@@ -11,7 +11,7 @@
 #pragma once
 
 #include "../http/http_client.hpp"
-#include "sse_parser.hpp"
+#include "../http/sse_parser.hpp"
 
 #include <switchboard/agents/model/chat_model.hpp>
 

@@ -1,6 +1,6 @@
 // The event-stream parser: framing by the WHATWG rules, bytes cut anywhere,
 // comments ignored, and its limits.
-#include "../../../agents/src/model/sse_parser.hpp"
+#include "../../../agents/src/http/sse_parser.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,7 @@
 #include "sse_parser.hpp"
 
+#include <charconv>
+
 #include <algorithm>
 
 namespace switchboard::agents::detail {
@@ -25,6 +27,8 @@ void sse_parser::reset() {
   data_.clear();
   type_.clear();
   id_.clear();
+  last_id_.clear();
+  retry_.reset();
   has_data_ = false;
   skip_lf_ = false;
   started_ = false;
@@ -103,8 +107,13 @@ sse_status sse_parser::field(std::string_view name, std::string_view value) {
     type_.assign(value);
   } else if (name == "id") {
     if (value.find('\0') == std::string_view::npos) id_.assign(value);
+    if (value.find('\0') == std::string_view::npos && value.size() <= 1024) last_id_.assign(value);
+  } else if (name == "retry") {
+    long ms = 0;
+    const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), ms);
+    if (ec == std::errc{} && end == value.data() + value.size() && ms >= 0) retry_ = ms;
   }
-  return sse_status::ok;  // "retry" and unknown fields: nothing this client uses
+  return sse_status::ok;  // unknown fields: ignored
 }
 
 void sse_parser::dispatch(sse_handler& handler) {

@@ -1,13 +1,13 @@
 // An incremental parser for server-sent events (text/event-stream, the
 // WHATWG HTML "event stream" format): the framing of both providers'
-// streamed answers. Internal.
+// streamed answers and of MCP's Streamable HTTP responses. Internal.
 //
 // Bytes may arrive cut anywhere — inside a line, between the CR and LF of a
 // line end, inside a UTF-8 sequence — and each complete event is handed to
 // the handler once its blank line arrives. Lines end with CRLF, LF or CR;
 // a line starting with ':' is a comment (keep-alive) and is ignored; a
 // UTF-8 byte order mark before the first line is skipped; fields other than
-// data, event and id are ignored; an event without data is not dispatched.
+// data, event, id and retry are ignored; an event without data is not dispatched.
 // An event still open when the input ends is not dispatched (the caller
 // decides whether the stream was complete).
 //
@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -57,6 +58,12 @@ class sse_parser {
   // Forgets everything, for a new stream.
   void reset();
 
+  // The last "id:" seen (what a reconnection sends as Last-Event-ID; ids
+  // holding NUL or longer than 1 KiB are ignored), and the last "retry:"
+  // in milliseconds.
+  const std::string& last_event_id() const noexcept { return last_id_; }
+  std::optional<long> retry_ms() const noexcept { return retry_; }
+
   // An event or a line has begun and not yet ended.
   bool mid_event() const noexcept { return !line_.empty() || !prefix_.empty() || has_data_ || !type_.empty(); }
 
@@ -71,6 +78,8 @@ class sse_parser {
   std::string prefix_;          // the first bytes, until it is known whether they are a byte order mark
   std::string line_;            // a line cut by the end of the input so far
   std::string data_, type_, id_;
+  std::string last_id_;
+  std::optional<long> retry_;
   bool has_data_ = false;
   bool skip_lf_ = false;        // the last line ended with CR: a following LF belongs to it
   bool started_ = false;        // past a possible byte order mark
