@@ -18,6 +18,8 @@
 #include <switchboard/orchestrator/error.hpp>
 #include <switchboard/orchestrator/hub.hpp>
 
+#include "kill_after_writes.hpp"
+
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_future.hpp>
@@ -35,34 +37,7 @@ namespace asio = boost::asio;
 using namespace switchboard;
 using namespace switchboard::orchestrator;
 
-class kill_after_writes final : public forwarding_checkpoint_store {
- public:
-  kill_after_writes(std::shared_ptr<checkpoint_store> inner, int kill_after)
-      : forwarding_checkpoint_store(std::move(inner)), kill_after_(kill_after) {}
-
-  asio::awaitable<void> create(checkpoint cp, std::chrono::milliseconds lease) override {
-    co_await inner().create(std::move(cp), lease);
-    wrote();
-  }
-  asio::awaitable<checkpoint> claim(claim_request request) override {
-    auto claimed = co_await inner().claim(std::move(request));
-    wrote();
-    co_return claimed;
-  }
-  asio::awaitable<void> save(checkpoint cp) override {
-    co_await inner().save(std::move(cp));
-    wrote();
-  }
-  int writes() const noexcept { return writes_; }
-
- private:
-  void wrote() {
-    const int n = ++writes_;
-    if (kill_after_ > 0 && n == kill_after_) std::raise(SIGKILL);
-  }
-  int kill_after_;
-  std::atomic<int> writes_{0};
-};
+using testing::kill_after_writes;
 
 int usage(const char* self) {
   std::cerr << "usage: " << self << " run|continue|approve|reject <db> <counter> <id> <kill-after> <flags>\n";
