@@ -1,6 +1,8 @@
 // The tool loop of an llm_agent: model -> tool calls -> results -> model ...
 #include "tool_loop.hpp"
 
+#include <switchboard/agents/call_tool.hpp>
+
 #include <switchboard/agents/tool_journal.hpp>
 #include <switchboard/agents/tool_registry.hpp>
 #include <switchboard/protocol/metrics.hpp>
@@ -19,6 +21,7 @@
 #include <spdlog/logger.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -155,8 +158,14 @@ asio::awaitable<tool_result> call_with_timeout(tool& t, tool_context& context, c
   auto winner = co_await (guarded_call(t, context, arguments) || timer.async_wait(asio::use_awaitable));
   if (winner.index() == 1) {
     const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(timeout).count();
-    co_return tool_result::failure("timeout", "tool '" + std::string(t.name()) + "' did not answer within " +
-                                                  std::to_string(ms) + " ms; it was cancelled", true);
+    const std::string what = "tool '" + std::string(t.name()) + "' did not answer within " + std::to_string(ms) +
+                             " ms; it was cancelled";
+    // It may have acted before it was cut off: only an idempotent call may simply be tried again.
+    if (!t.idempotent()) {
+      co_return tool_result::failure("unknown_outcome", what + ", so whether it took effect is unknown. Check its "
+                                                               "effect before calling it again");
+    }
+    co_return tool_result::failure("timeout", what, true);
   }
   co_return std::get<0>(std::move(winner));
 }
@@ -280,7 +289,10 @@ asio::awaitable<void> run_one(const loop_scope& scope, int round, clock::duratio
     result = std::move(*early);
   } else {
     // Marked first: a crash during the call must not leave it looking unmade.
-    if (!t->idempotent()) co_await scope.journal.append(started_record(round, call.id));
+    if (!t->idempotent()) {
+      auto mark = started_record(round, call.id);
+      co_await scope.journal.append(std::move(mark));
+    }
     tool_context tc{scope.context.logger, scope.context.workflow_id, call.id, s.agent};
     result = co_await call_with_timeout(*t, tc, arguments, timeout);
   }
@@ -301,6 +313,19 @@ asio::awaitable<void> run_calls(const loop_scope& scope, int round, clock::durat
   (void)order;
   for (const auto& e : errors) {
     if (e) std::rethrow_exception(e);  // a journal that could not keep a record, or bad_alloc and the like
+  }
+}
+
+// Ids the calls of one turn can be told apart by: an empty or repeated id
+// (some models and servers send them) becomes "call_<round>_<index>", in the
+// turn the conversation and the journal keep alike.
+void distinct_ids(int round, std::vector<tool_call>& calls) {
+  std::set<std::string, std::less<>> seen;
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    if (calls[i].id.empty() || seen.contains(calls[i].id)) {
+      calls[i].id = "call_" + std::to_string(round) + "_" + std::to_string(i);
+    }
+    seen.insert(calls[i].id);
   }
 }
 
@@ -435,7 +460,9 @@ asio::awaitable<void> run_tool_loop(chat_model& model, chat_request request, str
       }
       replayed.emplace(chat_role::assistant, std::move(turn.text));
       replayed->tool_calls = std::move(turn.tool_calls);
-      co_await journal->append(turn_record(round, *replayed));
+      distinct_ids(round, replayed->tool_calls);
+      auto record = turn_record(round, *replayed);
+      co_await journal->append(std::move(record));
     }
 
     request.messages.push_back(*replayed);
@@ -490,3 +517,54 @@ asio::awaitable<void> run_tool_loop(chat_model& model, chat_request request, str
 }
 
 }  // namespace switchboard::agents::detail
+
+namespace switchboard::agents {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+
+namespace {
+
+// The result a recorded call gave, as the tool gave it.
+tool_result result_of(const boost::json::object& record) {
+  if (const auto* error = record.if_contains("error"); error && error->is_object()) {
+    const auto& e = error->get_object();
+    auto text = [&](std::string_view key) {
+      const auto* v = e.if_contains(key);
+      return v && v->is_string() ? std::string(v->get_string()) : std::string{};
+    };
+    const auto* retryable = e.if_contains("retryable");
+    return tool_error{text("code"), text("message"), retryable && retryable->is_bool() && retryable->get_bool()};
+  }
+  const auto* value = record.if_contains("result");
+  return value ? tool_result(*value) : tool_result(boost::json::value(nullptr));
+}
+
+}  // namespace
+
+asio::awaitable<tool_result> call_tool(agent_context& context, std::string_view agent, const tool_registry& tools,
+                                       std::string_view tool_name, json::value arguments, std::string call_id,
+                                       std::chrono::milliseconds timeout) {
+  // One call of round 1 of a loop that offers this one tool: the same
+  // checks, approval, journal and replay as a model's call.
+  const std::vector<std::string> allowed{std::string(tool_name)};
+  detail::tool_loop_settings settings;
+  settings.tools = &tools;
+  settings.allowed = &allowed;
+  settings.agent = std::string(agent);
+  settings.max_result_bytes = std::numeric_limits<std::size_t>::max();  // a C++ caller reads it whole
+  std::shared_ptr<tool_journal> journal = context.journal;
+  if (!journal) journal = std::make_shared<memory_tool_journal>();
+  const detail::replay_index replay(journal->records(), settings.agent);
+  const detail::loop_scope scope{settings, context, *journal, replay};
+  const tool_call call{std::move(call_id), std::string(tool_name), json::serialize(arguments)};
+  detail::call_slot slot;
+  slot.call = &call;
+  co_await detail::run_one(scope, 1, timeout, slot);
+  if (slot.pending) throw approval_required({std::move(*slot.pending)});
+  tool_result result = result_of(slot.record);
+  context.tool_calls.push_back(std::move(slot.record));
+  co_return result;
+}
+
+}  // namespace switchboard::agents

@@ -211,6 +211,12 @@ void check_decision(const workflow_state& state, const std::string& status, cons
                              "resume: workflow '" + id + "' is " + status + " and awaits no approval; "
                              "a decision applies only to a run awaiting approval");
   }
+  if (calls_wait && options.decision && options.expected_calls && *options.expected_calls != state.approval->calls_key()) {
+    throw orchestrator_error(orchestrator_errc::run_moved_on,
+                             "resume: workflow '" + id + "' now awaits approval of other tool calls than those "
+                             "decided on (another decision was taken and the step asked for more); read them "
+                             "again and decide on those");
+  }
   if (calls_wait && options.answer) {
     throw orchestrator_error(orchestrator_errc::decision_required,
                              "resume: workflow '" + id + "' awaits approval of tool calls, not an answer; "
@@ -272,6 +278,9 @@ hub::impl::impl(asio::any_io_executor ex, const agents::agent_registry& reg, hub
       registry(reg),
       options(std::move(opts)),
       models(std::make_shared<const agents::model_set>(options.models)),
+      approval_policy(options.approval_policy
+                          ? std::make_shared<const agents::approval_policy>(options.approval_policy)
+                          : nullptr),
       logger(options.logger ? options.logger : spdlog::default_logger()),
       id_prefix("wf-" + random_prefix() + "-"),
       lease_strand(asio::make_strand(executor)) {}

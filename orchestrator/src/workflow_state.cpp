@@ -75,6 +75,12 @@ void workflow_state::add_output(std::string_view agent, protocol::envelope value
   outputs.back().runs.push_back(std::move(value));
 }
 
+std::string approval_request::calls_key() const {
+  std::string key;
+  for (const auto& c : calls) key += c.agent + "/" + std::to_string(c.round) + "/" + c.id + "\n";
+  return key;
+}
+
 const protocol::error_record* workflow_state::first_error() const noexcept {
   return errors.empty() ? nullptr : &errors.front();
 }

@@ -26,6 +26,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <set>
 #include <stdexcept>
 
 namespace switchboard::agents {
@@ -92,8 +93,11 @@ class probe_tool final : public tool {
     co_return json::value{{"date", arguments.at("date")}, {"events", json::array{"standup", std::string(payload, 'x')}}};
   }
 
+  bool idempotent() const noexcept override { return idempotent_calls; }
+
   std::vector<json::value> calls;
   std::vector<std::string> call_ids;
+  bool idempotent_calls = false;
   int in_flight = 0;
   int max_in_flight = 0;
   bool saw_cancel = false;
@@ -255,7 +259,9 @@ TEST_F(ToolLoop, ThrowingToolIsAnErrorResultNamingTheTool) {
   EXPECT_THAT(m.content, AllOf(HasSubstr("tool_failed"), HasSubstr("'broken'"), HasSubstr("disk on fire")));
 }
 
-TEST_F(ToolLoop, ToolThatTimesOutIsCancelledAndReportedAsTimeout) {
+// It may have acted before it was cut off: for a tool that is not
+// idempotent, the model hears that the outcome is unknown, not "try again".
+TEST_F(ToolLoop, ToolThatTimesOutIsCancelledAndItsOutcomeIsUnknown) {
   options.tool_timeout = 50ms;
   model->push(scripted_response::tool_calls({{"c1", "slow", R"({"date": "2026-11-24"})"}}));
   model->push_text(std::string(good_answer));
@@ -268,7 +274,39 @@ TEST_F(ToolLoop, ToolThatTimesOutIsCancelledAndReportedAsTimeout) {
   EXPECT_TRUE(slow->saw_cancel);
   const auto m = tool_message(1, "c1");
   EXPECT_TRUE(m.is_error);
-  EXPECT_THAT(m.content, AllOf(HasSubstr("timeout"), HasSubstr("50 ms")));
+  EXPECT_THAT(m.content, AllOf(HasSubstr("unknown_outcome"), HasSubstr("50 ms"), HasSubstr("\"retryable\":false")));
+}
+
+TEST_F(ToolLoop, AnIdempotentToolThatTimesOutIsReportedAsARetryableTimeout) {
+  options.tool_timeout = 50ms;
+  slow->idempotent_calls = true;
+  model->push(scripted_response::tool_calls({{"c1", "slow", R"({"date": "2026-11-24"})"}}));
+  model->push_text(std::string(good_answer));
+  auto a = agent();
+  auto context = holder.make();
+  ASSERT_FALSE(run(*a, context).failed());
+  const auto m = tool_message(1, "c1");
+  EXPECT_THAT(m.content, AllOf(HasSubstr("\"code\":\"timeout\""), HasSubstr("\"retryable\":true")));
+}
+
+// Two calls of one turn with one id (or none) are told apart, so each gets
+// its own answer and its own journal entry.
+TEST_F(ToolLoop, CallsOfOneTurnWithTheSameIdGetTheirOwnAnswers) {
+  model->push(scripted_response::tool_calls({{"dup", "lookup", R"({"date": "2026-11-24"})"},
+                                             {"dup", "lookup", R"({"date": "2026-11-25"})"},
+                                             {"", "lookup", R"({"date": "2026-11-26"})"}}));
+  model->push_text(std::string(good_answer));
+  auto a = agent();
+  auto context = holder.make();
+  ASSERT_FALSE(run(*a, context).failed());
+  ASSERT_EQ(lookup->calls.size(), 3u);
+  ASSERT_EQ(context.tool_calls.size(), 3u);
+  std::set<std::string> ids;
+  for (const auto& call : context.tool_calls) ids.insert(std::string(call.at("id").as_string()));
+  EXPECT_EQ(ids.size(), 3u);
+  EXPECT_THAT(tool_message(1, "dup").content, HasSubstr("2026-11-24"));
+  EXPECT_THAT(tool_message(1, "call_1_1").content, HasSubstr("2026-11-25"));
+  EXPECT_THAT(tool_message(1, "call_1_2").content, HasSubstr("2026-11-26"));
 }
 
 TEST_F(ToolLoop, MaxToolRoundsEndsTheRunClearly) {

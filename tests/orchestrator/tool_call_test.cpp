@@ -160,6 +160,49 @@ TEST_F(tool_calls, resume_without_a_decision_or_with_an_answer_is_refused_and_ch
             make_error_code(orchestrator_errc::not_awaiting_clarification));
 }
 
+// A decision names the calls it was taken on: when the run has moved on to
+// other pending calls (another decision let the step ask for more), a stale
+// one is refused and nothing is made.
+TEST_F(tool_calls, a_decision_on_calls_no_longer_pending_is_refused) {
+  tool_setup setup(settings(true));
+  hub h{io_.get_executor(), setup.registry, opts(setup)};
+  const auto paused = start(h, setup, "stale");
+  ASSERT_EQ(paused.status, workflow_status::awaiting_approval);
+  auto workflow = testing::booking_workflow().compile(setup.registry);
+  resume_options stale;
+  stale.decision = approval_decision{true, ""};
+  stale.expected_calls = "booker/1/call_0\n";
+  EXPECT_EQ(refused_resume(h, workflow, "stale", stale).code(), make_error_code(orchestrator_errc::run_moved_on));
+  EXPECT_EQ(count_lines(counter("book")), 0);
+  resume_options current = stale;
+  current.expected_calls = paused.approval->calls_key();
+  EXPECT_EQ(await(h.resume(workflow, "stale", current)).status, workflow_status::completed);
+  EXPECT_EQ(count_lines(counter("book")), 1);
+}
+
+TEST_F(tool_calls, a_native_agent_calls_a_tool_through_the_same_journal_and_approval) {
+  tool_setup setup(settings(true));
+  hub h{io_.get_executor(), setup.registry, opts(setup)};
+  auto workflow = testing::booking_workflow("native_booker").compile(setup.registry);
+  run_options run;
+  run.workflow_id = "native";
+  json::value input{{"request", "book"}};
+  const auto paused = await(h.run(workflow, std::move(input), run));
+  ASSERT_EQ(paused.status, workflow_status::awaiting_approval);
+  ASSERT_TRUE(paused.approval);
+  EXPECT_EQ(paused.approval->calls[0].agent, "native_booker");
+  EXPECT_EQ(paused.approval->calls[0].id, "book:2026-11-28T10:00");
+  EXPECT_EQ(count_lines(counter("book")), 0);
+  resume_options o;
+  o.decision = approval_decision{true, ""};
+  const auto done = await(h.resume(workflow, "native", o));
+  ASSERT_EQ(done.status, workflow_status::completed) << (done.first_error() ? done.first_error()->message : "");
+  EXPECT_EQ(result_of(done), "booked");
+  EXPECT_EQ(count_lines(counter("book")), 1);
+  ASSERT_EQ(done.audit.back().tool_calls.size(), 1u);
+  EXPECT_EQ(done.audit.back().tool_calls[0].at("agent"), "native_booker");
+}
+
 TEST_F(tool_calls, racing_decisions_make_the_call_once) {
   tool_setup setup(settings(true));
   hub h{io_.get_executor(), setup.registry, opts(setup)};

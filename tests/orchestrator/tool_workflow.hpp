@@ -7,6 +7,7 @@
 #pragma once
 
 #include <switchboard/agents/agent_registry.hpp>
+#include <switchboard/agents/call_tool.hpp>
 #include <switchboard/agents/llm_agent.hpp>
 #include <switchboard/agents/model/chat_model.hpp>
 #include <switchboard/agents/tool.hpp>
@@ -114,6 +115,31 @@ inline constexpr std::string_view booker_prompt = R"({
   "user": "Request: {{input/request}}"
 })";
 
+// A native agent that books through call_tool: the same journal, replay
+// and approval as the LLM agent's tool loop.
+class native_booker final : public agents::agent {
+ public:
+  explicit native_booker(const agents::tool_registry& tools) : tools_(tools) {}
+  std::string_view name() const noexcept override { return "native_booker"; }
+  std::string_view description() const noexcept override { return "Books without a model."; }
+  std::string output_schema() const override { return "test.output@1"; }
+  bool uses_tools() const noexcept override { return true; }
+  boost::asio::awaitable<protocol::envelope> run(agents::agent_context& context) override {
+    // Named first: g++ 12 mishandles temporaries inside a co_await expression.
+    const std::string slot = "2026-11-28T10:00";
+    boost::json::value arguments{{"slot", slot}};
+    std::string call_id = "book:" + slot;
+    const std::string_view tool_name = "book";
+    auto booked =
+        co_await agents::call_tool(context, name(), tools_, tool_name, std::move(arguments), std::move(call_id));
+    const std::string status = booked.ok() ? "booked" : booked.error().code;
+    co_return make_envelope({{"status", status}}, 0.9, "Booked natively.");
+  }
+
+ private:
+  const agents::tool_registry& tools_;
+};
+
 // The registries a run needs; they must outlive the hub.
 struct tool_setup {
   explicit tool_setup(book_settings settings) {
@@ -122,6 +148,7 @@ struct tool_setup {
     options.tools = &tools;
     registry.add(std::make_shared<agents::llm_agent>(
         std::vector{agents::prompt_file::parse(booker_prompt, "booker.v1.json")}, registry.schemas_ptr(), options));
+    registry.add(std::make_shared<native_booker>(tools));
     models.add("default", model);
   }
 
@@ -131,9 +158,9 @@ struct tool_setup {
   agents::model_set models;
 };
 
-inline workflow_builder booking_workflow() {
+inline workflow_builder booking_workflow(const std::string& agent = "booker") {
   workflow_builder b{"booking"};
-  b.agent("booker").otherwise("done");
+  b.agent(agent).otherwise("done");
   b.end("done");
   return b;
 }

@@ -217,12 +217,16 @@ int run_resume(std::span<const std::string> args) {
         (state.status == orch::workflow_status::awaiting_approval || state.status == orch::workflow_status::interrupted)) {
       if (!decision) decision = cli::ask_decision(*state.approval, settings.json_output);
       if (!decision) {
-        // No decision: the run stays paused, reported as it paused (exit 4).
+        // No decision: the run stays paused, reported as it paused (exit 4),
+        // also when it was interrupted while a decision was being saved.
         std::cerr << "switchboard: run " << shown(id) << " is awaiting approval of tool calls: resume it with "
                   << "--approve or --reject [--reason TEXT]\n";
-        return cli::report(state, settings);
+        auto waiting = state;
+        waiting.status = orch::workflow_status::awaiting_approval;
+        return cli::report(waiting, settings);
       }
       options.decision = decision;
+      options.expected_calls = state.approval->calls_key();
       if (!settings.json_output) {
         std::cout << (decision->approve ? "approved" : "rejected") << ": the pending tool calls of workflow "
                   << shown(id) << "\n\n";

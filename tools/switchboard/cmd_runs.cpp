@@ -6,7 +6,7 @@
 //   switchboard runs cancel ID [--store SPEC]
 //   switchboard runs prune --older-than DURATION [--store SPEC]
 //
-// STATUS: running, awaiting_clarification, interrupted, completed, failed,
+// STATUS: running, awaiting_clarification, awaiting_approval, interrupted, completed, failed,
 // cancelled ("interrupted" includes runs whose owner died). DURATION: a
 // number with s, m, h or d ("7d"). Exit codes: 0 done, 1 refused or failed
 // (unknown id, a run another process owns), 2 usage.
@@ -41,7 +41,7 @@ constexpr std::string_view usage =
     "       switchboard runs show ID [--store SPEC]\n"
     "       switchboard runs cancel ID [--store SPEC]\n"
     "       switchboard runs prune --older-than DURATION [--store SPEC]\n"
-    "STATUS: running, awaiting_clarification, interrupted, completed, failed, cancelled\n"
+    "STATUS: running, awaiting_clarification, awaiting_approval, interrupted, completed, failed, cancelled\n"
     "DURATION: a number followed by s, m, h or d, e.g. 7d\n";
 
 struct options {

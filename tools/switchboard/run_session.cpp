@@ -340,6 +340,7 @@ int drive(session& s, const run_settings& settings, answer_source& answers,
     } else if (state.status == orch::workflow_status::awaiting_approval && state.approval) {
       resume.decision = ask_decision(*state.approval, settings.json_output);
       if (!resume.decision) break;
+      resume.expected_calls = state.approval->calls_key();
     } else {
       break;
     }

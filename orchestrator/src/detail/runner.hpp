@@ -78,6 +78,8 @@ struct hub::impl {
   // options.models, shared with the agent calls a run gave up (they may
   // outlive the hub).
   std::shared_ptr<const agents::model_set> models;
+  // options.approval_policy (null when empty), shared with agent calls for the same reason.
+  std::shared_ptr<const agents::approval_policy> approval_policy;
   std::shared_ptr<spdlog::logger> logger;
   std::vector<std::shared_ptr<observer>> observers;
   hub_metrics metrics;

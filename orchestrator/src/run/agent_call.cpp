@@ -190,6 +190,7 @@ asio::awaitable<void> workflow_run::call_agent(const compiled_node& n, agents::a
     std::optional<protocol::error_record> error;
     out.raw_text.clear();  // an earlier attempt's is not this one's
     out.model_attempts.clear();
+    out.tool_calls.clear();  // an earlier attempt's calls come back replayed from the journal
     out.prompt_version.clear();
     if (n.definition->timeout || a.blocks_thread()) {
       co_await call_detached(n, a, instructions, out, error);

@@ -116,9 +116,56 @@ asio::awaitable<void> workflow_run::choose(const compiled_node& n, choice& resul
                                false, n.name());
 }
 
+namespace {
+
+// Who keeps a coordinator's choice in the step's tool journal.
+std::string chooser_of(const compiled_node& n) { return "coordinator:" + n.name(); }
+
+}  // namespace
+
+// A step that runs again (after an approval, a crash) goes to the agent
+// chosen the first time, whose tool calls the journal holds: choosing anew
+// could send it to another agent, and what the first one did (or was
+// approved to do) would be lost or done again.
+bool workflow_run::recorded_choice(const compiled_node& n, choice& chosen) const {
+  const auto records = step_tools_ ? step_tools_->all() : state_.tool_records;
+  for (const auto& record : records) {
+    const auto* by = record.if_contains("agent");
+    const auto* kind = record.if_contains("kind");
+    if (!by || !kind || !by->is_string() || by->get_string() != chooser_of(n) || *kind != "choice") continue;
+    const auto* name = record.if_contains("chose");
+    const auto* instructions = record.if_contains("instructions");
+    if (!name || !name->is_string()) continue;
+    for (std::size_t i = 0; i < n.candidate_names.size(); ++i) {
+      if (n.candidate_names[i] != name->get_string()) continue;
+      chosen.agent = n.group[i];
+      if (instructions && instructions->is_string()) chosen.instructions = std::string(instructions->get_string());
+      chosen.note = "'" + n.candidate_names[i] + "' as chosen when this step first ran (its tool calls are recorded)";
+      return true;
+    }
+  }
+  return false;
+}
+
+// Keeps the choice when the chosen agent may call tools (only then can the
+// step's journal hold anything it must come back to).
+asio::awaitable<void> workflow_run::keep_choice(const compiled_node& n, const choice& chosen) {
+  if (chosen.agent == nullptr || !chosen.agent->uses_tools()) co_return;
+  if (!step_tools_) open_step_tools();
+  boost::json::object record{{"kind", "choice"},
+                             {"round", 1},
+                             {"chose", chosen.agent->name()},
+                             {"instructions", chosen.instructions}};
+  const auto records = step_tools_;
+  co_await records->append(chooser_of(n), std::move(record));
+}
+
 asio::awaitable<void> workflow_run::run_coordinator(const compiled_node& n, step_outcome& out) {
   choice chosen;
-  co_await choose(n, chosen);
+  if (!recorded_choice(n, chosen)) {
+    co_await choose(n, chosen);
+    co_await keep_choice(n, chosen);
+  }
   if (chosen.failure) {
     hub_->logger->warn("[{}] {}", state_.id, chosen.failure->message);
     state_.errors.push_back(*chosen.failure);

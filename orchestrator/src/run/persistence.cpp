@@ -45,8 +45,10 @@ asio::awaitable<void> workflow_run::save() {
     refused_save(err);
   } catch (const std::exception& err) {
     hub_->logger->error("[{}] checkpoint failed: {}", state_.id, err.what());
-    if (state_.status == workflow_status::running || state_.status == workflow_status::awaiting_clarification) {
+    if (state_.status == workflow_status::running || state_.status == workflow_status::awaiting_clarification ||
+        state_.status == workflow_status::awaiting_approval) {
       state_.clarification.reset();
+      state_.approval.reset();
       fail(make_record("checkpoint_failed", "workflow '" + state_.id + "': " + err.what(), false));
     }
   }
@@ -58,12 +60,14 @@ void workflow_run::refused_save(const claim_error& err) {
   lost_ = true;
   hub_->logger->error("[{}] {}", state_.id, err.what());
   state_.clarification.reset();
+  state_.approval.reset();
   const bool exists = err.why() == claim_error::reason::exists;
   auto record = make_record(exists ? "run_exists" : "lost_ownership",
                             "workflow '" + state_.id + "': " + err.what() +
                                 (exists ? "" : "; this process stopped it without saving"),
                             false);
-  if (state_.status == workflow_status::running || state_.status == workflow_status::awaiting_clarification) {
+  if (state_.status == workflow_status::running || state_.status == workflow_status::awaiting_clarification ||
+      state_.status == workflow_status::awaiting_approval) {
     fail(std::move(record));
   } else {
     state_.errors.push_back(std::move(record));

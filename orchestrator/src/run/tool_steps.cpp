@@ -63,7 +63,7 @@ void workflow_run::give_tools(agents::agent_context& context, const agents::agen
   if (!a.uses_tools()) return;
   if (!step_tools_) open_step_tools();
   context.journal = std::make_shared<agent_tool_journal>(step_tools_, std::string(a.name()));
-  if (hub_->options.approval_policy) context.needs_approval = &hub_->options.approval_policy;
+  context.needs_approval = hub_->approval_policy;
 }
 
 void workflow_run::pause_for_approval(const compiled_node& n, step_outcome& out) {
@@ -109,7 +109,9 @@ void workflow_run::apply_decision() {
 // (its process died while it ran) is also a warning: the user must check it.
 void workflow_run::report_tool_calls(const step_outcome& out) {
   for (const auto& call : out.tool_calls) {
-    const auto& record = call.as_object();
+    const auto* entry = call.if_object();
+    if (entry == nullptr) continue;
+    const auto& record = *entry;
     auto e = make_event(event_kind::tool_called);
     e.agent = out.agent;
     e.tool_call = &record;

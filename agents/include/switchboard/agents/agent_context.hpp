@@ -112,8 +112,9 @@ struct agent_context {
   // keeps one in memory for this call only.
   std::shared_ptr<tool_journal> journal{};
   // Whether a tool call needs the user's approval; null: the tool's own
-  // needs_approval(). Set by the hub from hub_options::approval_policy.
-  const approval_policy* needs_approval = nullptr;
+  // needs_approval(). Set by the hub from hub_options::approval_policy;
+  // shared, so a call the hub gave up may outlive the hub.
+  std::shared_ptr<const approval_policy> needs_approval{};
   // --- streaming (docs/models.md, "Streaming") ---
   // Where the agent's model calls stream their answers as they arrive
   // (chat_model.hpp's stream_sink); null: no streaming. Set by the hub when

@@ -148,6 +148,11 @@ struct resume_options {
   std::optional<std::string> answer;
   // The decision for a run awaiting approval (and only for one).
   std::optional<approval_decision> decision;
+  // The pending calls the decider saw (approval_request::calls_key()):
+  // refuse (run_moved_on) when the run now waits for other calls — the
+  // step ran again after another decision and asked for new ones. Unset:
+  // whatever calls are pending.
+  std::optional<std::string> expected_calls;
   // The step the caller saw: refuse (run_moved_on) if the run moved on
   // since, for example an answer typed for a question another process
   // already answered. Unset: the step read when resuming.

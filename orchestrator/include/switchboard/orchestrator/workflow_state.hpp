@@ -91,6 +91,10 @@ struct clarification_request {
 struct approval_request {
   std::string node;                // the node that runs again on resume
   std::vector<agents::pending_tool_call> calls;
+
+  // Names the pending calls (agent, round and id of each): what a decision
+  // was made on (resume_options::expected_calls).
+  std::string calls_key() const;
 };
 
 struct agent_history {
