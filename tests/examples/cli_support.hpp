@@ -16,8 +16,14 @@ namespace switchboard::testing {
 
 inline const std::filesystem::path switchboard_binary =
     std::filesystem::path(SWITCHBOARD_BINARY_DIR) / "bin" / "switchboard";
-inline const std::filesystem::path sample_workflow = std::filesystem::path(SWITCHBOARD_SOURCE_DIR) /
-                                                     "examples" / "scheduling" / "workflow.json";
+// The sample as shipped: its bookings wait for the user's approval.
+inline const std::filesystem::path shipped_sample_workflow = std::filesystem::path(SWITCHBOARD_SOURCE_DIR) /
+                                                             "examples" / "scheduling" / "workflow.json";
+// A copy of the sample (data, schemas, workflow.json; the build writes it,
+// tests/examples/CMakeLists.txt) that books without asking
+// ("confirm_bookings": false): what most end-to-end tests run.
+inline const std::filesystem::path sample_workflow =
+    std::filesystem::path(SWITCHBOARD_UNCONFIRMED_SAMPLE) / "workflow.json";
 
 struct cli_result {
   int exit_code = -1;

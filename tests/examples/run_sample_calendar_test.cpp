@@ -40,8 +40,8 @@ class sample_calendar : public ::testing::Test {
     std::filesystem::copy(sample_workflow.parent_path(), copy, std::filesystem::copy_options::recursive);
     workflow_ = copy / "workflow.json";
     std::string text = slurp(workflow_);
-    text = std::regex_replace(text, std::regex{R"("prompts": "../../prompts")"},
-                              R"("prompts": "../../prompts", "booking_hold_ms": 1500)");
+    text = std::regex_replace(text, std::regex{R"("confirm_bookings": false)"},
+                              R"("confirm_bookings": false, "booking_hold_ms": 1500)");
     std::ofstream(workflow_) << text;
     ASSERT_EQ(run("What does Maya have on Saturday?").exit_code, 0);  // creates the calendar
   }

@@ -1,30 +1,27 @@
-// booking: the step that keeps the sample's word. It writes what the run
-// decided into the household's calendar (participants' calendars, the
-// driver's, the resources' bookings) in one transaction, or removes a
-// cancelled event, or moves one. Inside the transaction it checks again
-// that everyone and everything is still free: another process may have
-// booked the slot since conflict_detection looked, and then nothing is
-// written and the step says so. Each change is keyed on the run's id and
-// the event's index, so a step the hub runs again after a crash returns the
-// first result and writes nothing.
+// booking: the step that keeps the sample's word. It turns what the run
+// decided (scheduling's event, resolution's plan, or the event a cancel
+// names) into one call of calendar.book or calendar.cancel (tools.hpp),
+// which re-check and write inside one transaction, and reports what the
+// calendar says. The calls need the user's approval by default: the run
+// pauses before the calendar changes, and a rejection ends the run as
+// "declined" with nothing written. The call is journaled by the hub and
+// keyed on the run, so a step run again after a crash writes nothing twice.
 #include "detail.hpp"
 
+#include <switchboard/agents/call_tool.hpp>
 #include <switchboard/scheduling/agents.hpp>
+#include <switchboard/scheduling/tools.hpp>
 
-#include <boost/json/parse.hpp>
-#include <boost/json/serialize.hpp>
+#include <boost/json/value_from.hpp>
 
 #include <algorithm>
-#include <chrono>
-#include <csignal>
-#include <cstdlib>
-#include <thread>
+#include <stdexcept>
 
 namespace switchboard::scheduling {
 namespace {
 
 using namespace detail;
-
+namespace asio = boost::asio;
 
 std::vector<std::string> texts(const json::object& o, std::string_view key) {
   std::vector<std::string> out;
@@ -32,15 +29,6 @@ std::vector<std::string> texts(const json::object& o, std::string_view key) {
     for (const auto& item : v->get_array())
       if (item.is_string()) out.emplace_back(item.get_string());
   return out;
-}
-
-// SWITCHBOARD_FAULT_KILL_AFTER_BOOKING=1 (a testing hook for crash tests,
-// like the CLI's SWITCHBOARD_FAULT_KILL_AFTER_WRITES): the process kills
-// itself right after the calendar committed a booking, before the hub
-// records the step, so a test can show that the re-run step books nothing.
-void maybe_die_after_booking() {
-  const char* value = std::getenv("SWITCHBOARD_FAULT_KILL_AFTER_BOOKING");
-  if (value && std::string_view(value) == "1") std::raise(SIGKILL);
 }
 
 // What is to be written: the event, its slot, where it came from.
@@ -117,61 +105,81 @@ std::optional<plan> plan_of(const agents::agent_context& context, std::string& p
   return p;
 }
 
-// Whether the plan can still be written as the calendar is now: every
-// participant free, every resource free and large enough, a driver when one
-// is needed. Fills the entries to write.
-std::vector<std::string> recheck(const household& h, const plan& p, std::vector<owned_entry>& add,
-                                 std::string& driver) {
-  std::vector<std::string> problems;
-  const people who = resolve_people(h, p.participants);
-  for (const auto& name : who.unknown) problems.push_back("unknown participant '" + name + "'");
-  for (const member* m : who.members)
-    for (const auto& e : m->calendar)
-      for (const auto& o : occurrences(e, p.slot))
-        problems.push_back(m->name + " is busy: " + o.title + ", " + describe(o.when));
-  for (const auto& name : p.resources) {
-    const resource* res = h.find_resource(name);
-    if (!res) {
-      problems.push_back("unknown resource '" + name + "'");
-      continue;
-    }
-    const resource_check c = check_resource(h, *res, who.members, p.slot);
-    for (const auto& o : c.overlapping)
-      problems.push_back("the " + res->name + " is booked: " + o.title + (o.by.empty() ? "" : " by " + o.by) + ", " +
-                         describe(o.when));
-    if (!c.capacity_ok) problems.push_back("the " + res->name + " is too small");
-    if (!c.driver_ok()) problems.push_back("the " + res->name + " needs a driver and no adult who drives is free");
-    if (!c.driver.empty() && driver.empty()) driver = c.driver;
-    add.push_back({res->name, true, {p.title, who.members.empty() ? "" : who.members.front()->name, p.slot, 0, 0, 0}});
-  }
-  for (const member* m : who.members) add.push_back({m->name, false, {p.title, "", p.slot, 0, 0, 0}});
-  if (!driver.empty()) add.push_back({driver, false, {p.title, "driving", p.slot, 0, 0, 0}});
-  return problems;
+
+json::object result_data(std::string action, const plan& p, const std::string& driver,
+                         const std::vector<std::string>& lines, const current_event& current) {
+  json::object event = slot_json(p.slot);
+  event["title"] = p.title;
+  event["participants"] = json::value_from(p.participants);
+  event["resources"] = json::value_from(p.resources);
+  event["driver"] = driver.empty() ? json::value(nullptr) : json::value(driver);
+  json::object data;
+  data["action"] = std::move(action);
+  data["event"] = std::move(event);
+  data["moved_from"] = p.moved_from ? json::value(slot_json(*p.moved_from)) : json::value(nullptr);
+  data["problems"] = json::array{};
+  data["booked"] = json::value_from(lines);
+  // int64: a size_t would make a uint64 value, which the validator (like
+  // valijson) reads as neither integer nor number.
+  data["next_event"] = current.index + 1 < current.count ? json::value(static_cast<std::int64_t>(current.index + 1))
+                                                         : json::value(nullptr);
+  data["replayed"] = false;
+  return data;
 }
 
-class booking_agent final : public native_agent {
- public:
-  booking_agent(std::shared_ptr<calendar> cal, std::chrono::milliseconds hold)
-      : native_agent("booking",
-                     "Writes the confirmed or resolved event into the household's calendar (or removes a "
-                     "cancelled one, or moves one), re-checking inside one transaction that the slot is "
-                     "still free.",
-                     std::move(cal)),
-        hold_(hold) {}
+// calendar.book's arguments for `p`.
+json::value book_arguments(const plan& p) {
+  json::object args = slot_json(p.slot);
+  args["title"] = p.title;
+  args["participants"] = json::value_from(p.participants);
+  args["resources"] = json::value_from(p.resources);
+  args["moved_from"] = p.moved_from ? json::value(slot_json(*p.moved_from)) : json::value(nullptr);
+  return args;
+}
 
- protected:
-  protocol::envelope compute(const agents::agent_context& context, const household& h) const override {
-    const json::object* parsed = output_of(context, "nl_parser");
-    if (!parsed) return make_failure("missing_input", "booking needs nl_parser's output and there is none");
-    // Tests of racing processes widen the window between the checks of the
-    // earlier steps and this transaction (config "booking_hold_ms").
-    if (hold_.count() > 0) std::this_thread::sleep_for(hold_);
-    const auto current = event_in_progress(context);
-    if (current->r.intent == "cancel") return cancel(context, h, current->r);
+// Whether the change was made before this run of the step: the call's
+// result came from the step's journal, or the calendar had the change's
+// key already (the call was cut off by a crash and made again).
+bool replayed(const agents::agent_context& context, const json::object& result) {
+  const auto flag = [](const json::object& o) {
+    const auto* v = o.if_contains("replayed");
+    return v && v->is_bool() && v->get_bool();
+  };
+  return flag(result) || (!context.tool_calls.empty() && context.tool_calls.back().is_object() &&
+                          flag(context.tool_calls.back().get_object()));
+}
+
+// The tool's answer as an object with a string "action", or nullptr (it
+// may come back from a stored journal, so it is checked like any input).
+const json::object* answer_of(const agents::tool_result& result) {
+  if (!result.ok() || !result.value().is_object()) return nullptr;
+  const auto& o = result.value().get_object();
+  const auto* action = o.if_contains("action");
+  return action && action->is_string() ? &o : nullptr;
+}
+
+class booking_agent final : public calendar_agent {
+ public:
+  booking_agent(std::shared_ptr<calendar> cal, std::shared_ptr<const agents::tool_registry> tools)
+      : calendar_agent("booking",
+                       "Writes the confirmed or resolved event into the household's calendar (or removes a "
+                       "cancelled one, or moves one) through calendar.book / calendar.cancel, which re-check "
+                       "inside one transaction that the slot is still free.",
+                       std::move(cal), std::move(tools)) {
+    if (!this->tools() || !this->tools()->contains(book_tool) || !this->tools()->contains(cancel_tool) ||
+        !this->tools()->contains(household_tool))
+      throw std::invalid_argument("booking needs the calendar tools (make_calendar_tool_registry)");
+  }
+
+  asio::awaitable<protocol::envelope> run(agents::agent_context& context) override {
+    if (!output_of(context, "nl_parser"))
+      co_return make_failure("missing_input", "booking needs nl_parser's output and there is none");
+    const current_event current = *event_in_progress(context);
+    if (current.r.intent == "cancel") co_return co_await cancel(context, current.r);
     std::string problem;
     const auto p = plan_of(context, problem);
-    if (!p) return make_failure("missing_input", problem);
-    return book(context, *p, *current);
+    if (!p) co_return make_failure("missing_input", problem);
+    co_return co_await book(context, *p, current);
   }
 
  private:
@@ -190,123 +198,129 @@ class booking_agent final : public native_agent {
     return previous ? texts(*previous, "booked") : std::vector<std::string>{};
   }
 
-  protocol::envelope book(const agents::agent_context& context, const plan& p, const current_event& current) const {
-    calendar_change change;
-    change.run_id = context.workflow_id;
-    change.item = static_cast<int>(current.index);
-    if (p.moved_from) change.remove.push_back({"", false, {p.title, "", p.moved_from, 0, 0, 0}});
-    const double confidence = trust(context, p.resolved);
+  asio::awaitable<protocol::envelope> book(agents::agent_context& context, plan p, current_event current) const {
+    json::value arguments = book_arguments(p);
+    // One booking per event of the request: the id keys the change.
+    std::string call_id = "book-" + std::to_string(current.index);
+    const std::string_view tool_name = book_tool;
+    const agents::tool_result result =
+        co_await agents::call_tool(context, name(), *tools(), tool_name, std::move(arguments), std::move(call_id));
+    co_return booked(context, p, current, result);
+  }
+
+  static protocol::envelope booked(const agents::agent_context& context, const plan& p, const current_event& current,
+                                   const agents::tool_result& result) {
     const std::vector<std::string> before = earlier_lines(context, current.index);
-    change.decide = [&](const household& now) {
-      calendar_decision d;
-      std::string driver;
-      d.problems = recheck(now, p, d.add, driver);
-      if (!d.problems.empty()) return d;
-      std::string line = p.moved_from ? std::string(p.resolved ? "Moved (after resolution): " : "Moved: ")
-                                      : std::string(p.resolved ? "Plan (after resolution): " : "Confirmed: ");
-      if (p.moved_from)
-        line += "\"" + p.title + "\" from " + describe(*p.moved_from) + " to " + describe(p.slot) +
-                details(p.participants, p.resources, driver);
-      else
-        line += plan_line(p.title, p.slot, p.participants, p.resources, driver);
-      if (!p.how.empty()) line += "\n  how: " + p.how;
-      for (const auto& note : p.notes) line += "\n  note: preference not met: " + note;
-      std::vector<std::string> lines = before;
-      lines.push_back(line);
-      json::object data = result_data(p.moved_from ? "moved" : "booked", p, driver, lines, current);
-      d.result = json::serialize(json::object{{"data", std::move(data)}, {"explanation", join(lines, "\n", "\n")}});
-      return d;
-    };
-    const apply_result applied = cal().apply(change);
-    if (applied.outcome == apply_result::status::applied) maybe_die_after_booking();
-    return finish(applied, confidence, p, current, before);
+    if (!result.ok() && result.error().code == "rejected") return declined(p, current, before, result.error().message);
+    if (!result.ok())
+      return make_failure("calendar_error", "booking: " + std::string(book_tool) + ": " + result.error().message);
+    const json::object* answer = answer_of(result);
+    if (!answer) return make_failure("calendar_error", "booking: " + std::string(book_tool) + " gave no action");
+    const std::string action = text(*answer, "action");
+    const auto* event = answer->if_contains("event");
+    const std::string driver = event && event->is_object() ? text(event->get_object(), "driver") : std::string{};
+    if (action == "not_booked") return not_booked(p, current, before, texts(*answer, "problems"));
+    if (action != "booked" && action != "moved")
+      return make_failure("calendar_error", "booking: " + std::string(book_tool) + " answered '" + action + "'");
+    std::string line = p.moved_from ? std::string(p.resolved ? "Moved (after resolution): " : "Moved: ")
+                                    : std::string(p.resolved ? "Plan (after resolution): " : "Confirmed: ");
+    if (p.moved_from)
+      line += "\"" + p.title + "\" from " + describe(*p.moved_from) + " to " + describe(p.slot) +
+              details(p.participants, p.resources, driver);
+    else
+      line += plan_line(p.title, p.slot, p.participants, p.resources, driver);
+    if (!p.how.empty()) line += "\n  how: " + p.how;
+    for (const auto& note : p.notes) line += "\n  note: preference not met: " + note;
+    std::vector<std::string> lines = before;
+    lines.push_back(line);
+    json::object data = result_data(action, p, driver, lines, current);
+    const bool again = replayed(context, *answer);
+    data["replayed"] = again;
+    return make_envelope(std::move(data), join(lines, "\n", "\n"), trust(context, p.resolved),
+                         again ? "This event had already been written by this run (a step run again after a "
+                                 "crash): the calendar was left as it was."
+                               : "Wrote the event into the participants' calendars and the resources' bookings "
+                                 "in one transaction, after checking again that all of them are free.");
   }
 
-  static json::object result_data(std::string action, const plan& p, const std::string& driver,
-                                  const std::vector<std::string>& lines, const current_event& current) {
-    json::object event = slot_json(p.slot);
-    event["title"] = p.title;
-    event["participants"] = json::value_from(p.participants);
-    event["resources"] = json::value_from(p.resources);
-    event["driver"] = driver.empty() ? json::value(nullptr) : json::value(driver);
-    json::object data;
-    data["action"] = std::move(action);
-    data["event"] = std::move(event);
-    data["moved_from"] = p.moved_from ? json::value(slot_json(*p.moved_from)) : json::value(nullptr);
-    data["problems"] = json::array{};
-    data["booked"] = json::value_from(lines);
-    data["next_event"] = current.index + 1 < current.count ? json::value(current.index + 1) : json::value(nullptr);
-    data["replayed"] = false;
-    return data;
+  static protocol::envelope not_booked(const plan& p, const current_event& current, std::vector<std::string> lines,
+                                       const std::vector<std::string>& problems) {
+    json::object data = result_data("not_booked", p, "", lines, current);
+    data["problems"] = json::value_from(problems);
+    data["next_event"] = nullptr;
+    lines.push_back("Not booked: " + plan_line(p.title, p.slot, p.participants, p.resources, "") +
+                    ": the calendar changed since it was checked (" + join(problems, "; ", "; ") + ")");
+    return make_envelope(std::move(data), join(lines, "\n", "\n"), 0.95,
+                         "Re-checked the slot inside the booking transaction: another booking took it "
+                         "meanwhile, so nothing was written.");
   }
 
-  static protocol::envelope finish(const apply_result& r, double confidence, const plan& p,
-                                   const current_event& current, const std::vector<std::string>& before) {
-    if (r.outcome == apply_result::status::refused) {
-      json::object data = result_data("not_booked", p, "", before, current);
-      data["problems"] = json::value_from(r.problems);
-      data["next_event"] = nullptr;
-      std::string line = "Not booked: " + plan_line(p.title, p.slot, p.participants, p.resources, "") +
-                         ": the calendar changed since it was checked (" + join(r.problems, "; ", "; ") + ")";
-      std::vector<std::string> lines = before;
-      lines.push_back(line);
-      return make_envelope(std::move(data), join(lines, "\n", "\n"), 0.95,
-                           "Re-checked the slot inside the booking transaction: another booking took it "
-                           "meanwhile, so nothing was written.");
+  // The user said no to the change: nothing was written, the run ends.
+  static protocol::envelope declined(const plan& p, const current_event& current, std::vector<std::string> lines,
+                                     const std::string& why) {
+    json::object data = result_data("declined", p, "", lines, current);
+    data["problems"] = json::array{json::value(why)};
+    data["next_event"] = nullptr;
+    lines.push_back("Not booked (declined): " + plan_line(p.title, p.slot, p.participants, p.resources, ""));
+    return make_envelope(std::move(data), join(lines, "\n", "\n"), 0.95,
+                         "The booking waited for approval and the user rejected it: " + why);
+  }
+
+  asio::awaitable<protocol::envelope> cancel(agents::agent_context& context, request r) const {
+    // Read through the journaled tool: a step run again after the cancel
+    // finds the event where the first run found it, so it asks for the
+    // same change (which the calendar then knows) instead of failing.
+    household_read h = co_await read_household(context);
+    if (!h.value) co_return make_failure("calendar_error", h.problem);
+    const minute_t now = reference_now(*h.value, context.input);
+    const auto lookup = find_target(*h.value, r.title, r.participants, r.date, now);
+    if (!lookup.found) co_return make_failure("event_not_found", "cannot cancel: " + lookup.problem);
+    const target_event t = *lookup.found;
+    json::object fields = slot_json(t.when);
+    fields["title"] = t.title;
+    json::value arguments = std::move(fields);
+    std::string call_id = "cancel";
+    const std::string_view tool_name = cancel_tool;
+    const agents::tool_result result =
+        co_await agents::call_tool(context, name(), *tools(), tool_name, std::move(arguments), std::move(call_id));
+    co_return cancelled(context, t, r, result);
+  }
+
+  static protocol::envelope cancelled(const agents::agent_context& context, const target_event& t, const request& r,
+                                      const agents::tool_result& result) {
+    const plan p{t.title, t.when, t.participants, t.resources, std::nullopt, false, {}, {}};
+    const current_event current{r, 0, 1};
+    if (!result.ok() && result.error().code == "rejected") {
+      json::object data = result_data("declined", p, t.driver, {}, current);
+      data["problems"] = json::array{json::value(result.error().message)};
+      return make_envelope(std::move(data),
+                           "Not cancelled (declined): " + plan_line(t.title, t.when, t.participants, t.resources, ""),
+                           0.95, "The cancellation waited for approval and the user rejected it.");
     }
-    return stored_envelope(r, confidence);
+    if (!result.ok() && result.error().code == "not_found")  // another run cancelled or moved it first
+      return make_failure("event_not_found", "cannot cancel: " + result.error().message);
+    if (!result.ok())
+      return make_failure("calendar_error", "booking: " + std::string(cancel_tool) + ": " + result.error().message);
+    const json::object* answer = answer_of(result);
+    if (!answer || text(*answer, "action") != "cancelled")
+      return make_failure("calendar_error", "booking: " + std::string(cancel_tool) + " gave no cancellation");
+    const std::vector<std::string> lines{"Cancelled: " + plan_line(t.title, t.when, t.participants, t.resources, "") +
+                                         (t.driver.empty() ? "" : " (" + t.driver + " no longer drives)")};
+    json::object data = result_data("cancelled", p, t.driver, lines, current);
+    const bool again = replayed(context, *answer);
+    data["replayed"] = again;
+    return make_envelope(std::move(data), lines.front(), trust(context, false),
+                         again ? "This cancellation had already been made by this run (a step run again after a "
+                                 "crash): the calendar was left as it was."
+                               : "Removed the event from every calendar and booking in one transaction.");
   }
-
-  // The result as the calendar stored it (the first time, or a replay).
-  static protocol::envelope stored_envelope(const apply_result& r, double confidence) {
-    boost::system::error_code ec;
-    json::value stored = json::parse(r.result, ec);
-    if (ec || !stored.is_object() || !stored.as_object().contains("data") ||
-        !stored.as_object()["data"].is_object())
-      return make_failure("calendar_error", "booking: the calendar holds a malformed result for this step");
-    json::object data = stored.as_object()["data"].as_object();
-    const bool replayed = r.outcome == apply_result::status::replayed;
-    data["replayed"] = replayed;
-    const auto* explanation = stored.as_object().if_contains("explanation");
-    return make_envelope(std::move(data), explanation && explanation->is_string() ? std::string(explanation->get_string()) : "",
-                         confidence,
-                         replayed ? "This step had already been applied by this run (a re-run after a crash): "
-                                    "the calendar was left as it was."
-                                  : "Wrote the event into the participants' calendars and the resources' bookings "
-                                    "in one transaction, after checking again that all of them are free.");
-  }
-
-  protocol::envelope cancel(const agents::agent_context& context, const household& h, const request& r) const {
-    const minute_t now = reference_now(h, context.input);
-    const auto lookup = find_target(h, r.title, r.participants, r.date, now);
-    if (!lookup.found) return make_failure("event_not_found", "cannot cancel: " + lookup.problem);
-    const target_event& t = *lookup.found;
-    calendar_change change;
-    change.run_id = context.workflow_id;
-    change.remove.push_back({"", false, {t.title, "", t.when, 0, 0, 0}});
-    change.decide = [&](const household&) {
-      calendar_decision d;
-      plan p{t.title, t.when, t.participants, t.resources, std::nullopt, false, {}, {}};
-      const std::vector<std::string> lines{"Cancelled: " + plan_line(t.title, t.when, t.participants, t.resources, "") +
-                                           (t.driver.empty() ? "" : " (" + t.driver + " no longer drives)")};
-      json::object data = result_data("cancelled", p, t.driver, lines, current_event{r, 0, 1});
-      d.result = json::serialize(json::object{{"data", std::move(data)}, {"explanation", lines.front()}});
-      return d;
-    };
-    const apply_result applied = cal().apply(change);
-    if (applied.outcome == apply_result::status::refused)  // another run cancelled or moved it first
-      return make_failure("event_not_found", "cannot cancel: " + join(applied.problems, "; ", "; "));
-    if (applied.outcome == apply_result::status::applied) maybe_die_after_booking();
-    return stored_envelope(applied, trust(context, false));
-  }
-
-  std::chrono::milliseconds hold_;
 };
 
 }  // namespace
 
-std::shared_ptr<agents::agent> make_booking(std::shared_ptr<calendar> cal, std::chrono::milliseconds hold) {
-  return std::make_shared<booking_agent>(std::move(cal), hold);
+std::shared_ptr<agents::agent> make_booking(std::shared_ptr<calendar> cal,
+                                            std::shared_ptr<const agents::tool_registry> tools) {
+  return std::make_shared<booking_agent>(std::move(cal), std::move(tools));
 }
 
 }  // namespace switchboard::scheduling

@@ -1,5 +1,10 @@
-// Slot and resource checks shared by the sample's agents.
+// Slot and resource checks shared by the sample's agents, and how they read
+// the calendar.
 #include "detail.hpp"
+
+#include <switchboard/agents/call_tool.hpp>
+#include <switchboard/scheduling/agents.hpp>
+#include <switchboard/scheduling/tools.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -312,16 +317,38 @@ std::string format_score(double value) {
   return buffer;
 }
 
-boost::asio::awaitable<protocol::envelope> native_agent::run(agents::agent_context& context) {
-  std::optional<household> h;
-  std::string problem;
-  try {
-    h = calendar_->snapshot();
-  } catch (const data_error& e) {
-    problem = e.what();
+boost::asio::awaitable<calendar_agent::household_read> calendar_agent::read_household(
+    agents::agent_context& context) const {
+  household_read out;
+  if (!tools_) {
+    try {
+      out.value = calendar_->snapshot();
+    } catch (const data_error& e) {
+      out.problem = name_ + ": " + e.what();
+    }
+    co_return out;
   }
-  if (!h) co_return make_failure("calendar_error", name_ + ": " + problem);
-  co_return compute(context, *h);
+  json::value arguments = json::object{{"calendars", true}};
+  std::string call_id = "household";
+  const std::string_view tool_name = household_tool;
+  const agents::tool_result read =
+      co_await agents::call_tool(context, name_, *tools_, tool_name, std::move(arguments), std::move(call_id));
+  if (!read.ok()) {
+    out.problem = name_ + ": " + std::string(household_tool) + ": " + read.error().message;
+    co_return out;
+  }
+  try {
+    out.value = household_from_json(read.value(), std::string(household_tool) + " result");
+  } catch (const data_error& e) {
+    out.problem = name_ + ": " + e.what();
+  }
+  co_return out;
+}
+
+boost::asio::awaitable<protocol::envelope> native_agent::run(agents::agent_context& context) {
+  household_read h = co_await read_household(context);
+  if (!h.value) co_return make_failure("calendar_error", h.problem);
+  co_return compute(context, *h.value);
 }
 
 }  // namespace switchboard::scheduling::detail

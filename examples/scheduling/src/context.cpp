@@ -1,6 +1,7 @@
-// The household as JSON in the data files' form, for the prompts of the
-// LLM-backed agents: built from a calendar snapshot, so a model sees what
-// earlier runs booked, not only the seed data.
+// The household as JSON in the data files' form: what the calendar.household
+// tool answers and what older prompt versions read as input/context. Built
+// from a calendar snapshot, so it holds what earlier runs booked, not only
+// the seed data; household_from_json() reads it back.
 #include <switchboard/scheduling/agents.hpp>
 
 #include <boost/json/value_from.hpp>
@@ -46,15 +47,21 @@ json::object rule_json(const std::string& id, const std::string& description, co
 
 }  // namespace
 
-boost::json::object sample_context(const household& h) {
+boost::json::object sample_context(const household& h, bool with_calendars) {
   json::array members;
-  for (const auto& m : h.members)
-    members.push_back({{"name", m.name}, {"role", m.role}, {"aliases", json::value_from(m.aliases)},
-                       {"household", m.in_household}, {"drives", m.drives}, {"calendar", entries_json(m.calendar)}});
+  for (const auto& m : h.members) {
+    json::object o{{"name", m.name},         {"role", m.role},     {"aliases", json::value_from(m.aliases)},
+                   {"household", m.in_household}, {"drives", m.drives}};
+    if (with_calendars) o["calendar"] = entries_json(m.calendar);
+    members.push_back(std::move(o));
+  }
   json::array resources;
-  for (const auto& r : h.resources)
-    resources.push_back({{"name", r.name}, {"kind", r.kind}, {"capacity", r.capacity}, {"unit", r.unit},
-                         {"aliases", json::value_from(r.aliases)}, {"bookings", entries_json(r.bookings)}});
+  for (const auto& r : h.resources) {
+    json::object o{{"name", r.name}, {"kind", r.kind}, {"capacity", r.capacity}, {"aliases", json::value_from(r.aliases)}};
+    if (!r.unit.empty()) o["unit"] = r.unit;
+    if (with_calendars) o["bookings"] = entries_json(r.bookings);
+    resources.push_back(std::move(o));
+  }
   json::array hard;
   for (const auto& rule : h.hard_rules) {
     json::object o = rule_json(rule.id, rule.description, rule.applies_to_role, rule.days);
@@ -70,9 +77,13 @@ boost::json::object sample_context(const household& h) {
     o["weight"] = rule.weight;
     soft.push_back(std::move(o));
   }
-  return {{"members", std::move(members)},
-          {"resources", std::move(resources)},
-          {"rules", json::object{{"hard", std::move(hard)}, {"soft", std::move(soft)}}}};
+  json::object out;
+  if (!h.name.empty()) out["household"] = h.name;
+  out["now"] = format_datetime(h.now);
+  out["members"] = std::move(members);
+  out["resources"] = std::move(resources);
+  out["rules"] = json::object{{"hard", std::move(hard)}, {"soft", std::move(soft)}};
+  return out;
 }
 
 }  // namespace switchboard::scheduling

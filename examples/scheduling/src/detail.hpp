@@ -4,6 +4,7 @@
 #pragma once
 
 #include <switchboard/agents/agent.hpp>
+#include <switchboard/agents/tool_registry.hpp>
 #include <switchboard/scheduling/calendar.hpp>
 #include <switchboard/scheduling/household.hpp>
 
@@ -157,29 +158,55 @@ std::string format_score(double value);
 // The string member `key` of `o`, or "" when it is missing or not a string.
 std::string text(const boost::json::object& o, std::string_view key);
 
-// A native agent: name, description and output schema "<name>.output@1";
-// run() reads the calendar (a SQLite file: it blocks its thread briefly, so
-// the hub runs it on its pool) and computes synchronously.
-class native_agent : public agents::agent {
+// A native agent's name, description, output schema "<name>.output@1" and
+// calendar. It reads the household as it is at the start of its call
+// either directly (a snapshot of the SQLite file) or, when it was given the
+// calendar tools (tools.hpp), through calendar.household: then the read is
+// a tool call the hub journals, so a step run again after a crash sees what
+// its first run saw. Either way it blocks its thread briefly, so the hub
+// runs it on its pool.
+class calendar_agent : public agents::agent {
  public:
-  native_agent(std::string name, std::string description, std::shared_ptr<scheduling::calendar> cal)
-      : name_(std::move(name)), description_(std::move(description)), calendar_(std::move(cal)) {}
+  calendar_agent(std::string name, std::string description, std::shared_ptr<scheduling::calendar> cal,
+                 std::shared_ptr<const agents::tool_registry> tools = nullptr)
+      : name_(std::move(name)),
+        description_(std::move(description)),
+        calendar_(std::move(cal)),
+        tools_(std::move(tools)) {}
 
   std::string_view name() const noexcept override { return name_; }
   std::string_view description() const noexcept override { return description_; }
   std::string output_schema() const override { return name_ + ".output@1"; }
   bool blocks_thread() const noexcept override { return true; }
-  boost::asio::awaitable<protocol::envelope> run(agents::agent_context& context) override;
+  bool uses_tools() const noexcept override { return tools_ != nullptr; }
 
  protected:
-  // `h`: the household with the calendar as it is at the start of the call.
-  virtual protocol::envelope compute(const agents::agent_context& context, const household& h) const = 0;
+  struct household_read {
+    std::optional<household> value;
+    std::string problem;  // why there is none: names the agent and the calendar or tool
+  };
+  boost::asio::awaitable<household_read> read_household(agents::agent_context& context) const;
+
   scheduling::calendar& cal() const noexcept { return *calendar_; }
+  // The calendar tools; null when the agent reads the calendar directly.
+  const agents::tool_registry* tools() const noexcept { return tools_.get(); }
 
  private:
   std::string name_;
   std::string description_;
   std::shared_ptr<scheduling::calendar> calendar_;
+  std::shared_ptr<const agents::tool_registry> tools_;
+};
+
+// A calendar_agent that computes its answer synchronously from the household.
+class native_agent : public calendar_agent {
+ public:
+  using calendar_agent::calendar_agent;
+  boost::asio::awaitable<protocol::envelope> run(agents::agent_context& context) override;
+
+ protected:
+  // `h`: the household with the calendar as it is at the start of the call.
+  virtual protocol::envelope compute(const agents::agent_context& context, const household& h) const = 0;
 };
 
 }  // namespace switchboard::scheduling::detail

@@ -26,10 +26,11 @@ bool iequals(std::string_view a, std::string_view b) {
 // Reports content errors as "FILE: /members/2/calendar/0/start: message".
 class reader {
  public:
-  explicit reader(std::filesystem::path file) : file_(std::move(file)) {}
+  // `source`: the file, or what else the JSON came from (a tool's result).
+  explicit reader(std::string source) : source_(std::move(source)) {}
 
   [[noreturn]] void fail(const std::string& pointer, const std::string& message) const {
-    throw data_error(file_.string() + ": " + (pointer.empty() ? "/" : pointer) + ": " + message);
+    throw data_error(source_ + ": " + (pointer.empty() ? "/" : pointer) + ": " + message);
   }
 
   const json::object& object(const json::value& v, const std::string& ptr) const {
@@ -127,16 +128,14 @@ class reader {
     return out;
   }
 
-  const std::filesystem::path& file() const { return file_; }
+  const std::string& source() const { return source_; }
 
  private:
-  std::filesystem::path file_;
+  std::string source_;
 };
 
-void load_members(household& h, const std::filesystem::path& file) {
-  const reader r{file};
-  const json::value doc = parse_json_file(file);
-  const auto& root = r.object(doc, "");
+// household.json's content: name, now, members with their calendars.
+void read_members(household& h, const reader& r, const json::object& root) {
   h.name = r.string(root, "household", "", false);
   const std::string now = r.string(root, "now", "");
   const auto parsed_now = parse_datetime(now);
@@ -167,10 +166,8 @@ void load_members(household& h, const std::filesystem::path& file) {
   }
 }
 
-void load_resources(household& h, const std::filesystem::path& file) {
-  const reader r{file};
-  const json::value doc = parse_json_file(file);
-  const auto& root = r.object(doc, "");
+// resources.json's content: resources with their bookings.
+void read_resources(household& h, const reader& r, const json::object& root) {
   const auto& resources = r.array(root, "resources", "");
   for (std::size_t i = 0; i < resources.size(); ++i) {
     const std::string ptr = "/resources/" + std::to_string(i);
@@ -190,13 +187,11 @@ void load_resources(household& h, const std::filesystem::path& file) {
   }
 }
 
-void load_rules(household& h, const std::filesystem::path& file) {
-  const reader r{file};
-  const json::value doc = parse_json_file(file);
-  const auto& root = r.object(doc, "");
-  const auto& hard = r.array(root, "hard", "", false);
+// rules.json's content (hard and soft rules) at JSON Pointer `base`.
+void read_rules(household& h, const reader& r, const json::object& root, const std::string& base) {
+  const auto& hard = r.array(root, "hard", base, false);
   for (std::size_t i = 0; i < hard.size(); ++i) {
-    const std::string ptr = "/hard/" + std::to_string(i);
+    const std::string ptr = base + "/hard/" + std::to_string(i);
     const auto& o = r.object(hard[i], ptr);
     hard_rule rule;
     rule.id = r.string(o, "id", ptr);
@@ -209,9 +204,9 @@ void load_rules(household& h, const std::filesystem::path& file) {
       r.fail(ptr, "a hard rule needs \"not_before\" or \"not_after\"");
     h.hard_rules.push_back(std::move(rule));
   }
-  const auto& soft = r.array(root, "soft", "", false);
+  const auto& soft = r.array(root, "soft", base, false);
   for (std::size_t i = 0; i < soft.size(); ++i) {
-    const std::string ptr = "/soft/" + std::to_string(i);
+    const std::string ptr = base + "/soft/" + std::to_string(i);
     const auto& o = r.object(soft[i], ptr);
     soft_rule rule;
     rule.id = r.string(o, "id", ptr);
@@ -282,9 +277,27 @@ household load_household(const std::filesystem::path& data_dir) {
     throw data_error(data_dir.string() + ": not a directory (expected the sample's data directory "
                                          "with household.json, resources.json and rules.json)");
   household h;
-  load_members(h, data_dir / "household.json");
-  load_resources(h, data_dir / "resources.json");
-  load_rules(h, data_dir / "rules.json");
+  auto read_file = [&](const char* name, auto read) {
+    const auto file = data_dir / name;
+    const reader r{file.string()};
+    const json::value doc = parse_json_file(file);
+    read(r, r.object(doc, ""));
+  };
+  read_file("household.json", [&](const reader& r, const json::object& root) { read_members(h, r, root); });
+  read_file("resources.json", [&](const reader& r, const json::object& root) { read_resources(h, r, root); });
+  read_file("rules.json", [&](const reader& r, const json::object& root) { read_rules(h, r, root, ""); });
+  return h;
+}
+
+household household_from_json(const boost::json::value& doc, const std::string& source) {
+  const reader r{source};
+  const auto& root = r.object(doc, "");
+  household h;
+  read_members(h, r, root);
+  read_resources(h, r, root);
+  const auto* rules = root.if_contains("rules");
+  if (!rules) r.fail("", "missing required field \"rules\"");
+  read_rules(h, r, r.object(*rules, "/rules"), "/rules");
   return h;
 }
 

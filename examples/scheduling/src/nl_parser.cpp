@@ -238,11 +238,11 @@ std::string explain(const findings& f) {
 
 class nl_parser_agent final : public native_agent {
  public:
-  explicit nl_parser_agent(std::shared_ptr<calendar> cal)
+  nl_parser_agent(std::shared_ptr<calendar> cal, std::shared_ptr<const agents::tool_registry> tools)
       : native_agent("nl_parser",
                      "Parses a household request in plain language: an event to create (one or several), "
                      "an event to cancel or move, or a question about the calendars.",
-                     std::move(cal)) {}
+                     std::move(cal), std::move(tools)) {}
 
  protected:
   protocol::envelope compute(const agents::agent_context& context, const household& h) const override {
@@ -373,8 +373,9 @@ class nl_parser_agent final : public native_agent {
 
 }  // namespace
 
-std::shared_ptr<agents::agent> make_nl_parser(std::shared_ptr<calendar> cal) {
-  return std::make_shared<nl_parser_agent>(std::move(cal));
+std::shared_ptr<agents::agent> make_nl_parser(std::shared_ptr<calendar> cal,
+                                              std::shared_ptr<const agents::tool_registry> tools) {
+  return std::make_shared<nl_parser_agent>(std::move(cal), std::move(tools));
 }
 
 }  // namespace switchboard::scheduling

@@ -8,6 +8,9 @@
 //               host runs with a model (default "prompts")
 //   "calendar"  the calendar file (default: <state dir>/scheduling/calendar.db;
 //               in memory when the host offers no state directory)
+//   "confirm_bookings"  true (default) or false: the booking step's
+//               calendar.book / calendar.cancel calls wait for the user's
+//               approval, so the run pauses before the calendar changes
 //   "booking_hold_ms"  0..5000 (default 0): the booking step waits this long
 //               before its transaction; for tests of racing processes
 #include <switchboard/agents/plugin.hpp>
@@ -48,9 +51,10 @@ sample_registration register_scheduling_plugin(agents::plugin_registrar& registr
   const auto& host = registrar.host();
   for (const auto& member : host.config)
     if (member.key() != "data" && member.key() != "schemas" && member.key() != "prompts" &&
-        member.key() != "calendar" && member.key() != "booking_hold_ms")
+        member.key() != "calendar" && member.key() != "booking_hold_ms" && member.key() != "confirm_bookings")
       throw std::invalid_argument("unknown config key \"" + std::string(member.key()) +
-                                  "\" (expected data, schemas, prompts, calendar, booking_hold_ms)");
+                                  "\" (expected data, schemas, prompts, calendar, confirm_bookings, "
+                                  "booking_hold_ms)");
   sample_options options;
   options.data_dir = configured_path(host, "data", "data");
   options.schemas_dir = configured_path(host, "schemas", "schemas");
@@ -63,12 +67,18 @@ sample_registration register_scheduling_plugin(agents::plugin_registrar& registr
       throw std::invalid_argument("config \"booking_hold_ms\" must be an integer from 0 to 5000");
     options.booking_hold = std::chrono::milliseconds{hold->get_int64()};
   }
+  if (const auto* confirm = host.config.if_contains("confirm_bookings")) {
+    if (!confirm->is_bool()) throw std::invalid_argument("config \"confirm_bookings\" must be true or false");
+    options.confirm_bookings = confirm->get_bool();
+  }
   auto registered = register_sample_agents(registrar, options);
   if (options.llm_backed)
     registrar.notice("LLM-backed: " + joined(registered.llm_backed_agents) + " (prompts from " +
                      options.prompts_dir.string() + ")");
   else
     registrar.notice(std::string(offline_note));
+  if (options.confirm_bookings)
+    registrar.notice("bookings wait for your approval (config \"confirm_bookings\": false books without asking)");
   if (options.calendar_file.empty())
     registrar.notice("calendar: in memory (the host offers no state directory): bookings last for this run only");
   else

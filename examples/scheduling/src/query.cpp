@@ -17,11 +17,11 @@ constexpr minute_t min_free = 30;
 
 class query_agent final : public native_agent {
  public:
-  explicit query_agent(std::shared_ptr<calendar> cal)
+  query_agent(std::shared_ptr<calendar> cal, std::shared_ptr<const agents::tool_registry> tools)
       : native_agent("query",
                      "Answers questions about the calendars: when people are free (\"When is everyone free "
                      "on Sunday?\"), what someone has on a day, whether a resource is free.",
-                     std::move(cal)) {}
+                     std::move(cal), std::move(tools)) {}
 
  protected:
   protocol::envelope compute(const agents::agent_context& context, const household& h) const override {
@@ -216,8 +216,9 @@ class query_agent final : public native_agent {
 
 }  // namespace
 
-std::shared_ptr<agents::agent> make_query(std::shared_ptr<calendar> cal) {
-  return std::make_shared<query_agent>(std::move(cal));
+std::shared_ptr<agents::agent> make_query(std::shared_ptr<calendar> cal,
+                                          std::shared_ptr<const agents::tool_registry> tools) {
+  return std::make_shared<query_agent>(std::move(cal), std::move(tools));
 }
 
 }  // namespace switchboard::scheduling

@@ -1,7 +1,10 @@
-// Registers the sample's agents: the four always-native ones, and the three
-// language agents either rule-based (offline) or from prompt files (with a
-// model), the latter wrapped so their prompts see the household's calendar.
+// Registers the sample's agents and the calendar tools they call: the four
+// always-native agents, and the three language agents either rule-based
+// (offline) or from prompt files (with a model), the latter wrapped so their
+// input carries the reference time (and, for prompt versions before v3, the
+// household's calendar, which v3 reads through the tools).
 #include <switchboard/scheduling/agents.hpp>
+#include <switchboard/scheduling/tools.hpp>
 
 #include "detail.hpp"
 
@@ -10,6 +13,7 @@
 #include <switchboard/agents/llm_agent.hpp>
 #include <switchboard/agents/plugin.hpp>
 #include <switchboard/agents/prompt_library.hpp>
+#include <switchboard/agents/tool_registry.hpp>
 
 #include <algorithm>
 #include <functional>
@@ -41,18 +45,23 @@ agents::prompt_library load_sample_prompts(const std::filesystem::path& dir) {
 }
 
 // An LLM-backed agent whose input also carries the reference time and the
-// household's data (members, resources, rules) as `now` and `context`, which
-// its prompt reads. Added per call, so checkpoints keep only the request.
+// household's data (members, resources, rules) as `now` and `context`:
+// prompt versions before v3 read the calendars from there, v3 calls the
+// calendar tools instead. Added per call, so checkpoints keep only the
+// request. Everything else of the call (tool journal, approvals, streaming)
+// passes through to the inner agent, and what it records comes back.
 class with_household final : public agents::agent {
  public:
-  with_household(std::shared_ptr<agents::llm_agent> inner, std::shared_ptr<calendar> cal)
-      : inner_(std::move(inner)), calendar_(std::move(cal)) {}
+  with_household(std::shared_ptr<agents::llm_agent> inner, std::shared_ptr<calendar> cal,
+                 std::shared_ptr<const agents::tool_registry> tools)
+      : inner_(std::move(inner)), calendar_(std::move(cal)), tools_(std::move(tools)) {}
 
   std::string_view name() const noexcept override { return inner_->name(); }
   std::string_view description() const noexcept override { return inner_->description(); }
   std::string output_schema() const override { return inner_->output_schema(); }
   std::optional<std::string> input_schema() const override { return inner_->input_schema(); }
   std::string prompt_version() const override { return inner_->prompt_version(); }
+  bool uses_tools() const noexcept override { return inner_->uses_tools(); }
 
   boost::asio::awaitable<protocol::envelope> run(agents::agent_context& context) override {
     // The calendar as it is now (it reads a file: microseconds, before the
@@ -75,6 +84,9 @@ class with_household final : public agents::agent {
                                 .used_prompt_version = {},
                                 .applied_policies = {}};
     inner.workflow_id = context.workflow_id;
+    inner.journal = context.journal;
+    inner.needs_approval = context.needs_approval;
+    inner.stream = context.stream;
     std::exception_ptr failure;
     protocol::envelope answer;
     try {
@@ -87,6 +99,7 @@ class with_household final : public agents::agent {
     context.applied_policies = std::move(inner.applied_policies);
     context.raw_text = std::move(inner.raw_text);
     context.model_attempts = std::move(inner.model_attempts);
+    context.tool_calls = std::move(inner.tool_calls);
     if (failure) std::rethrow_exception(failure);
     co_return answer;
   }
@@ -94,6 +107,7 @@ class with_household final : public agents::agent {
  private:
   std::shared_ptr<agents::llm_agent> inner_;
   std::shared_ptr<calendar> calendar_;
+  std::shared_ptr<const agents::tool_registry> tools_;  // what inner_'s options point to
 };
 
 using add_fn = std::function<void(std::shared_ptr<agents::agent>, const std::string& origin)>;
@@ -107,6 +121,8 @@ sample_registration register_into(const sample_options& options,
                      : calendar::open_file(options.calendar_file, *out.data, options.reset_calendar);
   for (const auto& id : sample_schema_ids())
     if (!schemas->find(id)) schemas->load_file(options.schemas_dir / (id + ".json"));
+  out.tools = make_calendar_tool_registry(
+      out.calendar, {.confirm_changes = options.confirm_bookings, .booking_hold = options.booking_hold});
   const std::string origin{builtin_origin};
   auto add_native = [&](std::shared_ptr<agents::agent> a) {
     out.native_agents.emplace_back(a->name());
@@ -115,20 +131,22 @@ sample_registration register_into(const sample_options& options,
   add_native(make_scheduling(out.calendar));
   add_native(make_resource_manager(out.calendar));
   add_native(make_conflict_detection(out.calendar));
-  add_native(make_booking(out.calendar, options.booking_hold));
+  add_native(make_booking(out.calendar, out.tools));
   if (options.llm_backed) {
     const auto library = load_sample_prompts(options.prompts_dir);
+    agents::llm_agent_options llm_options;
+    llm_options.tools = out.tools.get();
     for (const auto& name : language_agent_names()) {
-      auto agent = agents::llm_agent::from_library(library, name, schemas);
+      auto agent = agents::llm_agent::from_library(library, name, schemas, llm_options);
       const std::string origin_file = "prompt:" + agent->newest().path.string();
-      add(std::make_shared<with_household>(std::move(agent), out.calendar), origin_file);
+      add(std::make_shared<with_household>(std::move(agent), out.calendar, out.tools), origin_file);
       out.llm_backed_agents.push_back(name);
     }
     return out;
   }
-  add_native(make_nl_parser(out.calendar));
-  add_native(make_resolution(out.calendar));
-  add_native(make_query(out.calendar));
+  add_native(make_nl_parser(out.calendar, out.tools));
+  add_native(make_resolution(out.calendar, out.tools));
+  add_native(make_query(out.calendar, out.tools));
   return out;
 }
 
@@ -154,6 +172,9 @@ sample_registration register_sample_agents(agents::plugin_registrar& registrar, 
   auto out = register_into(options, schemas, [&](std::shared_ptr<agents::agent> a, const std::string&) {
     registrar.add(std::move(a));
   });
+  // The host's tool registry gets the same tools, so that `switchboard
+  // tools` lists them and the user's own prompt files may name them.
+  for (const auto& info : out.tools->list()) registrar.add_tool(out.tools->find_shared(info.name));
   // The loader registers the schemas an agent declares from the host's
   // registry; hand over the ones this plugin loaded itself.
   for (const auto& id : sample_schema_ids())

@@ -35,11 +35,11 @@ std::vector<std::string> names(const std::vector<const resource*>& resources) {
 
 class resolution_agent final : public native_agent {
  public:
-  explicit resolution_agent(std::shared_ptr<calendar> cal)
+  resolution_agent(std::shared_ptr<calendar> cal, std::shared_ptr<const agents::tool_registry> tools)
       : native_agent("resolution",
                      "Proposes scored strategies to resolve scheduling conflicts (move the event, "
                      "change a resource, shorten it) and recommends one as the final plan.",
-                     std::move(cal)) {}
+                     std::move(cal), std::move(tools)) {}
 
  protected:
   protocol::envelope compute(const agents::agent_context& context, const household& seen) const override {
@@ -184,8 +184,9 @@ class resolution_agent final : public native_agent {
 
 }  // namespace
 
-std::shared_ptr<agents::agent> make_resolution(std::shared_ptr<calendar> cal) {
-  return std::make_shared<resolution_agent>(std::move(cal));
+std::shared_ptr<agents::agent> make_resolution(std::shared_ptr<calendar> cal,
+                                               std::shared_ptr<const agents::tool_registry> tools) {
+  return std::make_shared<resolution_agent>(std::move(cal), std::move(tools));
 }
 
 }  // namespace switchboard::scheduling

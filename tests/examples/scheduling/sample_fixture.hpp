@@ -36,7 +36,8 @@ class sample_test : public ::testing::Test {
                         .prompts_dir = {},
                         .calendar_file = {},
                         .reset_calendar = false,
-                        .booking_hold = {}})) {}
+                        .booking_hold = {},
+                        .confirm_bookings = false})) {}
 
   // Runs `name` on `input` with the outputs so far, checks the envelope
   // against the agent's schema and records it in outputs_.

@@ -47,12 +47,16 @@ class scratch_dir {
 class sample_workflow_runner {
  public:
   // `state_dir`: where the plugin keeps its calendar (empty: in memory).
-  explicit sample_workflow_runner(const std::filesystem::path& state_dir, bool reset = false)
+  // `confirm_bookings`: the plugin's config of that name (the sample ships
+  // with true; most tests book without asking).
+  explicit sample_workflow_runner(const std::filesystem::path& state_dir, bool reset = false,
+                                  bool confirm_bookings = false)
       : registry_(std::make_shared<protocol::schema_registry>()) {
     auto definition = orchestrator::load_workflow_file(sample_workflow_dir / "workflow.json");
     agents::plugin_host host;
     host.base_dir = sample_workflow_dir;
     host.config = definition.plugins.at(0).config;
+    host.config["confirm_bookings"] = confirm_bookings;
     host.state_dir = state_dir;
     host.reset_state = reset;
     host.schemas = registry_.schemas_ptr();

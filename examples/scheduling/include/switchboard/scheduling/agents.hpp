@@ -16,6 +16,10 @@
 //
 // Every agent reads the household's calendar (calendar.hpp: a SQLite file
 // or in memory) when it runs, so what one run booked, the next one sees.
+// nl_parser, resolution and query read it through the calendar tools
+// (tools.hpp), LLM-backed or not; booking changes it only through
+// calendar.book / calendar.cancel, which by default wait for the user's
+// approval (sample_options::confirm_bookings).
 // scheduling, resource_manager, conflict_detection and booking are always
 // native C++. nl_parser, resolution and query are rule-based C++ offline,
 // or LLM-backed agents built from the prompt files in prompts/ (same names,
@@ -44,6 +48,7 @@ namespace switchboard::agents {
 class agent;
 class agent_registry;
 class plugin_registrar;
+class tool_registry;
 }  // namespace switchboard::agents
 
 namespace switchboard::scheduling {
@@ -67,11 +72,17 @@ struct sample_options {
   bool reset_calendar = false;        // restore the seed data into the file
   // booking waits this long before its transaction (tests of racing processes).
   std::chrono::milliseconds booking_hold{0};
+  // calendar.book and calendar.cancel need the user's approval: a run
+  // pauses (awaiting_approval) before the calendar changes.
+  bool confirm_bookings = true;
 };
 
 struct sample_registration {
   std::shared_ptr<const household> data;        // the seed
   std::shared_ptr<scheduling::calendar> calendar;  // what the agents read and book into
+  // The calendar tools (tools.hpp) the agents call; also registered as the
+  // host's tools (plugin) so that `switchboard tools` lists them.
+  std::shared_ptr<agents::tool_registry> tools;
   std::vector<std::string> native_agents;       // registered as native C++
   std::vector<std::string> llm_backed_agents;   // registered from prompt files
 };
@@ -96,21 +107,30 @@ sample_registration register_sample_agents(agents::plugin_registrar& registrar,
 // and tells the host how it is set up (notice()).
 sample_registration register_scheduling_plugin(agents::plugin_registrar& registrar);
 
-// The agents one by one (tests, embedding).
-std::shared_ptr<agents::agent> make_nl_parser(std::shared_ptr<calendar> cal);
+// The agents one by one (tests, embedding). `tools`: the calendar tools
+// (make_calendar_tool_registry): the rule-based nl_parser, resolution and
+// query then read the calendar through calendar.household, as their
+// LLM-backed versions do; null: they read it directly. booking changes the
+// calendar only through calendar.book and calendar.cancel, so it needs them.
+std::shared_ptr<agents::agent> make_nl_parser(std::shared_ptr<calendar> cal,
+                                              std::shared_ptr<const agents::tool_registry> tools = nullptr);
 std::shared_ptr<agents::agent> make_scheduling(std::shared_ptr<calendar> cal);
 std::shared_ptr<agents::agent> make_resource_manager(std::shared_ptr<calendar> cal);
 std::shared_ptr<agents::agent> make_conflict_detection(std::shared_ptr<calendar> cal);
-std::shared_ptr<agents::agent> make_resolution(std::shared_ptr<calendar> cal);
-// `hold`: a pause before the booking transaction, for tests of racing processes.
+std::shared_ptr<agents::agent> make_resolution(std::shared_ptr<calendar> cal,
+                                               std::shared_ptr<const agents::tool_registry> tools = nullptr);
 std::shared_ptr<agents::agent> make_booking(std::shared_ptr<calendar> cal,
-                                            std::chrono::milliseconds hold = std::chrono::milliseconds{0});
-std::shared_ptr<agents::agent> make_query(std::shared_ptr<calendar> cal);
+                                            std::shared_ptr<const agents::tool_registry> tools);
+std::shared_ptr<agents::agent> make_query(std::shared_ptr<calendar> cal,
+                                          std::shared_ptr<const agents::tool_registry> tools = nullptr);
 
-// The household's members (with calendars), resources (with bookings) and
-// rules as JSON, in the data files' form: what the prompts of the
-// LLM-backed agents read as {{input/context/...}}.
-boost::json::object sample_context(const household& h);
+// The household as JSON in the data files' form: its name ("household"),
+// "now", members (with calendars), resources (with bookings) and "rules"
+// {hard, soft}; without `with_calendars`, members and resources only. What
+// the calendar.household tool answers (tools.hpp), what prompt versions
+// older than v3 read as {{input/context/...}}, and what
+// household_from_json() reads back.
+boost::json::object sample_context(const household& h, bool with_calendars = true);
 
 // The names of the three agents that are LLM-backed when a model is set.
 std::vector<std::string> language_agent_names();

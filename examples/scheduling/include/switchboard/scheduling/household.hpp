@@ -123,6 +123,12 @@ class data_error : public std::runtime_error {
 // Reads household.json, resources.json and rules.json from `data_dir`.
 household load_household(const std::filesystem::path& data_dir);
 
+// The household from one JSON object in the form sample_context() and the
+// calendar.household tool give: household.json's fields (household, now,
+// members), resources.json's (resources) and rules.json's under "rules".
+// Throws data_error naming `source` and the JSON Pointer of what is wrong.
+household household_from_json(const boost::json::value& doc, const std::string& source);
+
 // Parses a JSON file; a syntax error becomes "FILE:LINE:COL: message".
 boost::json::value parse_json_file(const std::filesystem::path& file);
 
