@@ -365,13 +365,17 @@ void add_answer_instructions(std::vector<chat_message>& messages, const structur
 }
 
 // The model's final turn as the ladder's result, when it is a complete,
-// valid value; false otherwise (the ladder then asks).
+// valid value; false otherwise (the ladder then asks), with `rejected` set
+// to the parser's verdict when the turn was complete but invalid.
 bool take_final(chat_result& turn, const chat_request& request, const structured_options& options,
-                structured_result& out) {
+                structured_result& out, std::optional<protocol::parse_result>& rejected) {
   const stop_reason stop = stop_of(turn);
   if ((stop != stop_reason::complete && stop != stop_reason::unknown) || !turn.refusal.empty()) return false;
   auto parsed = protocol::parse_output(turn.text, options.schema, nullptr, protocol::output_end::complete);
-  if (!parsed.ok()) return false;
+  if (!parsed.ok()) {
+    rejected = std::move(parsed);
+    return false;
+  }
   if (options.metrics) options.metrics->record_outcome(parsed);
   attempt_record attempt;
   attempt.number = 1;
@@ -436,16 +440,21 @@ asio::awaitable<void> run_tool_loop(chat_model& model, chat_request request, str
   const replay_index replay(journal->records(), s.agent);
   const loop_scope scope{s, context, *journal, replay};
 
+  chat_result last;  // the model's last turn, when it was no valid answer
+  std::optional<protocol::parse_result> rejected;  // why, when it was complete
   for (int round = 1;; ++round) {
     check_time(deadline, s, options);
     request.budget = &budget;
     chat_result turn;
     auto replayed = co_await next_turn(model, request, scope, round, turn);
     if (!replayed) {
-      if (turn.tool_calls.empty() && take_final(turn, request, options, out)) co_return;
+      if (turn.tool_calls.empty() && take_final(turn, request, options, out, rejected)) co_return;
       context.usage += turn.usage;
       used += turn.usage;
-      if (turn.tool_calls.empty()) break;
+      if (turn.tool_calls.empty()) {
+        last = std::move(turn);
+        break;
+      }
       if (round > s.max_rounds) {
         fail(model_errc::structured_output_failed,
              "agent '" + s.agent + "': the model still called tools after max_tool_rounds (" +
@@ -493,7 +502,32 @@ asio::awaitable<void> run_tool_loop(chat_model& model, chat_request request, str
     ask_approval(slots);
   }
 
-  // The last turn was no valid answer: the ladder asks on the whole conversation.
+  // The last turn was no valid answer. A refusal or a filtered answer ends
+  // the call, as in the ladder: the same conversation would be refused
+  // again. Otherwise the ladder asks on the whole conversation, with room
+  // to finish when the answer was cut off at the token limit.
+  const stop_reason last_stop = stop_of(last);
+  if (last_stop == stop_reason::refusal || !last.refusal.empty()) {
+    fail(model_errc::structured_output_failed,
+         "agent '" + s.agent + "': the model refused to answer (refusal): " +
+             quoted_words(last.refusal.empty() ? last.text : last.refusal),
+         options, "refusal");
+  }
+  if (last_stop == stop_reason::content_filter) {
+    fail(model_errc::structured_output_failed,
+         "agent '" + s.agent + "': the provider's content filter withheld the answer (content_filter)", options,
+         "content_filter");
+  }
+  if (last_stop == stop_reason::truncated) {
+    if (const auto raised = raised_max_tokens(request, last, options, used)) request.max_tokens = *raised;
+  }
+  // That turn was the call's first answer attempt; an invalid one is shown
+  // back with the validator's errors, as the ladder's re-asks do.
+  options.max_attempts = std::max(1, options.max_attempts - 1);
+  if (rejected && !last.text.empty()) {
+    conversation.emplace_back(chat_role::assistant, std::move(last.text));
+    conversation.emplace_back(chat_role::user, reask_message(*rejected, options.schema.id()));
+  }
   request.messages = std::move(base);
   request.messages.insert(request.messages.end(), std::make_move_iterator(conversation.begin()),
                           std::make_move_iterator(conversation.end()));

@@ -86,10 +86,17 @@ TEST_F(run_sample_llm, conflict_resolved_by_the_model_after_a_re_ask) {
 
   const auto requests = server_.requests();
   ASSERT_EQ(requests.size(), 3u);
-  // The parser's prompt carries the request and the household's members.
+  // The parser's prompt carries the request; the household's members are
+  // not pasted in: the model may read them with the calendar tools offered.
   const std::string first = requests[0].body;
   EXPECT_NE(first.find("Dentist appointment for Leo on Tuesday 4-5pm"), std::string::npos);
-  EXPECT_NE(first.find("Maya"), std::string::npos);
+  EXPECT_EQ(first.find(R"("calendar":)"), std::string::npos);
+  EXPECT_EQ(first.find(R"("bookings":)"), std::string::npos);
+  std::vector<std::string> offered;
+  const json::value parser_request = requests[0].json();
+  for (const auto& t : parser_request.at("tools").as_array())
+    offered.emplace_back(t.at("function").at("name").as_string());
+  EXPECT_EQ(offered, (std::vector<std::string>{"calendar.household", "calendar.events"}));
   EXPECT_EQ(requests[0].header("authorization"), "Bearer test-key");
   // The re-ask names what was missing.
   EXPECT_NE(requests[2].body.find("plan"), std::string::npos);
@@ -221,6 +228,10 @@ TEST_F(run_sample_llm, compound_request_books_every_event_and_the_query_prompt_s
   question["query_kind"] = "resource";
   question["resources"] = json::array{"minivan"};
   server_.enqueue(server_action::reply(envelope(question, "A question about the minivan.")));
+  // The query agent reads the minivan's Saturday through calendar.events
+  // (by an alias), then answers.
+  server_.enqueue(server_action::tool_calls(
+      {{"call_1", "calendar.events", R"({"from":"2026-03-07","who":["van"]})"}}));
   server_.enqueue(server_action::reply(envelope(
       {{"question", "Is the minivan free on Saturday?"}, {"kind", "resource"}, {"date", "2026-03-07"},
        {"participants", json::array{}}, {"resource", "minivan"},
@@ -232,11 +243,20 @@ TEST_F(run_sample_llm, compound_request_books_every_event_and_the_query_prompt_s
   ASSERT_EQ(q.exit_code, 0) << describe(q);
   EXPECT_NE(q.out.find("Answer: No: the minivan is taken for Soccer from 14:00 to 16:00."), std::string::npos)
       << describe(q);
+  EXPECT_NE(q.out.find("query called calendar.events"), std::string::npos) << describe(q);
   const auto requests = server_.requests();
-  ASSERT_EQ(requests.size(), 3u);
-  // The query's prompt carries the bookings made by the first run.
-  EXPECT_NE(requests[2].body.find("Soccer"), std::string::npos);
-  EXPECT_NE(requests[2].body.find("2026-03-07T14:00"), std::string::npos);
+  ASSERT_EQ(requests.size(), 4u);
+  // The query's prompt has no calendar pasted in; the tool's result, sent
+  // back to the model, carries the booking made by the first run.
+  EXPECT_EQ(requests[2].body.find("2026-03-07T14:00"), std::string::npos);
+  const json::value answer_request = requests[3].json();
+  const auto& messages = answer_request.at("messages").as_array();
+  const auto& result = messages.back().as_object();
+  EXPECT_EQ(result.at("role").as_string(), "tool");
+  const std::string content(result.at("content").as_string());
+  EXPECT_NE(content.find(R"("who":"minivan")"), std::string::npos) << content;
+  EXPECT_NE(content.find(R"("title":"Soccer")"), std::string::npos) << content;
+  EXPECT_NE(content.find(R"("start":"2026-03-07T14:00")"), std::string::npos) << content;
 }
 
 TEST_F(run_sample_llm, a_model_unsure_about_a_person_pauses_the_run) {

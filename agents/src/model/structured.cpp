@@ -267,11 +267,15 @@ parse_result parse_answer(const std::string& text, const ladder& l, protocol::ou
 
 // --- messages ----------------------------------------------------------------
 
-std::string reask_message(const parse_result& parsed, const ladder& l) {
+}  // namespace
+
+namespace detail {
+
+std::string reask_message(const protocol::parse_result& parsed, std::string_view schema_id) {
   const bool json_failed = parsed.stage == protocol::parse_stage::failed;
   std::string text = json_failed
       ? "Your previous answer could not be read as JSON (" + std::string(parsed.reason_code()) + ")"
-      : "Your previous answer is not valid against the JSON Schema \"" + l.schema_id + "\" (" +
+      : "Your previous answer is not valid against the JSON Schema \"" + std::string(schema_id) + "\" (" +
             std::string(parsed.reason_code()) + ")";
   text += parsed.errors.empty() ? "." : ":";
   const std::size_t shown = std::min(parsed.errors.size(), max_errors_in_reask);
@@ -281,6 +285,11 @@ std::string reask_message(const parse_result& parsed, const ladder& l) {
   text += "\nReply with the corrected, complete JSON value only: no prose, no Markdown code fences.";
   return text;
 }
+
+}  // namespace detail
+
+namespace {
+
 
 // "schema_type_error: /data/x: expected number, got string": the reason and
 // the first error of that kind.
@@ -295,7 +304,11 @@ std::string reason_with_detail(const attempt_record& attempt) {
 
 // --- the ladder --------------------------------------------------------------
 
+}  // namespace
+
 // --- how the model stopped ---------------------------------------------------
+
+namespace detail {
 
 constexpr std::size_t max_words_quoted = 500;
 
@@ -306,6 +319,12 @@ std::string quoted_words(std::string_view words) {
   if (words.size() > max_words_quoted) out += "...";
   return "\"" + out + "\"";
 }
+
+}  // namespace detail
+
+namespace {
+
+using detail::quoted_words;
 
 // A failed parse_result for an answer that never reached the parser.
 parse_result not_an_answer(protocol::errc reason, std::string message, const chat_result& answer) {
@@ -339,6 +358,10 @@ parse_result read_answer(const chat_result& answer, stop_reason stop, const ladd
   return parse_answer(answer.text, l, end);
 }
 
+}  // namespace
+
+namespace detail {
+
 // The max_tokens of the next request after a truncated answer: twice what
 // was asked (or used), within max_output_tokens and what the token budget
 // leaves once the prompt is paid again. Nothing when that is no more.
@@ -353,6 +376,12 @@ std::optional<int> raised_max_tokens(const chat_request& request, const chat_res
   if (next <= current) return std::nullopt;
   return static_cast<int>(next);
 }
+
+}  // namespace detail
+
+namespace {
+
+using detail::raised_max_tokens;
 
 std::string rung_name(const detail::rung& r) {
   return std::string(to_string(r.mode)) + (r.mode == output_mode::json_schema && r.strict ? " (strict)" : "");
@@ -564,7 +593,7 @@ asio::awaitable<void> detail::complete_structured_into(chat_model& model, chat_r
            l, attempts, usage, answer.text);
     }
     if (!answer.text.empty()) conversation.push_back({chat_role::assistant, answer.text});
-    conversation.push_back({chat_role::user, reask_message(parsed, l)});
+    conversation.push_back({chat_role::user, detail::reask_message(parsed, l.schema_id)});
   }
 }
 

@@ -6,6 +6,10 @@
 
 #include <boost/asio/awaitable.hpp>
 
+#include <optional>
+#include <string>
+#include <string_view>
+
 namespace switchboard::agents::detail {
 
 // complete_structured, writing the result into `out` (which must outlive the
@@ -19,5 +23,18 @@ boost::asio::awaitable<void> complete_structured_into(chat_model& model, chat_re
 // finish reason and usage. The ladder and the tool loop record alike.
 attempt_record record_of(const protocol::parse_result& parsed, const chat_result& answer, stop_reason stop,
                          attempt_record attempt);
+
+// What a re-ask tells the model about its invalid answer: why it could not
+// be read, or the validator's errors (the first few) against `schema_id`.
+std::string reask_message(const protocol::parse_result& parsed, std::string_view schema_id);
+
+// The model's own words for a message, quoted and cut to a readable length.
+std::string quoted_words(std::string_view words);
+
+// The max_tokens of the next request after a truncated answer: twice what
+// was asked (or used), within max_output_tokens and what the token budget
+// leaves. Nothing when that is no more.
+std::optional<int> raised_max_tokens(const chat_request& request, const chat_result& answer,
+                                     const structured_options& options, const token_usage& used);
 
 }  // namespace switchboard::agents::detail

@@ -37,9 +37,12 @@
 // The model's answer without tool calls is the final one: if its text is a
 // valid envelope (parsed as complete_structured parses: direct, extract,
 // repair, then validated; only when the model stopped normally), it is
-// taken without another request; otherwise complete_structured runs on the
-// whole conversation (tools still declared, tool_choice none), so the
-// ladder's re-asks, truncation and stop-reason rules apply. Every call is
+// taken without another request. A refusal or a filtered answer ends the
+// call (an error envelope with the model's words, as the ladder does);
+// otherwise complete_structured runs on the whole conversation (tools still
+// declared, tool_choice none) with the attempts left (that turn was the
+// first) and, after a truncated turn, room to finish, so the ladder's
+// re-asks, truncation and stop-reason rules apply. Every call is
 // recorded in context.tool_calls and logged at debug level.
 //
 // Failures:
