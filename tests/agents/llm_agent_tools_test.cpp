@@ -200,6 +200,74 @@ TEST_F(ToolLoop, FinalAnswerThatIsNotAnEnvelopeGoesThroughTheLadder) {
   EXPECT_EQ(context.usage.total(), 12 + 24);  // every turn counted once
 }
 
+// An invalid final turn counts as the call's first answer attempt and goes
+// back to the model with the validator's errors, as the ladder's re-asks do.
+TEST_F(ToolLoop, InvalidFinalAnswerIsShownBackWithTheValidatorsErrors) {
+  model->push(scripted_response::tool_calls({{"c1", "lookup", R"({"date": "2026-11-24"})"}}));
+  const std::string no_title =
+      R"({"data": {"start_time": "2026-11-24T10:00"}, "explanation": "x", "confidence": 0.9, "reasoning": "r"})";
+  model->push_text(no_title);
+  model->push_text(std::string(good_answer));
+  auto a = agent();
+  auto context = holder.make();
+  const auto out = run(*a, context);
+  ASSERT_FALSE(out.failed()) << out.reasoning;
+  ASSERT_EQ(model->calls(), 3u);
+  const auto reask = model->request(2);
+  ASSERT_GE(reask.messages.size(), 2u);
+  const auto& shown = reask.messages[reask.messages.size() - 2];
+  EXPECT_EQ(shown.role, chat_role::assistant);
+  EXPECT_EQ(shown.content, no_title);
+  EXPECT_EQ(reask.messages.back().role, chat_role::user);
+  EXPECT_THAT(reask.messages.back().content, HasSubstr("not valid against the JSON Schema"));
+  EXPECT_THAT(reask.messages.back().content, HasSubstr("title"));
+}
+
+TEST_F(ToolLoop, InvalidFinalAnswersSpendMaxAttemptsInTotal) {
+  model->push(scripted_response::tool_calls({{"c1", "lookup", R"({"date": "2026-11-24"})"}}));
+  for (int i = 0; i < 4; ++i) model->push_text("not an answer");
+  auto a = agent();  // max_attempts 2
+  auto context = holder.make();
+  const auto out = run(*a, context);
+  EXPECT_TRUE(out.failed());
+  EXPECT_EQ(model->calls(), 3u);  // the tool round, then two answer attempts
+}
+
+TEST_F(ToolLoop, ARefusalAfterToolCallsEndsTheCallWithTheModelsWords) {
+  model->push(scripted_response::tool_calls({{"c1", "lookup", R"({"date": "2026-11-24"})"}}));
+  chat_result refused;
+  refused.refusal = "I cannot plan that meeting.";
+  refused.stop = stop_reason::refusal;
+  model->push(scripted_response::result(refused));
+  model->push_text(std::string(good_answer));
+  auto a = agent();
+  auto context = holder.make();
+  const auto out = run(*a, context);
+  ASSERT_TRUE(out.failed());
+  EXPECT_THAT(out.reasoning, HasSubstr("I cannot plan that meeting."));
+  EXPECT_EQ(model->calls(), 2u);  // never asked again: it would only refuse again
+}
+
+TEST_F(ToolLoop, AFinalTurnCutOffAtTheTokenLimitIsAskedAgainWithRoomToFinish) {
+  model->push(scripted_response::tool_calls({{"c1", "lookup", R"({"date": "2026-11-24"})"}}));
+  chat_result cut;
+  cut.text = std::string(good_answer).substr(0, 40);
+  cut.finish_reason = "length";
+  cut.stop = stop_reason::truncated;
+  cut.usage = {50, 400};
+  model->push(scripted_response::result(cut));
+  model->push_text(std::string(good_answer));
+  auto a = agent();
+  auto context = holder.make();
+  const auto out = run(*a, context);
+  ASSERT_FALSE(out.failed()) << out.reasoning;
+  ASSERT_EQ(model->calls(), 3u);
+  const auto again = model->request(2);
+  ASSERT_TRUE(again.max_tokens);
+  EXPECT_EQ(*again.max_tokens, 2 * std::max<int>(model->request(1).max_tokens.value_or(0), 400));
+  for (const auto& m : again.messages) EXPECT_NE(m.content, cut.text) << "the cut answer is not shown back";
+}
+
 TEST_F(ToolLoop, ParallelCallsRunConcurrently) {
   model->push(scripted_response::tool_calls({{"c1", "lookup", R"({"date": "2026-11-24"})"},
                                              {"c2", "lookup", R"({"date": "2026-11-25"})"}}));
