@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Sets up a fresh Debian 12 machine, builds the `switchboard` tool and runs the
 # sample family-scheduling workflow: the four sample requests, then a second
-# booking of the same vehicle, which the calendar catches. Extra arguments go
-# to `switchboard run` (for example --input "Dinner with grandma on Sunday at
-# 6pm" or --json).
+# booking of the same vehicle, which the calendar catches. Each booking waits
+# for the user's approval; the script gives it with `switchboard resume ID
+# --approve`. Extra arguments go to `switchboard run` (for example --input
+# "Dinner with grandma on Sunday at 6pm" or --json); at a terminal it then
+# asks "Approve? [y/N]" before the calendar changes.
 #
 # Offline by default (rule-based parser, resolution and query agents); set
 # OPENAI_BASE_URL / OPENAI_API_KEY (or pass --model) for the LLM-backed ones.
@@ -24,18 +26,37 @@ if [[ $# -gt 0 ]]; then
   exec "$root/build/bin/switchboard" run "$sample/workflow.json" "$@"
 fi
 
-run() {
+switchboard="$root/build/bin/switchboard"
+
+banner() {
   echo
   echo "────────────────────────────────────────────────────────────────────────"
-  echo "\$ switchboard run examples/scheduling/workflow.json $*"
+  echo "\$ $*"
   echo "────────────────────────────────────────────────────────────────────────"
-  "$root/build/bin/switchboard" run "$sample/workflow.json" "$@" || true
+}
+
+# Runs one request. The sample's bookings wait for the user's approval
+# (exit code 4, the pending calendar change printed); at a terminal
+# `switchboard run` would ask "Approve? [y/N]", here standard input is not
+# one, so the script approves the way a person or a script would later:
+# `switchboard resume ID --approve`.
+run() {
+  banner "switchboard run examples/scheduling/workflow.json $*"
+  local output="$state_dir/last-run.txt" status=0
+  "$switchboard" run "$sample/workflow.json" "$@" </dev/null | tee "$output" || status=${PIPESTATUS[0]}
+  if [[ $status -eq 4 ]]; then
+    local id
+    id="$(sed -n 's/^workflow id: //p' "$output" | tail -n 1)"
+    banner "switchboard resume $id --workflow examples/scheduling/workflow.json --approve"
+    "$switchboard" resume "$id" --workflow "$sample/workflow.json" --approve </dev/null || true
+  fi
 }
 
 # The household's calendar lives in the state directory (a SQLite file the
 # runs share); --reset restores the shipped seed data, so every run of this
 # script starts from the same calendar.
-# 1. A clear request: parsed, scheduled, resources and a driver checked, booked.
+# 1. A clear request: parsed, scheduled, resources and a driver checked; the
+#    booking waits for approval, then is written.
 run --reset --input "Soccer practice for Maya on Saturday 2-4pm, she needs the minivan"
 # 2. A request that collides with an existing booking: routed to resolution.
 run --input "Dentist appointment for Leo on Tuesday 4-5pm, he needs the minivan"
