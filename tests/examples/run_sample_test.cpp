@@ -215,5 +215,32 @@ TEST_F(run_sample, input_may_be_a_file_and_now_may_be_overridden) {
   EXPECT_NE(r.out.find("Sat 2026-03-14 14:00"), std::string::npos) << describe(r);
 }
 
+TEST_F(run_sample, tools_lists_the_calendar_tools_and_which_wait_for_approval) {
+  const auto shipped = run_switchboard({"tools", shipped_sample_workflow.string()}, scratch_);
+  ASSERT_EQ(shipped.exit_code, 0) << describe(shipped);
+  const std::regex book{R"(calendar\.book  \(plugin:[^)]*scheduling\.so\)  \[needs approval\]  \[idempotent\])"};
+  EXPECT_TRUE(std::regex_search(shipped.out, book)) << describe(shipped);
+  EXPECT_NE(shipped.out.find("calendar.household  (plugin:"), std::string::npos) << describe(shipped);
+  EXPECT_NE(shipped.out.find("arguments: from: string*, to: string, who: array"), std::string::npos)
+      << describe(shipped);
+
+  // The copy that books without asking: the same tools, none waits.
+  const auto unconfirmed = run_switchboard({"tools", sample_workflow.string(), "--json"}, scratch_);
+  ASSERT_EQ(unconfirmed.exit_code, 0) << describe(unconfirmed);
+  const auto tools = boost::json::parse(unconfirmed.out).as_array();
+  std::vector<std::string> names;
+  for (const auto& t : tools) {
+    names.emplace_back(t.at("name").as_string());
+    EXPECT_EQ(t.at("needs_approval"), false) << boost::json::serialize(t);
+    EXPECT_TRUE(t.at("parameters").is_object()) << boost::json::serialize(t);
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"calendar.book", "calendar.cancel", "calendar.events",
+                                             "calendar.household"}));
+
+  const auto missing = run_switchboard({"tools", "/nonexistent/workflow.json"}, scratch_);
+  EXPECT_EQ(missing.exit_code, 2) << describe(missing);
+  EXPECT_NE(missing.err.find("/nonexistent/workflow.json"), std::string::npos) << describe(missing);
+}
+
 }  // namespace
 }  // namespace switchboard::testing

@@ -1,12 +1,17 @@
+// switchboard tools WORKFLOW — lists the tools a workflow's agents may call
+// (its plugins', its MCP servers'), with origin, flags and arguments.
 // switchboard tools --mcp SPEC — lists an MCP server's tools (name,
 // description, a summary of the argument schema, the flags the annotations
 // give), or calls one with --call NAME --args JSON and prints the result.
 // SPEC is stdio:COMMAND ARG... (split on whitespace, no quoting) or an
-// http(s):// URL. Everything the server sends is escaped before it reaches
-// the terminal.
+// http(s):// URL. Everything a plugin or server sends is escaped before it
+// reaches the terminal.
 #include "command.hpp"
+#include "model_options.hpp"
 #include "terminal_output.hpp"
 #include "workflow_loader.hpp"
+
+#include <switchboard/orchestrator/workflow_file.hpp>
 
 #include <switchboard/agents/mcp/mcp_tool.hpp>
 #include <switchboard/protocol/limits.hpp>
@@ -24,9 +29,13 @@ namespace sbm = switchboard::agents::mcp;
 namespace json = boost::json;
 
 constexpr std::string_view usage_text =
-    "usage: switchboard tools --mcp SPEC [--json] [--timeout SECONDS]\n"
+    "usage: switchboard tools WORKFLOW [--schemas DIR] [--plugin FILE] [--plugin-path DIR] [--prompts DIR]\n"
+    "                        [--mcp NAME=SPEC] [--json]\n"
+    "       switchboard tools --mcp SPEC [--json] [--timeout SECONDS]\n"
     "       switchboard tools --mcp SPEC --call NAME [--args JSON] [--json] [--timeout SECONDS]\n"
     "\n"
+    "Lists the tools WORKFLOW's agents may call (from its plugins and MCP servers), with where\n"
+    "each comes from, whether a call waits for the user's approval and its arguments.\n"
     "Lists the tools of the MCP server SPEC, or calls one of them and prints its result.\n"
     "SPEC is stdio:COMMAND ARG... (the server is started as a child process; the rest is\n"
     "split on whitespace, without quoting) or an http:// or https:// URL (Streamable HTTP).\n"
@@ -138,12 +147,56 @@ int call(sbm::server_host& host, const std::shared_ptr<sbm::client>& client, con
   return r.is_error ? sb::cli::exit_failure : sb::cli::exit_ok;
 }
 
+// --- a workflow's tools -------------------------------------------------------
+
+int list_workflow_tools(std::span<const std::string> args) {
+  std::filesystem::path workflow;
+  sb::cli::loader_settings loader;
+  bool json_output = false;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (sb::cli::take_loader_option(args, i, loader)) continue;
+    if (a == "--json") json_output = true;
+    else if (a.starts_with("-")) throw sb::cli::usage_error("unknown option '" + a + "'");
+    else if (workflow.empty()) workflow = std::filesystem::absolute(a).lexically_normal();
+    else throw sb::cli::usage_error("unexpected argument '" + a + "'");
+  }
+  if (!std::filesystem::is_regular_file(workflow))
+    throw sb::cli::usage_error("workflow file '" + workflow.string() + "' does not exist");
+  const auto definition = sb::orchestrator::load_workflow_file(workflow);
+  loader.model_configured = sb::cli::configured({});  // as `run` would load the plugins
+  const auto loaded = sb::cli::load_agents(definition, workflow, loader);
+  const auto infos = loaded.tools->list();
+  if (json_output) {
+    json::array out;
+    for (const auto& t : infos)
+      out.push_back({{"name", t.name},
+                     {"description", t.description},
+                     {"origin", t.origin},
+                     {"needs_approval", t.needs_approval},
+                     {"idempotent", t.idempotent},
+                     {"parameters", loaded.tools->at(t.name).parameters()}});
+    sb::cli::print_json(std::cout, out);
+    return sb::cli::exit_ok;
+  }
+  for (const auto& notice : loaded.notices) std::cout << sb::cli::shown(notice) << "\n";
+  if (infos.empty()) std::cout << "no tools: the workflow's plugins and MCP servers bring none\n";
+  for (const auto& t : infos) {
+    std::cout << sb::cli::shown(t.name) << "  (" << sb::cli::shown(t.origin) << ")"
+              << (t.needs_approval ? "  [needs approval]" : "") << (t.idempotent ? "  [idempotent]" : "") << "\n"
+              << "  " << sb::cli::shown(t.description) << "\n"
+              << "  arguments: " << sb::cli::shown(schema_summary(loaded.tools->at(t.name).parameters())) << "\n";
+  }
+  return sb::cli::exit_ok;
+}
+
 int run_tools(std::span<const std::string> args) {
   if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {
     std::cout << usage_text;
     return sb::cli::exit_ok;
   }
   try {
+    if (!args.empty() && !args[0].starts_with("-")) return list_workflow_tools(args);
     const options opts = parse(args);
     auto config = sb::cli::parse_mcp_option("cli=" + opts.spec);
     config.request_timeout = opts.timeout;
@@ -160,6 +213,7 @@ int run_tools(std::span<const std::string> args) {
 }
 
 const sb::cli::command_registration registration{
-    "tools", "list or call the tools of an MCP server (--mcp stdio:COMMAND... or URL)", &run_tools};
+    "tools", "list a workflow's tools, or list or call an MCP server's (--mcp stdio:COMMAND... or URL)",
+    &run_tools};
 
 }  // namespace
