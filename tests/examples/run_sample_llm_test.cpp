@@ -259,6 +259,39 @@ TEST_F(run_sample_llm, compound_request_books_every_event_and_the_query_prompt_s
   EXPECT_NE(content.find(R"("start":"2026-03-07T14:00")"), std::string::npos) << content;
 }
 
+TEST_F(run_sample_llm, the_shipped_sample_asks_before_booking_and_never_asks_the_model_again) {
+  json::object soccer = parsed("create", "Soccer practice", "2026-03-07", "14:00", {"Maya"});
+  soccer["end_time"] = "16:00";
+  soccer["duration_minutes"] = 120;
+  // The parser looks the household up first, then answers.
+  server_.enqueue(server_action::tool_calls({{"call_1", "calendar.household", "{}"}}));
+  server_.enqueue(server_action::reply(envelope(soccer, "Soccer practice for Maya.")));
+  const std::vector<std::string> env{"OPENAI_BASE_URL=" + server_.base_url(), "OPENAI_API_KEY=test-key",
+                                     "SWITCHBOARD_OUTPUT_MODE=json_object"};
+  const auto paused = run_switchboard({"run", shipped_sample_workflow.string(), "--input",
+                                       "Soccer practice for Maya on Saturday 2-4pm", "--model", "gpt-test"},
+                                      scratch_, env);
+  ASSERT_EQ(paused.exit_code, 4) << describe(paused);
+  EXPECT_NE(paused.out.find("nl_parser called calendar.household {}: ok"), std::string::npos) << describe(paused);
+  EXPECT_NE(paused.out.find("booking wants to call calendar.book"), std::string::npos) << describe(paused);
+  // What the tool answered the model: the members, no calendars.
+  const json::value answer_request = server_.requests().at(1).json();
+  const std::string household(answer_request.at("messages").as_array().back().at("content").as_string());
+  EXPECT_NE(household.find(R"("name":"Maya")"), std::string::npos) << household;
+  EXPECT_EQ(household.find(R"("calendar":)"), std::string::npos) << household;
+
+  const auto id_at = paused.out.find("workflow id: ");
+  ASSERT_NE(id_at, std::string::npos) << describe(paused);
+  const std::string id = paused.out.substr(id_at + 13, paused.out.find('\n', id_at) - id_at - 13);
+  const auto approved = run_switchboard(
+      {"resume", id, "--workflow", shipped_sample_workflow.string(), "--model", "gpt-test", "--approve"}, scratch_, env);
+  ASSERT_EQ(approved.exit_code, 0) << describe(approved);
+  EXPECT_NE(approved.out.find("Confirmed: \"Soccer practice\", Sat 2026-03-07 14:00\u201316:00, with Maya"),
+            std::string::npos)
+      << describe(approved);
+  EXPECT_EQ(server_.request_count(), 2u) << "approving runs the booking only: the parse is not asked again";
+}
+
 TEST_F(run_sample_llm, a_model_unsure_about_a_person_pauses_the_run) {
   json::object unsure = parsed("create", "Dinner", "2026-03-06", "19:00", {});
   unsure["unresolved"] = json::array{"person \"Bob\""};
