@@ -269,6 +269,24 @@ TEST_F(sample_calendar, a_run_killed_after_booking_books_once_when_resumed) {
   EXPECT_EQ(entries("Ana", "Soccer practice"), 1);
 }
 
+// The same for a cancel: the step run again reads the household from its
+// journal (as the first run saw it, the event still there), so it asks for
+// the same keyed cancel, which the calendar already made, instead of not
+// finding the event.
+TEST_F(sample_calendar, a_run_killed_after_cancelling_completes_when_resumed) {
+  const auto killed = run("Cancel Maya's swim meet", {}, {"SWITCHBOARD_FAULT_KILL_AFTER_BOOKING=1"});
+  ASSERT_EQ(killed.exit_code, 128 + SIGKILL) << describe(killed);
+  EXPECT_EQ(entries("Maya", "Swim meet"), 0);  // the seed's swim meet is gone
+  const std::string id = only_run_id();
+  ASSERT_FALSE(id.empty()) << describe(killed);
+  const auto resumed = run_switchboard({"resume", id, "--workflow", sample_workflow.string()}, scratch_);
+  ASSERT_EQ(resumed.exit_code, 0) << describe(resumed);
+  EXPECT_NE(resumed.out.find("Cancelled: \"Swim meet\", Sat 2026-03-07 10:00\u201311:30, with Maya"),
+            std::string::npos)
+      << describe(resumed);
+  EXPECT_EQ(entries("Maya", "Swim meet"), 0);
+}
+
 // Killed after each write the runs store commits, and resumed: always one
 // booking, never two.
 TEST_F(sample_calendar, a_run_killed_after_any_commit_books_once) {
