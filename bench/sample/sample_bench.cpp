@@ -89,7 +89,8 @@ void BM_BookAndCancel(benchmark::State& state) {
   const json::value booking = json::parse(
       R"({"title": "Bench", "start": "2026-03-12T20:00", "end": "2026-03-12T21:00", "participants": ["Ana"],
           "resources": [], "moved_from": null})");
-  const json::value cancelling = json::parse(R"({"title": "Bench", "start": "2026-03-12T20:00", "end": "2026-03-12T21:00"})");
+  const json::value cancelling =
+      json::parse(R"({"title": "Bench", "start": "2026-03-12T20:00", "end": "2026-03-12T21:00"})");
   for (auto _ : state) {
     const auto booked = call(io, book, booking);
     if (!booked.ok() || booked.value().at("action") != "booked") {

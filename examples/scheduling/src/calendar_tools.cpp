@@ -131,8 +131,7 @@ class events_reader final : public calendar_tool {
     if (!first || !last) return agents::tool_result::failure("invalid_arguments", "from and to must be real dates");
     if (*last < *first || *last - *first >= max_event_days)
       return agents::tool_result::failure("invalid_arguments", "to must be on or after from, at most " +
-                                                                   std::to_string(max_event_days - 1) +
-                                                                   " days later");
+                                                                   std::to_string(max_event_days - 1) + " days later");
     const household h = cal().snapshot();
     const interval range{start_of(*first), start_of(*last + 1)};
     // The canonical names asked for; none: everyone and everything.
@@ -141,9 +140,12 @@ class events_reader final : public calendar_tool {
     std::vector<std::string> unknown;
     if (who)
       for (const auto& w : who->as_array()) {
-        if (const member* m = h.find_member(w.as_string())) wanted.push_back(m->name);
-        else if (const resource* r = h.find_resource(w.as_string())) wanted.push_back(r->name);
-        else unknown.emplace_back(w.as_string());
+        if (const member* m = h.find_member(w.as_string()))
+          wanted.push_back(m->name);
+        else if (const resource* r = h.find_resource(w.as_string()))
+          wanted.push_back(r->name);
+        else
+          unknown.emplace_back(w.as_string());
       }
     if (!unknown.empty())
       return agents::tool_result::failure("not_found", "unknown member or resource: " + join(unknown) +
@@ -171,7 +173,8 @@ class events_reader final : public calendar_tool {
     });
     json::array out;
     for (auto& e : events) out.push_back(std::move(e));
-    return json::value(json::object{{"from", format_date(*first)}, {"to", format_date(*last)}, {"events", std::move(out)}});
+    return json::value(
+        json::object{{"from", format_date(*first)}, {"to", format_date(*last)}, {"events", std::move(out)}});
   }
 };
 
@@ -275,16 +278,17 @@ class booker final : public calendar_tool {
              "Books an event into the household's calendar (participants, resources, and a free driver when "
              "a vehicle needs one), re-checking in one transaction that all are free; with moved_from, moves "
              "the event from there. Nothing is written when a check fails (action not_booked, with the problems).",
-             object_schema({{"title", title_schema()},
-                            {"start", datetime_schema()},
-                            {"end", datetime_schema()},
-                            {"participants", names_schema("members, by name or alias; empty: the household")},
-                            {"resources", names_schema("resources, by name or alias")},
-                            {"moved_from", {{"anyOf", json::array{object_schema({{"start", datetime_schema()},
-                                                                                  {"end", datetime_schema()}},
-                                                                                 {"start", "end"}),
-                                                                   json::object{{"type", "null"}}}}}}},
-                           {"title", "start", "end", "participants", "resources"}),
+             object_schema(
+                 {{"title", title_schema()},
+                  {"start", datetime_schema()},
+                  {"end", datetime_schema()},
+                  {"participants", names_schema("members, by name or alias; empty: the household")},
+                  {"resources", names_schema("resources, by name or alias")},
+                  {"moved_from",
+                   {{"anyOf", json::array{object_schema({{"start", datetime_schema()}, {"end", datetime_schema()}},
+                                                        {"start", "end"}),
+                                          json::object{{"type", "null"}}}}}}},
+                 {"title", "start", "end", "participants", "resources"}),
              options.confirm_changes, true},
             std::move(cal)),
         hold_(options.booking_hold) {}
@@ -292,10 +296,14 @@ class booker final : public calendar_tool {
  private:
   agents::tool_result handle(const agents::tool_context& context, const json::value& value) override {
     const json::object& arguments = value.as_object();
-    booking_request b{std::string(arguments.at("title").as_string()), {}, strings_of(arguments, "participants"),
-                      strings_of(arguments, "resources"), std::nullopt};
+    booking_request b{std::string(arguments.at("title").as_string()),
+                      {},
+                      strings_of(arguments, "participants"),
+                      strings_of(arguments, "resources"),
+                      std::nullopt};
     const auto slot = slot_from_json(&value);
-    if (!slot) return agents::tool_result::failure("invalid_arguments", "start and end must be real times, end after start");
+    if (!slot)
+      return agents::tool_result::failure("invalid_arguments", "start and end must be real times, end after start");
     b.slot = *slot;
     if (const auto* from = arguments.if_contains("moved_from"); from && !from->is_null()) {
       b.moved_from = slot_from_json(from);
@@ -335,20 +343,22 @@ class booker final : public calendar_tool {
 class canceller final : public calendar_tool {
  public:
   canceller(std::shared_ptr<calendar> cal, const calendar_tool_options& options)
-      : calendar_tool({cancel_tool,
-                       "Cancels a dated event (its title, start and end): removed from every calendar and booking, "
-                       "the driver's entry included.",
-                       object_schema({{"title", title_schema()}, {"start", datetime_schema()}, {"end", datetime_schema()}},
-                                     {"title", "start", "end"}),
-                       options.confirm_changes, true},
-                      std::move(cal)) {}
+      : calendar_tool(
+            {cancel_tool,
+             "Cancels a dated event (its title, start and end): removed from every calendar and booking, "
+             "the driver's entry included.",
+             object_schema({{"title", title_schema()}, {"start", datetime_schema()}, {"end", datetime_schema()}},
+                           {"title", "start", "end"}),
+             options.confirm_changes, true},
+            std::move(cal)) {}
 
  private:
   agents::tool_result handle(const agents::tool_context& context, const json::value& value) override {
     const json::object& arguments = value.as_object();
     const std::string title(arguments.at("title").as_string());
     const auto slot = slot_from_json(&value);
-    if (!slot) return agents::tool_result::failure("invalid_arguments", "start and end must be real times, end after start");
+    if (!slot)
+      return agents::tool_result::failure("invalid_arguments", "start and end must be real times, end after start");
     calendar_change change;
     change.run_id = change_key(context);
     change.remove.push_back({"", false, {title, "", slot, 0, 0, 0}});
