@@ -137,6 +137,11 @@ json::value book_arguments(const plan& p) {
   return args;
 }
 
+// What the outcome says when the change had been made before this run of
+// the step (the run was interrupted after it).
+constexpr const char* already_written =
+    "note: this change was written before the run was interrupted; nothing was written again";
+
 // Whether the change was made before this run of the step: the call's
 // result came from the step's journal, or the calendar had the change's
 // key already (the call was cut off by a crash and made again).
@@ -231,10 +236,11 @@ class booking_agent final : public calendar_agent {
       line += plan_line(p.title, p.slot, p.participants, p.resources, driver);
     if (!p.how.empty()) line += "\n  how: " + p.how;
     for (const auto& note : p.notes) line += "\n  note: preference not met: " + note;
+    const bool again = replayed(context, *answer);
+    if (again) line += std::string("\n  ") + already_written;
     std::vector<std::string> lines = before;
     lines.push_back(line);
     json::object data = result_data(action, p, driver, lines, current);
-    const bool again = replayed(context, *answer);
     data["replayed"] = again;
     return make_envelope(std::move(data), join(lines, "\n", "\n"), trust(context, p.resolved),
                          again ? "This event had already been written by this run (a step run again after a "
@@ -304,10 +310,11 @@ class booking_agent final : public calendar_agent {
     const json::object* answer = answer_of(result);
     if (!answer || text(*answer, "action") != "cancelled")
       return make_failure("calendar_error", "booking: " + std::string(cancel_tool) + " gave no cancellation");
-    const std::vector<std::string> lines{"Cancelled: " + plan_line(t.title, t.when, t.participants, t.resources, "") +
-                                         (t.driver.empty() ? "" : " (" + t.driver + " no longer drives)")};
-    json::object data = result_data("cancelled", p, t.driver, lines, current);
     const bool again = replayed(context, *answer);
+    const std::vector<std::string> lines{"Cancelled: " + plan_line(t.title, t.when, t.participants, t.resources, "") +
+                                         (t.driver.empty() ? "" : " (" + t.driver + " no longer drives)") +
+                                         (again ? std::string("\n  ") + already_written : std::string())};
+    json::object data = result_data("cancelled", p, t.driver, lines, current);
     data["replayed"] = again;
     return make_envelope(std::move(data), lines.front(), trust(context, false),
                          again ? "This cancellation had already been made by this run (a step run again after a "

@@ -7,6 +7,7 @@
 
 #include <switchboard/agents/agent_registry.hpp>
 #include <switchboard/agents/plugin.hpp>
+#include <switchboard/orchestrator/checkpoint_store.hpp>
 #include <switchboard/orchestrator/hub.hpp>
 #include <switchboard/orchestrator/workflow_file.hpp>
 #include <switchboard/scheduling/agents.hpp>
@@ -18,6 +19,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,9 +50,11 @@ class sample_workflow_runner {
  public:
   // `state_dir`: where the plugin keeps its calendar (empty: in memory).
   // `confirm_bookings`: the plugin's config of that name (the sample ships
-  // with true; most tests book without asking).
+  // with true; most tests book without asking). `keep_runs`: the hub keeps
+  // its runs in state_dir/runs.db (as `switchboard run` does), so another
+  // runner on the same directory finds them; otherwise in memory.
   explicit sample_workflow_runner(const std::filesystem::path& state_dir, bool reset = false,
-                                  bool confirm_bookings = false)
+                                  bool confirm_bookings = false, bool keep_runs = false)
       : registry_(std::make_shared<protocol::schema_registry>()) {
     auto definition = orchestrator::load_workflow_file(sample_workflow_dir / "workflow.json");
     agents::plugin_host host;
@@ -67,6 +71,7 @@ class sample_workflow_runner {
     workflow_ = orchestrator::compile(std::move(definition), registry_);
     orchestrator::hub_options options;
     options.logger = std::make_shared<spdlog::logger>("sample-test");
+    if (keep_runs) options.store = orchestrator::make_sqlite_checkpoint_store(state_dir / "runs.db");
     hub_ = std::make_unique<orchestrator::hub>(io_.get_executor(), registry_, std::move(options));
   }
 
@@ -82,6 +87,14 @@ class sample_workflow_runner {
     }
     return state;
   }
+
+  // Approves or rejects the tool calls run `id` waits for.
+  orchestrator::workflow_state decide(const std::string& id, bool approve, std::string reason = {}) {
+    orchestrator::resume_options options;
+    options.decision = orchestrator::approval_decision{approve, std::move(reason)};
+    return sync(hub_->resume(workflow_, id, std::move(options)));
+  }
+  std::optional<orchestrator::workflow_state> find(const std::string& id) { return sync(hub_->find(id)); }
 
   calendar& cal() { return *registration_.calendar; }
   const std::vector<std::string>& notices() const { return notices_; }

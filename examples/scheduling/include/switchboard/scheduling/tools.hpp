@@ -27,10 +27,12 @@
 // calendar.book and calendar.cancel need the user's approval when
 // `confirm_changes` is set (the sample's default: the plugin's config
 // "confirm_bookings"). They are keyed on the run and the call (tool_context's
-// workflow_id and call_id): a call made again with the same key changes
-// nothing and answers what the first one did ("replayed": true), so they
-// are declared idempotent and a call cut off by a crash is safely made
-// again. Outside a run (no workflow id) a change is made every time.
+// workflow_id and call_id): a change made again with the same key changes
+// nothing more and answers what the first call did ("replayed": true), so
+// they are declared idempotent and a call cut off by a crash is safely made
+// again. A refused change (not_booked, not_found) writes nothing, its key
+// included: made again, it checks the calendar again. Outside a run (no
+// workflow id) a change is made every time.
 //
 // The tools read and write the calendar's SQLite file synchronously, on the
 // caller's thread (well under a millisecond when no other process holds
