@@ -264,6 +264,8 @@ TEST_F(sample_calendar, a_run_killed_after_booking_books_once_when_resumed) {
   ASSERT_EQ(resumed.exit_code, 0) << describe(resumed);
   EXPECT_NE(resumed.out.find("Confirmed: \"Soccer practice\", Sat 2026-03-07 14:00\u201316:00"), std::string::npos)
       << describe(resumed);
+  EXPECT_NE(resumed.out.find("written before the run was interrupted; nothing was written again"), std::string::npos)
+      << describe(resumed);
   EXPECT_EQ(entries("minivan", "Soccer practice"), 1);
   EXPECT_EQ(entries("Maya", "Soccer practice"), 1);
   EXPECT_EQ(entries("Ana", "Soccer practice"), 1);
@@ -284,6 +286,7 @@ TEST_F(sample_calendar, a_run_killed_after_cancelling_completes_when_resumed) {
   EXPECT_NE(resumed.out.find("Cancelled: \"Swim meet\", Sat 2026-03-07 10:00\u201311:30, with Maya"),
             std::string::npos)
       << describe(resumed);
+  EXPECT_NE(resumed.out.find("nothing was written again"), std::string::npos) << describe(resumed);
   EXPECT_EQ(entries("Maya", "Swim meet"), 0);
 }
 
