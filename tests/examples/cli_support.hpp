@@ -2,6 +2,7 @@
 // /dev/null, so never a terminal) and captures its exit code and output.
 #pragma once
 
+#include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -79,6 +80,28 @@ inline cli_result run_switchboard(const std::vector<std::string>& args, const te
   r.out = slurp(out);
   r.err = slurp(err);
   return r;
+}
+
+// How many entries of `owner` (a member or resource) are titled `title`
+// (ignoring case) in the sample's calendar file under `state_dir`, read with
+// SQLite itself; -1 when there is no calendar file.
+inline int calendar_entries(const std::filesystem::path& state_dir, const std::string& owner,
+                            const std::string& title) {
+  const auto file = state_dir / "scheduling" / "calendar.db";
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+    sqlite3_close(db);
+    return -1;
+  }
+  sqlite3_stmt* stmt = nullptr;
+  sqlite3_prepare_v2(db, "SELECT count(*) FROM entries WHERE owner = ? AND lower(title) = lower(?)", -1, &stmt,
+                     nullptr);
+  sqlite3_bind_text(stmt, 1, owner.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(stmt, 2, title.c_str(), -1, SQLITE_TRANSIENT);
+  const int n = sqlite3_step(stmt) == SQLITE_ROW ? sqlite3_column_int(stmt, 0) : -1;
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+  return n;
 }
 
 }  // namespace switchboard::testing

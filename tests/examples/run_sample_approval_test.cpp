@@ -10,7 +10,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <sqlite3.h>
 
 #include <csignal>
 #include <regex>
@@ -53,23 +52,8 @@ class sample_approval : public ::testing::Test {
     return m[1].str();
   }
 
-  // How many entries of `owner` (a member or resource) are titled `title`,
-  // read from the calendar file itself.
   int entries(const std::string& owner, const std::string& title) const {
-    const auto file = scratch_.path() / "scheduling" / "calendar.db";
-    sqlite3* db = nullptr;
-    if (sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
-      sqlite3_close(db);
-      return -1;
-    }
-    sqlite3_stmt* stmt = nullptr;
-    sqlite3_prepare_v2(db, "SELECT count(*) FROM entries WHERE owner = ? AND title = ?", -1, &stmt, nullptr);
-    sqlite3_bind_text(stmt, 1, owner.c_str(), -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(stmt, 2, title.c_str(), -1, SQLITE_TRANSIENT);
-    const int n = sqlite3_step(stmt) == SQLITE_ROW ? sqlite3_column_int(stmt, 0) : -1;
-    sqlite3_finalize(stmt);
-    sqlite3_close(db);
-    return n;
+    return calendar_entries(scratch_.path(), owner, title);
   }
   // The soccer practice in Maya's calendar, the minivan's and Ana's (driving).
   std::vector<int> soccer_entries() const {

@@ -67,20 +67,7 @@ class sample_calendar : public ::testing::Test {
 
   // How many calendar entries of `owner` are titled `title` (ignoring case).
   int entries(const std::string& owner, const std::string& title) const {
-    sqlite3* db = nullptr;
-    if (sqlite3_open_v2(calendar_db().c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
-      sqlite3_close(db);
-      return -1;
-    }
-    sqlite3_stmt* stmt = nullptr;
-    sqlite3_prepare_v2(db, "SELECT count(*) FROM entries WHERE owner = ? AND lower(title) = lower(?)", -1, &stmt,
-                       nullptr);
-    sqlite3_bind_text(stmt, 1, owner.c_str(), -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(stmt, 2, title.c_str(), -1, SQLITE_TRANSIENT);
-    const int n = sqlite3_step(stmt) == SQLITE_ROW ? sqlite3_column_int(stmt, 0) : -1;
-    sqlite3_finalize(stmt);
-    sqlite3_close(db);
-    return n;
+    return calendar_entries(scratch_.path(), owner, title);
   }
 
   // How many entries of `owner` overlap [start, end).

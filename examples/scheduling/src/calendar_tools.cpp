@@ -270,6 +270,21 @@ agents::tool_result replayed_result(const apply_result& applied) {
   return stored;
 }
 
+// What a change tool answers: `if_refused`, the stored result of a change
+// made before (replayed), or the new change's result.
+agents::tool_result answer(const apply_result& applied, agents::tool_result if_refused) {
+  switch (applied.outcome) {
+    case apply_result::status::refused:
+      return if_refused;
+    case apply_result::status::replayed:
+      return replayed_result(applied);
+    case apply_result::status::applied:
+      break;
+  }
+  maybe_die_after_change();
+  return json::parse(applied.result);
+}
+
 class booker final : public calendar_tool {
  public:
   booker(std::shared_ptr<calendar> cal, const calendar_tool_options& options)
@@ -325,16 +340,7 @@ class booker final : public calendar_tool {
       return d;
     };
     const apply_result applied = cal().apply(change);
-    switch (applied.outcome) {
-      case apply_result::status::refused:
-        return json::value(booking_result("not_booked", b, "", applied.problems));
-      case apply_result::status::replayed:
-        return replayed_result(applied);
-      case apply_result::status::applied:
-        break;
-    }
-    maybe_die_after_change();
-    return json::parse(applied.result);
+    return answer(applied, json::value(booking_result("not_booked", b, "", applied.problems)));
   }
 
   std::chrono::milliseconds hold_;
@@ -372,16 +378,7 @@ class canceller final : public calendar_tool {
       return d;
     };
     const apply_result applied = cal().apply(change);
-    switch (applied.outcome) {
-      case apply_result::status::refused:
-        return agents::tool_result::failure("not_found", join(applied.problems, "; ", "; "));
-      case apply_result::status::replayed:
-        return replayed_result(applied);
-      case apply_result::status::applied:
-        break;
-    }
-    maybe_die_after_change();
-    return json::parse(applied.result);
+    return answer(applied, agents::tool_result::failure("not_found", join(applied.problems, "; ", "; ")));
   }
 };
 

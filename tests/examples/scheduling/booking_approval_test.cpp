@@ -24,16 +24,6 @@ using ::testing::HasSubstr;
 
 const std::string soccer = "Soccer practice for Maya on Saturday 2-4pm, she needs the minivan";
 
-// How many entries titled `title` the calendars and bookings hold.
-int entries_titled(const household& h, const std::string& title) {
-  int n = 0;
-  for (const auto& m : h.members)
-    for (const auto& e : m.calendar) n += e.title == title;
-  for (const auto& r : h.resources)
-    for (const auto& e : r.bookings) n += e.title == title;
-  return n;
-}
-
 std::string why(const orch::workflow_state& s) {
   return std::string(orch::to_string(s.status)) + (s.first_error() ? ": " + s.first_error()->message : "");
 }

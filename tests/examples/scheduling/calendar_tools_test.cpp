@@ -37,16 +37,6 @@ std::string text_of(const json::value& v) {
   return v.is_string() ? std::string(v.get_string()) : json::serialize(v);
 }
 
-// How many entries titled `title` the calendars and bookings hold.
-int entries_titled(const household& h, const std::string& title) {
-  int n = 0;
-  for (const auto& m : h.members)
-    for (const auto& e : m.calendar) n += e.title == title;
-  for (const auto& r : h.resources)
-    for (const auto& e : r.bookings) n += e.title == title;
-  return n;
-}
-
 // One line per meaningful field of the household, so that two households
 // compare with a readable difference.
 std::string entry_line(const calendar_entry& e) {

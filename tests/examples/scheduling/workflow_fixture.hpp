@@ -46,6 +46,16 @@ class scratch_dir {
   std::filesystem::path path_;
 };
 
+// How many entries titled `title` the household's calendars and bookings hold.
+inline int entries_titled(const household& h, const std::string& title) {
+  int n = 0;
+  for (const auto& m : h.members)
+    for (const auto& e : m.calendar) n += e.title == title;
+  for (const auto& r : h.resources)
+    for (const auto& e : r.bookings) n += e.title == title;
+  return n;
+}
+
 class sample_workflow_runner {
  public:
   // `state_dir`: where the plugin keeps its calendar (empty: in memory).
