@@ -18,15 +18,18 @@ cmake -S "$root" -B "$root/build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/d
 cmake --build "$root/build" -j "$(nproc)" --target switchboard_cli switchboard_scheduling_plugin >/dev/null
 
 sample="$root/examples/scheduling"
+switchboard="$root/build/bin/switchboard"
+
+# With arguments: one run in your own state directory (the default, or
+# SWITCHBOARD_STATE_DIR), so the resume commands it prints work afterwards.
+if [[ $# -gt 0 ]]; then
+  exec "$switchboard" run "$sample/workflow.json" "$@"
+fi
+
+# The tour runs in a state directory of its own, removed at the end.
 state_dir="$(mktemp -d)"
 trap 'rm -rf "$state_dir"' EXIT
 export SWITCHBOARD_STATE_DIR="$state_dir"
-
-if [[ $# -gt 0 ]]; then
-  exec "$root/build/bin/switchboard" run "$sample/workflow.json" "$@"
-fi
-
-switchboard="$root/build/bin/switchboard"
 
 banner() {
   echo
@@ -40,16 +43,19 @@ banner() {
 # `switchboard run` would ask "Approve? [y/N]", here standard input is not
 # one, so the script approves the way a person or a script would later:
 # `switchboard resume ID --approve`.
+# A request with several events pauses once per booking.
 run() {
   banner "switchboard run examples/scheduling/workflow.json $*"
   local output="$state_dir/last-run.txt" status=0
   "$switchboard" run "$sample/workflow.json" "$@" </dev/null | tee "$output" || status=${PIPESTATUS[0]}
-  if [[ $status -eq 4 ]]; then
-    local id
+  local id
+  while [[ $status -eq 4 ]]; do
     id="$(sed -n 's/^workflow id: //p' "$output" | tail -n 1)"
     banner "switchboard resume $id --workflow examples/scheduling/workflow.json --approve"
-    "$switchboard" resume "$id" --workflow "$sample/workflow.json" --approve </dev/null || true
-  fi
+    status=0
+    "$switchboard" resume "$id" --workflow "$sample/workflow.json" --approve </dev/null | tee "$output" ||
+      status=${PIPESTATUS[0]}
+  done
 }
 
 # The household's calendar lives in the state directory (a SQLite file the

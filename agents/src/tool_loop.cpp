@@ -17,6 +17,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <spdlog/logger.h>
 
@@ -394,6 +395,25 @@ bool take_final(chat_result& turn, const chat_request& request, const structured
   throw structured_output_error(code, message, options.schema.id(), std::move(reason), {}, {});
 }
 
+// Ends the call on a final turn that was refused or filtered, with that
+// turn as the call's attempt (for the step's audit entry), as the ladder
+// does.
+[[noreturn]] void fail_final(const chat_result& last, stop_reason stop, const chat_request& request,
+                             const structured_options& options, const token_usage& used, const std::string& message) {
+  attempt_record attempt;
+  attempt.number = 1;
+  attempt.mode = output_mode::prompt_schema;
+  attempt.max_tokens = request.max_tokens;
+  attempt.stage = protocol::parse_stage::failed;
+  attempt.reason = stop == stop_reason::refusal ? "refusal" : "content_filter";
+  attempt.stop = stop;
+  attempt.finish_reason = last.finish_reason;
+  attempt.usage = last.usage;
+  std::string reason = attempt.reason;
+  throw structured_output_error(model_errc::structured_output_failed, message, options.schema.id(), std::move(reason),
+                                {std::move(attempt)}, used, last.text);
+}
+
 void check_time(const std::optional<clock::time_point>& deadline, const tool_loop_settings& s,
                 const structured_options& options) {
   if (deadline && clock::now() >= *deadline) {
@@ -508,15 +528,14 @@ asio::awaitable<void> run_tool_loop(chat_model& model, chat_request request, str
   // to finish when the answer was cut off at the token limit.
   const stop_reason last_stop = stop_of(last);
   if (last_stop == stop_reason::refusal || !last.refusal.empty()) {
-    fail(model_errc::structured_output_failed,
-         "agent '" + s.agent + "': the model refused to answer (refusal): " +
-             quoted_words(last.refusal.empty() ? last.text : last.refusal),
-         options, "refusal");
+    fail_final(last, stop_reason::refusal, request, options, used,
+               "agent '" + s.agent + "': the model refused to answer (refusal): " +
+                   quoted_words(last.refusal.empty() ? last.text : last.refusal));
   }
   if (last_stop == stop_reason::content_filter) {
-    fail(model_errc::structured_output_failed,
-         "agent '" + s.agent + "': the provider's content filter withheld the answer (content_filter)", options,
-         "content_filter");
+    fail_final(last, last_stop, request, options, used,
+               "agent '" + s.agent + "': the provider's content filter withheld the answer (content_filter)" +
+                   (last.text.empty() ? std::string() : "; the text it let through: " + quoted_words(last.text)));
   }
   if (last_stop == stop_reason::truncated) {
     if (const auto raised = raised_max_tokens(request, last, options, used)) request.max_tokens = *raised;
@@ -574,6 +593,18 @@ tool_result result_of(const boost::json::object& record) {
   return value ? tool_result(*value) : tool_result(boost::json::value(nullptr));
 }
 
+// Whether a recorded result is for `tool` with `arguments`: an id used
+// again for another call must not get the first call's result.
+bool recorded_for(const boost::json::object& recorded, std::string_view tool, const json::value& arguments) {
+  const auto* kept = recorded.if_contains("record");
+  const auto* name = kept && kept->is_object() ? kept->get_object().if_contains("tool") : nullptr;
+  const auto* text = kept && kept->is_object() ? kept->get_object().if_contains("arguments") : nullptr;
+  if (!name || !name->is_string() || name->get_string() != tool || !text || !text->is_string()) return false;
+  boost::system::error_code ec;
+  const json::value recorded_arguments = json::parse(text->get_string(), ec);
+  return !ec && recorded_arguments == arguments;
+}
+
 }  // namespace
 
 asio::awaitable<tool_result> call_tool(agent_context& context, std::string_view agent, const tool_registry& tools,
@@ -592,6 +623,13 @@ asio::awaitable<tool_result> call_tool(agent_context& context, std::string_view 
   const detail::replay_index replay(journal->records(), settings.agent);
   const detail::loop_scope scope{settings, context, *journal, replay};
   const tool_call call{std::move(call_id), std::string(tool_name), json::serialize(arguments)};
+  if (const auto* recorded = replay.result(detail::call_key(1, call.id));
+      recorded && !recorded_for(*recorded, tool_name, arguments)) {
+    std::string message = "agent '" + settings.agent + "': call id '" + call.id +
+                          "' is recorded for another call in this step; this call of '" + call.name +
+                          "' was not made";
+    co_return tool_result::failure("call_id_conflict", std::move(message));
+  }
   detail::call_slot slot;
   slot.call = &call;
   co_await detail::run_one(scope, 1, timeout, slot);

@@ -3,6 +3,7 @@
 #include <switchboard/agents/llm_agent.hpp>
 
 #include <switchboard/agents/agent_registry.hpp>
+#include <switchboard/agents/call_tool.hpp>
 #include <switchboard/agents/model/anthropic_model.hpp>
 #include <switchboard/agents/model/model_error.hpp>
 #include <switchboard/agents/model/openai_model.hpp>
@@ -246,6 +247,10 @@ TEST_F(ToolLoop, ARefusalAfterToolCallsEndsTheCallWithTheModelsWords) {
   ASSERT_TRUE(out.failed());
   EXPECT_THAT(out.reasoning, HasSubstr("I cannot plan that meeting."));
   EXPECT_EQ(model->calls(), 2u);  // never asked again: it would only refuse again
+  // The refused turn is the step's recorded attempt, as in the ladder.
+  ASSERT_EQ(context.model_attempts.size(), 1u);
+  EXPECT_EQ(context.model_attempts[0].at("reason"), "refusal");
+  EXPECT_EQ(context.model_attempts[0].at("stop"), "refusal");
 }
 
 TEST_F(ToolLoop, AFinalTurnCutOffAtTheTokenLimitIsAskedAgainWithRoomToFinish) {
@@ -266,6 +271,30 @@ TEST_F(ToolLoop, AFinalTurnCutOffAtTheTokenLimitIsAskedAgainWithRoomToFinish) {
   ASSERT_TRUE(again.max_tokens);
   EXPECT_EQ(*again.max_tokens, 2 * std::max<int>(model->request(1).max_tokens.value_or(0), 400));
   for (const auto& m : again.messages) EXPECT_NE(m.content, cut.text) << "the cut answer is not shown back";
+}
+
+// A native agent's call_tool replays a recorded result only for the very
+// call it recorded: an id used again for other arguments is refused, and
+// neither call's result is mistaken for the other's.
+TEST_F(ToolLoop, CallToolReplaysARecordedCallAndRefusesItsIdForAnotherOne) {
+  auto context = holder.make();
+  context.journal = std::make_shared<memory_tool_journal>();
+  auto call = [&](std::string_view date) {
+    const json::value arguments = json::object{{"date", date}};
+    return agent_test::run_sync(call_tool(context, "native", tools, "lookup", arguments, "look-1"));
+  };
+  const tool_result first = call("2026-11-24");
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  const tool_result again = call("2026-11-24");
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again.value(), first.value());
+  EXPECT_EQ(lookup->calls.size(), 1u) << "the recorded call is not made again";
+
+  const tool_result other = call("2026-11-25");
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.error().code, "call_id_conflict");
+  EXPECT_THAT(other.error().message, HasSubstr("look-1"));
+  EXPECT_EQ(lookup->calls.size(), 1u) << "nor is the other one";
 }
 
 TEST_F(ToolLoop, ParallelCallsRunConcurrently) {

@@ -251,7 +251,7 @@ TEST_F(sample_calendar, a_run_killed_after_booking_books_once_when_resumed) {
   ASSERT_EQ(resumed.exit_code, 0) << describe(resumed);
   EXPECT_NE(resumed.out.find("Confirmed: \"Soccer practice\", Sat 2026-03-07 14:00\u201316:00"), std::string::npos)
       << describe(resumed);
-  EXPECT_NE(resumed.out.find("written before the run was interrupted; nothing was written again"), std::string::npos)
+  EXPECT_NE(resumed.out.find("written by an earlier attempt of this step (the run was interrupted, or the step retried); nothing was written again"), std::string::npos)
       << describe(resumed);
   EXPECT_EQ(entries("minivan", "Soccer practice"), 1);
   EXPECT_EQ(entries("Maya", "Soccer practice"), 1);

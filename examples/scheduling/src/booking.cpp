@@ -138,9 +138,10 @@ json::value book_arguments(const plan& p) {
 }
 
 // What the outcome says when the change had been made before this run of
-// the step (the run was interrupted after it).
+// the step (the run was interrupted after it, or the step was retried).
 constexpr const char* already_written =
-    "note: this change was written before the run was interrupted; nothing was written again";
+    "note: this change was written by an earlier attempt of this step (the run was interrupted, or the step "
+    "retried); nothing was written again";
 
 // Whether the change was made before this run of the step: the call's
 // result came from the step's journal, or the calendar had the change's
@@ -161,6 +162,14 @@ const json::object* answer_of(const agents::tool_result& result) {
   const auto& o = result.value().get_object();
   const auto* action = o.if_contains("action");
   return action && action->is_string() ? &o : nullptr;
+}
+
+// Whether `o` (an answer's event, or a cancel's answer) is about `title`
+// at `when`: a recorded answer replayed from the step's journal must be the
+// answer to this change, not to another one.
+bool same_event(const json::object& o, const std::string& title, const interval& when) {
+  return text(o, "title") == title && text(o, "start") == format_datetime(when.start) &&
+         text(o, "end") == format_datetime(when.end);
 }
 
 class booking_agent final : public calendar_agent {
@@ -223,7 +232,9 @@ class booking_agent final : public calendar_agent {
     if (!answer) return make_failure("calendar_error", "booking: " + std::string(book_tool) + " gave no action");
     const std::string action = text(*answer, "action");
     const auto* event = answer->if_contains("event");
-    const std::string driver = event && event->is_object() ? text(event->get_object(), "driver") : std::string{};
+    if (!event || !event->is_object() || !same_event(event->get_object(), p.title, p.slot))
+      return make_failure("calendar_error", "booking: " + std::string(book_tool) + " answered about another event");
+    const std::string driver = text(event->get_object(), "driver");
     if (action == "not_booked") return not_booked(p, current, before, texts(*answer, "problems"));
     if (action != "booked" && action != "moved")
       return make_failure("calendar_error", "booking: " + std::string(book_tool) + " answered '" + action + "'");
@@ -308,8 +319,9 @@ class booking_agent final : public calendar_agent {
     if (!result.ok())
       return make_failure("calendar_error", "booking: " + std::string(cancel_tool) + ": " + result.error().message);
     const json::object* answer = answer_of(result);
-    if (!answer || text(*answer, "action") != "cancelled")
-      return make_failure("calendar_error", "booking: " + std::string(cancel_tool) + " gave no cancellation");
+    if (!answer || text(*answer, "action") != "cancelled" || !same_event(*answer, t.title, t.when))
+      return make_failure("calendar_error", "booking: " + std::string(cancel_tool) + " gave no cancellation of " +
+                                                "this event");
     const bool again = replayed(context, *answer);
     const std::vector<std::string> lines{"Cancelled: " + plan_line(t.title, t.when, t.participants, t.resources, "") +
                                          (t.driver.empty() ? "" : " (" + t.driver + " no longer drives)") +

@@ -38,8 +38,9 @@ json::object datetime_schema() {
           {"pattern", "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}$"},
           {"description", "YYYY-MM-DDTHH:MM, household-local time"}};
 }
-json::object names_schema(std::string_view what) {
+json::object names_schema(std::string_view what, int min_items = 0) {
   return {{"type", "array"},
+          {"minItems", min_items},
           {"maxItems", 50},
           {"items", json::object{{"type", "string"}, {"minLength", 1}, {"maxLength", 100}}},
           {"description", what}};
@@ -117,7 +118,8 @@ class events_reader final : public calendar_tool {
                        "expanded, with who, kind (member or resource), title, by and start and end.",
                        object_schema({{"from", date_schema()},
                                       {"to", date_schema()},
-                                      {"who", names_schema("members or resources, by name or alias")}},
+                                      {"who", names_schema("members or resources, by name or alias (leave it out "
+                                                           "for everyone's)", 1)}},
                                      {"from"}),
                        false, true},
                       std::move(cal)) {}
@@ -151,13 +153,15 @@ class events_reader final : public calendar_tool {
       return agents::tool_result::failure("not_found", "unknown member or resource: " + join(unknown) +
                                                            " (members: " + h.member_names() +
                                                            "; resources: " + h.resource_names() + ")");
-    const auto asked = [&](const std::string& name) { return !who || std::ranges::find(wanted, name) != wanted.end(); };
+    const auto asked = [&](const std::string& name) {
+      return !who || std::ranges::find(wanted, name) != wanted.end();
+    };
     std::vector<json::object> events;
-    auto add = [&](const std::string& who, const char* kind, const std::vector<calendar_entry>& entries) {
+    auto add = [&](const std::string& owner, const char* kind, const std::vector<calendar_entry>& entries) {
       for (const auto& e : entries)
         for (const auto& o : occurrences(e, range)) {
           json::object event = slot_json(o.when);
-          event["who"] = who;
+          event["who"] = owner;
           event["kind"] = kind;
           event["title"] = o.title;
           if (!o.by.empty()) event["by"] = o.by;
@@ -259,30 +263,35 @@ json::object booking_result(std::string action, const booking_request& b, const 
           {"replayed", false}};
 }
 
-// The result the calendar stored under the change's key, as it was the
-// first time, marked replayed.
-agents::tool_result replayed_result(const apply_result& applied) {
-  boost::system::error_code ec;
-  json::value stored = json::parse(applied.result, ec);
-  if (ec || !stored.is_object())
-    return agents::tool_result::failure("calendar_error", "the calendar holds a malformed result for this change");
-  stored.as_object()["replayed"] = true;
-  return stored;
+// What the calendar stores under a change's key: the change asked for
+// (tool and arguments) and the tool's answer.
+std::string stored_change(std::string_view tool, const json::value& arguments, const json::object& answer) {
+  return json::serialize(json::object{{"tool", tool}, {"arguments", arguments}, {"answer", answer}});
 }
 
-// What a change tool answers: `if_refused`, the stored result of a change
-// made before (replayed), or the new change's result.
-agents::tool_result answer(const apply_result& applied, agents::tool_result if_refused) {
-  switch (applied.outcome) {
-    case apply_result::status::refused:
-      return if_refused;
-    case apply_result::status::replayed:
-      return replayed_result(applied);
-    case apply_result::status::applied:
-      break;
-  }
-  maybe_die_after_change();
-  return json::parse(applied.result);
+// What a change tool answers: `if_refused`; the new change's answer; or,
+// when the key was used before, the answer stored then, marked replayed,
+// provided it was the same change. A different change under the same key
+// (a call id used twice in a run) is refused, never answered with another
+// change's result.
+agents::tool_result answer(const agents::tool_context& context, std::string_view tool, const json::value& arguments,
+                           const apply_result& applied, agents::tool_result if_refused) {
+  if (applied.outcome == apply_result::status::refused) return if_refused;
+  if (applied.outcome == apply_result::status::applied) maybe_die_after_change();
+  boost::system::error_code ec;
+  json::value stored = json::parse(applied.result, ec);
+  auto* record = stored.if_object();
+  auto* answer = record ? record->if_contains("answer") : nullptr;
+  if (ec || !answer || !answer->is_object() || !record->contains("tool") || !record->contains("arguments"))
+    return agents::tool_result::failure("calendar_error", "the calendar holds a malformed result for this change");
+  if (applied.outcome == apply_result::status::applied) return std::move(*answer);
+  if (record->at("tool") != json::value(tool) || record->at("arguments") != arguments)
+    return agents::tool_result::failure(
+        "key_conflict", "call id '" + context.call_id + "' was already used in this run for another change (" +
+                            json::serialize(record->at("tool")) + " " + json::serialize(record->at("arguments")) +
+                            "): nothing was changed; make this call with an id of its own");
+  answer->as_object()["replayed"] = true;
+  return std::move(*answer);
 }
 
 class booker final : public calendar_tool {
@@ -336,11 +345,11 @@ class booker final : public calendar_tool {
       std::string driver;
       d.problems = recheck(now, b, d.add, driver);
       if (d.problems.empty())
-        d.result = json::serialize(booking_result(b.moved_from ? "moved" : "booked", b, driver, {}));
+        d.result = stored_change(name(), value, booking_result(b.moved_from ? "moved" : "booked", b, driver, {}));
       return d;
     };
     const apply_result applied = cal().apply(change);
-    return answer(applied, json::value(booking_result("not_booked", b, "", applied.problems)));
+    return answer(context, name(), value, applied, json::value(booking_result("not_booked", b, "", applied.problems)));
   }
 
   std::chrono::milliseconds hold_;
@@ -374,11 +383,12 @@ class canceller final : public calendar_tool {
       result["action"] = "cancelled";
       result["title"] = title;
       result["replayed"] = false;
-      d.result = json::serialize(result);
+      d.result = stored_change(name(), value, result);
       return d;
     };
     const apply_result applied = cal().apply(change);
-    return answer(applied, agents::tool_result::failure("not_found", join(applied.problems, "; ", "; ")));
+    return answer(context, name(), value, applied,
+                  agents::tool_result::failure("not_found", join(applied.problems, "; ", "; ")));
   }
 };
 

@@ -44,11 +44,10 @@ agents::prompt_library load_sample_prompts(const std::filesystem::path& dir) {
   return library;
 }
 
-// An LLM-backed agent whose input also carries the reference time and the
-// household's data (members, resources, rules) as `now` and `context`:
-// prompt versions before v3 read the calendars from there, v3 calls the
-// calendar tools instead. Added per call, so checkpoints keep only the
-// request. Everything else of the call (tool journal, approvals, streaming)
+// An LLM-backed agent whose input also carries the reference time as `now`
+// and, for prompt versions without tools (before v3), the household's data
+// (members, calendars, resources, rules) as `context`; v3 calls the calendar
+// tools instead. Added per call, so checkpoints keep only the request. Everything else of the call (tool journal, approvals, streaming)
 // passes through to the inner agent, and what it records comes back.
 class with_household final : public agents::agent {
  public:
@@ -62,17 +61,14 @@ class with_household final : public agents::agent {
   std::optional<std::string> input_schema() const override { return inner_->input_schema(); }
   std::string prompt_version() const override { return inner_->prompt_version(); }
   bool uses_tools() const noexcept override { return inner_->uses_tools(); }
+  // The calendar tools read and write a SQLite file on the caller's thread:
+  // the hub runs an agent that calls them on its blocking pool.
+  bool blocks_thread() const noexcept override { return inner_->uses_tools(); }
 
   boost::asio::awaitable<protocol::envelope> run(agents::agent_context& context) override {
-    // The calendar as it is now (it reads a file: microseconds, before the
-    // model call that takes far longer).
-    household now = calendar_->snapshot();
     boost::json::value input = context.input;
     if (input.is_string()) input = boost::json::object{{"request", input.get_string()}};
-    if (auto* object = input.if_object()) {
-      if (!object->contains("now")) (*object)["now"] = format_datetime(now.now);
-      (*object)["context"] = sample_context(now);
-    }
+    if (auto* object = input.if_object()) add_household(*object, context.prompt_version);
     agents::agent_context inner{.input = input,
                                 .outputs = context.outputs,
                                 .additional_instructions = context.additional_instructions,
@@ -105,6 +101,24 @@ class with_household final : public agents::agent {
   }
 
  private:
+  // The reference time, and for a prompt version that reads the calendars
+  // from its input (no tools) the household as it is now.
+  void add_household(boost::json::object& input, const std::string& requested_version) const {
+    const bool reads_tools = reads_through_tools(requested_version);
+    if (reads_tools && input.contains("now")) return;
+    const household now = calendar_->snapshot();
+    if (!input.contains("now")) input["now"] = format_datetime(now.now);
+    if (!reads_tools) input["context"] = sample_context(now);
+  }
+
+  bool reads_through_tools(const std::string& requested_version) const {
+    try {
+      return !inner_->select(requested_version).tools.empty();
+    } catch (const agents::agent_error&) {
+      return false;  // an unknown version: the inner agent says so when it runs
+    }
+  }
+
   std::shared_ptr<agents::llm_agent> inner_;
   std::shared_ptr<calendar> calendar_;
   std::shared_ptr<const agents::tool_registry> tools_;  // what inner_'s options point to

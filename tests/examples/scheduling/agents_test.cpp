@@ -178,6 +178,43 @@ TEST_F(agents_test, booked_resource_is_a_conflict_resolved_by_another_vehicle) {
       << b.explanation;
 }
 
+// A journal the test can read and alter between two runs of a step.
+class open_journal final : public agents::tool_journal {
+ public:
+  std::vector<json::object> records() const override { return kept; }
+  boost::asio::awaitable<void> append(json::object record) override {
+    kept.push_back(std::move(record));
+    co_return;
+  }
+  std::vector<json::object> kept;
+};
+
+// The step's journal is a checkpoint, so untrusted: a recorded booking
+// altered to name another event is refused, not reported as this one.
+TEST_F(agents_test, a_recorded_booking_of_another_event_is_not_taken_for_this_one) {
+  parse("Soccer practice for Maya on Saturday 2-4pm, she needs the minivan");
+  for (const auto* agent : {"scheduling", "resource_manager", "conflict_detection"}) next(agent);
+  auto journal = std::make_shared<open_journal>();
+  journal_ = journal;
+  const auto booked = next("booking");
+  ASSERT_FALSE(booked.failed()) << booked.reasoning;
+  EXPECT_EQ(str(booked.data.at("action")), "booked");
+
+  // The step runs again on the journal, its recorded answer now about a
+  // dentist appointment.
+  bool altered = false;
+  for (auto& r : journal->kept) {
+    if (r.at("kind") != "result") continue;
+    r["record"].as_object()["result"].as_object()["event"].as_object()["title"] = "Dentist";
+    altered = true;
+  }
+  ASSERT_TRUE(altered);
+  const auto again = next("booking");
+  ASSERT_TRUE(again.failed());
+  EXPECT_THAT(again.error->message, ::testing::HasSubstr("answered about another event"));
+  EXPECT_EQ(entries_titled(registration_.calendar->snapshot(), "Soccer practice"), 3);  // Maya, minivan, Ana
+}
+
 TEST_F(agents_test, curfew_and_booking_are_resolved_by_moving_earlier) {
   parse("Sleepover movie night for Maya and Leo on Friday at 7pm for 2 hours in the living room");
   const auto s = next("scheduling");

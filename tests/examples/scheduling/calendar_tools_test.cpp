@@ -254,6 +254,9 @@ TEST_F(calendar_tools, argument_schemas_refuse_bad_shapes) {
        "/title"},
       {cancel_tool, R"({"title": "Swim meet", "start": "2026-03-07", "end": "2026-03-07T11:30"})", "/start"},
       {events_tool, R"({"from": "2026-03-07", "who": "Maya"})", "/who"},
+      // An empty list is not "everyone" (that is leaving it out): a model
+      // asking so would read an empty calendar.
+      {events_tool, R"({"from": "2026-03-07", "who": []})", "/who"},
       {events_tool, R"({"to": "2026-03-07"})", ""},
       {household_tool, R"({"calendars": "yes"})", "/calendars"},
       {household_tool, R"(["calendars"])", ""},
@@ -286,12 +289,20 @@ TEST_F(calendar_tools, a_booking_made_again_with_the_same_key_is_replayed_and_wr
   without_flag["replayed"] = false;
   EXPECT_EQ(without_flag, first) << "a replay answers what the first call did";
 
-  // The key decides, not the arguments: another request under the same key
-  // changes nothing either.
+  // Another change under the same key (a call id used twice in a run) is
+  // refused: it never gets the first change's answer, and writes nothing.
   const std::string golf =
       R"({"title": "Golf", "start": "2026-03-08T15:00", "end": "2026-03-08T16:00", "participants": ["Sam"],
           "resources": []})";
-  EXPECT_EQ(answer(call(book_tool, golf, "book-0")).at("replayed"), true);
+  const auto conflict = call(book_tool, golf, "book-0");
+  ASSERT_FALSE(conflict.ok());
+  EXPECT_EQ(conflict.error().code, "key_conflict");
+  EXPECT_THAT(conflict.error().message, HasSubstr("book-0"));
+  EXPECT_THAT(conflict.error().message, HasSubstr("Soccer practice"));
+  const auto cancel_under_book_key = call(cancel_tool, swim_meet, "book-0");
+  ASSERT_FALSE(cancel_under_book_key.ok());
+  EXPECT_EQ(cancel_under_book_key.error().code, "key_conflict");
+  EXPECT_EQ(entries_titled(now(), "Swim meet"), 1);
 
   const household h = now();
   EXPECT_EQ(entries_titled(h, "Soccer practice"), 3);  // Maya, the minivan, Ana driving: once each

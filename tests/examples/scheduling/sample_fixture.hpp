@@ -12,6 +12,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/json/serialize.hpp>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <spdlog/spdlog.h>
 
@@ -55,6 +56,7 @@ class sample_test : public ::testing::Test {
                                   .usage = {},
                                   .used_prompt_version = {},
                                   .applied_policies = {}};
+    context.journal = journal_;
     std::optional<protocol::envelope> result;
     boost::asio::co_spawn(io, a.run(context), [&](std::exception_ptr e, protocol::envelope value) {
       if (e) std::rethrow_exception(e);
@@ -81,7 +83,20 @@ class sample_test : public ::testing::Test {
   agents::output_map outputs_;
   std::vector<std::string> answers_;
   boost::json::value input_;
+  // The tool journal the agents get (a hub's, in effect); null: each call
+  // keeps its own in memory.
+  std::shared_ptr<agents::tool_journal> journal_;
 };
+
+// How many entries titled `title` the household's calendars and bookings hold.
+inline int entries_titled(const household& h, const std::string& title) {
+  int n = 0;
+  for (const auto& m : h.members)
+    for (const auto& e : m.calendar) n += e.title == title;
+  for (const auto& r : h.resources)
+    for (const auto& e : r.bookings) n += e.title == title;
+  return n;
+}
 
 inline std::string str(const boost::json::value& v) {
   return v.is_string() ? std::string(v.get_string()) : boost::json::serialize(v);

@@ -12,6 +12,8 @@
 #include <switchboard/orchestrator/workflow_file.hpp>
 #include <switchboard/scheduling/agents.hpp>
 
+#include "scheduling/sample_fixture.hpp"
+
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_future.hpp>
@@ -45,16 +47,6 @@ class scratch_dir {
  private:
   std::filesystem::path path_;
 };
-
-// How many entries titled `title` the household's calendars and bookings hold.
-inline int entries_titled(const household& h, const std::string& title) {
-  int n = 0;
-  for (const auto& m : h.members)
-    for (const auto& e : m.calendar) n += e.title == title;
-  for (const auto& r : h.resources)
-    for (const auto& e : r.bookings) n += e.title == title;
-  return n;
-}
 
 class sample_workflow_runner {
  public:

@@ -21,7 +21,9 @@
 // calls of one step different ids.
 //
 // Completion: the tool's result, or an error result (unknown_tool,
-// invalid_arguments, rejected, unknown_outcome, timeout, tool_failed);
+// invalid_arguments, rejected, unknown_outcome, timeout, tool_failed, and
+// call_id_conflict when the step's journal holds a result under `call_id`
+// for another tool or other arguments: that call is not made);
 // throws approval_required when the call waits for a decision, and what the
 // journal throws when it cannot keep a record (the call is then not made).
 // Cancellation: as the tool loop's (the tool's call is cancelled).
