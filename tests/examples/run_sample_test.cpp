@@ -225,7 +225,7 @@ TEST_F(run_sample, tools_lists_the_calendar_tools_and_which_wait_for_approval) {
       << describe(shipped);
 
   // The copy that books without asking: the same tools, none waits.
-  const auto unconfirmed = run_switchboard({"tools", sample_workflow.string(), "--json"}, scratch_);
+  const auto unconfirmed = run_switchboard({"tools", "--json", sample_workflow.string()}, scratch_);
   ASSERT_EQ(unconfirmed.exit_code, 0) << describe(unconfirmed);
   const auto tools = boost::json::parse(unconfirmed.out).as_array();
   std::vector<std::string> names;

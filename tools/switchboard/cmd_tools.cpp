@@ -21,6 +21,7 @@
 
 #include <iostream>
 #include <optional>
+#include <set>
 
 namespace {
 
@@ -149,6 +150,18 @@ int call(sbm::server_host& host, const std::shared_ptr<sbm::client>& client, con
 
 // --- a workflow's tools -------------------------------------------------------
 
+// Whether `args` name a workflow file: a word that is neither an option nor
+// the value of one (`tools --json WORKFLOW` as well as `tools WORKFLOW`).
+bool names_a_workflow(std::span<const std::string> args) {
+  static const std::set<std::string, std::less<>> with_value{
+      "--mcp", "--call", "--args", "--timeout", "--schemas", "--plugin", "--plugin-path", "--prompts"};
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (with_value.contains(args[i])) ++i;
+    else if (!args[i].starts_with("-")) return true;
+  }
+  return false;
+}
+
 int list_workflow_tools(std::span<const std::string> args) {
   std::filesystem::path workflow;
   sb::cli::loader_settings loader;
@@ -196,7 +209,7 @@ int run_tools(std::span<const std::string> args) {
     return sb::cli::exit_ok;
   }
   try {
-    if (!args.empty() && !args[0].starts_with("-")) return list_workflow_tools(args);
+    if (names_a_workflow(args)) return list_workflow_tools(args);
     const options opts = parse(args);
     auto config = sb::cli::parse_mcp_option("cli=" + opts.spec);
     config.request_timeout = opts.timeout;

@@ -177,8 +177,8 @@ void read_resources(household& h, const reader& r, const json::object& root) {
     res.kind = r.string(o, "kind", ptr);
     res.unit = r.string(o, "unit", ptr, false);
     const auto* capacity = o.if_contains("capacity");
-    if (!capacity || !capacity->is_int64() || capacity->get_int64() < 1)
-      r.fail(ptr + "/capacity", "expected a positive integer");
+    if (!capacity || !capacity->is_int64() || capacity->get_int64() < 1 || capacity->get_int64() > 100'000)
+      r.fail(ptr + "/capacity", "expected an integer from 1 to 100000");
     res.capacity = static_cast<int>(capacity->get_int64());
     res.aliases = r.strings(o, "aliases", ptr);
     res.bookings = r.entries(o, "bookings", ptr);

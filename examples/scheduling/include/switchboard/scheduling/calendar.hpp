@@ -8,7 +8,8 @@
 //   household now = cal->snapshot();          // seed data + the calendar's entries
 //   auto r = cal->apply(change);              // one BEGIN IMMEDIATE transaction
 //
-// Every change is keyed (run id + item index): applying a key a second time
+// A change may be keyed (run_id + item; the calendar tools use the run's id
+// and the tool call's id as run_id, item 0): applying a key a second time
 // (a step run again after a crash) changes nothing and returns the result
 // stored the first time. The change's decision is made inside the
 // transaction, on the state as it is then, so two processes racing for one
@@ -55,8 +56,8 @@ struct calendar_decision {
 
 // What a booking step asks for.
 struct calendar_change {
-  std::string run_id;  // "" = no key: applied every time
-  int item = 0;        // which change of the run (events of a compound request)
+  std::string run_id;  // the key; "" = no key: applied every time
+  int item = 0;        // with run_id, the key (which change of the run)
   // Dated entries to remove first: every entry whose title (ignoring case)
   // and interval match one of these, of that owner ("" = any owner).
   std::vector<owned_entry> remove;
