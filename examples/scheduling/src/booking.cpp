@@ -23,14 +23,6 @@ namespace {
 using namespace detail;
 namespace asio = boost::asio;
 
-std::vector<std::string> texts(const json::object& o, std::string_view key) {
-  std::vector<std::string> out;
-  if (const auto* v = o.if_contains(key); v && v->is_array())
-    for (const auto& item : v->get_array())
-      if (item.is_string()) out.emplace_back(item.get_string());
-  return out;
-}
-
 // What is to be written: the event, its slot, where it came from.
 struct plan {
   std::string title;
@@ -71,7 +63,7 @@ std::optional<plan> plan_of(const agents::agent_context& context, std::string& p
     return std::nullopt;
   }
   const auto& event = event_value->get_object();
-  plan p{text(event, "title"), *slot, texts(event, "participants"), texts(event, "resources"),
+  plan p{text(event, "title"), *slot, string_list(event, "participants"), string_list(event, "resources"),
          slot_from_json(event.if_contains("moved_from")), false, {}, {}};
   const json::object* conflicts = output_of(context, "conflict_detection");
   if (has_conflicts(conflicts)) {
@@ -85,8 +77,8 @@ std::optional<plan> plan_of(const agents::agent_context& context, std::string& p
     }
     const auto& o = chosen->get_object();
     p.slot = *planned;
-    p.participants = texts(o, "participants");
-    p.resources = texts(o, "resources");
+    p.participants = string_list(o, "participants");
+    p.resources = string_list(o, "resources");
     if (!text(o, "title").empty()) p.title = text(o, "title");
     p.resolved = true;
     const auto* index = res->if_contains("recommended");
@@ -209,7 +201,7 @@ class booking_agent final : public calendar_agent {
   static std::vector<std::string> earlier_lines(const agents::agent_context& context, std::size_t index) {
     if (index == 0) return {};
     const json::object* previous = output_of(context, "booking");
-    return previous ? texts(*previous, "booked") : std::vector<std::string>{};
+    return previous ? string_list(*previous, "booked") : std::vector<std::string>{};
   }
 
   asio::awaitable<protocol::envelope> book(agents::agent_context& context, plan p, current_event current) const {
@@ -235,7 +227,7 @@ class booking_agent final : public calendar_agent {
     if (!event || !event->is_object() || !same_event(event->get_object(), p.title, p.slot))
       return make_failure("calendar_error", "booking: " + std::string(book_tool) + " answered about another event");
     const std::string driver = text(event->get_object(), "driver");
-    if (action == "not_booked") return not_booked(p, current, before, texts(*answer, "problems"));
+    if (action == "not_booked") return not_booked(p, current, before, string_list(*answer, "problems"));
     if (action != "booked" && action != "moved")
       return make_failure("calendar_error", "booking: " + std::string(book_tool) + " answered '" + action + "'");
     std::string line = p.moved_from ? std::string(p.resolved ? "Moved (after resolution): " : "Moved: ")

@@ -201,12 +201,6 @@ std::string change_key(const agents::tool_context& context) {
   return context.workflow_id + "/" + context.call_id;
 }
 
-std::vector<std::string> strings_of(const json::object& o, std::string_view key) {
-  std::vector<std::string> out;
-  if (const auto* v = o.if_contains(key); v && v->is_array())
-    for (const auto& item : v->get_array()) out.emplace_back(item.as_string());
-  return out;
-}
 
 // What calendar.book is asked to write.
 struct booking_request {
@@ -322,8 +316,8 @@ class booker final : public calendar_tool {
     const json::object& arguments = value.as_object();
     booking_request b{std::string(arguments.at("title").as_string()),
                       {},
-                      strings_of(arguments, "participants"),
-                      strings_of(arguments, "resources"),
+                      string_list(arguments, "participants"),
+                      string_list(arguments, "resources"),
                       std::nullopt};
     const auto slot = slot_from_json(&value);
     if (!slot)

@@ -25,13 +25,6 @@ std::optional<int> clock_field(const json::object& o, std::string_view key) {
   return parse_clock(v->get_string());
 }
 
-std::vector<std::string> string_list(const json::object& o, std::string_view key) {
-  std::vector<std::string> out;
-  if (const auto* v = o.if_contains(key); v && v->is_array())
-    for (const auto& item : v->get_array())
-      if (item.is_string()) out.emplace_back(item.get_string());
-  return out;
-}
 
 bool applies(unsigned days, const std::string& role, const std::vector<const member*>& who,
              day_t day) {
@@ -303,6 +296,14 @@ std::string join(const std::vector<std::string>& items, std::string_view last,
     if (i > 0) out += (i + 1 == items.size()) ? std::string(last) : std::string(separator);
     out += items[i];
   }
+  return out;
+}
+
+std::vector<std::string> string_list(const json::object& o, std::string_view key) {
+  std::vector<std::string> out;
+  if (const auto* v = o.if_contains(key); v && v->is_array())
+    for (const auto& item : v->get_array())
+      if (item.is_string()) out.emplace_back(item.get_string());
   return out;
 }
 

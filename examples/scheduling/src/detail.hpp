@@ -157,6 +157,9 @@ std::string join(const std::vector<std::string>& items, std::string_view last = 
 std::string format_score(double value);
 // The string member `key` of `o`, or "" when it is missing or not a string.
 std::string text(const boost::json::object& o, std::string_view key);
+// The strings of the array member `key` of `o` (other items skipped); empty
+// when it is missing or not an array.
+std::vector<std::string> string_list(const boost::json::object& o, std::string_view key);
 
 // A native agent's name, description, output schema "<name>.output@1" and
 // calendar. It reads the household as it is at the start of its call
