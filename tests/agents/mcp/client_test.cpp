@@ -153,18 +153,19 @@ TEST(McpMisbehaving, EndlessPagesAreCut) {
 TEST(McpMisbehaving, ASlowCallTimesOutAndTheServerIsToldItWasCancelled) {
   require_peers();
   auto config = misbehaving();
-  config.request_timeout = 300ms;
+  // Every request of the session has this timeout: room for a Node server
+  // on a loaded machine to initialize and answer the follow-up call, while
+  // `slow` never answers at all.
+  config.request_timeout = 3s;
   const auto seen = with_client(config, [](sbm::client& c) -> asio::awaitable<std::string> {
-    const auto start = clock_type::now();
     try {
       co_await c.call_tool("slow", json::object{});
       ADD_FAILURE() << "slow answered";
     } catch (const sbm::mcp_error& e) {
       EXPECT_EQ(e.errc(), sbm::mcp_errc::timeout);
-      EXPECT_NE(std::string(e.what()).find("MCP server 'bad': tools/call timed out after 300 ms"), std::string::npos)
+      EXPECT_NE(std::string(e.what()).find("MCP server 'bad': tools/call timed out after 3000 ms"), std::string::npos)
           << e.what();
     }
-    EXPECT_LT(clock_type::now() - start, 2s);
     co_return (co_await c.call_tool("cancelled", json::object{})).text;
   });
   EXPECT_EQ(seen, "[2]");  // request 1 was initialize, 2 the slow call
@@ -205,15 +206,14 @@ TEST(McpMisbehaving, AServerThatCrashesMidCallIsNamedWithItsExitStatusAndStderr)
       } catch (const sbm::mcp_error& e) {
         first = e;
       }
-      // Later requests fail at once with the same cause.
-      const auto start = clock_type::now();
+      // Later requests fail with the same cause, not by waiting for their
+      // timeout (which would be mcp_errc::timeout).
       try {
         co_await c.call_tool("echo", json::object{});
         ADD_FAILURE() << "a request after the crash succeeded";
       } catch (const sbm::mcp_error& again) {
         EXPECT_EQ(again.errc(), sbm::mcp_errc::connection_lost);
       }
-      EXPECT_LT(clock_type::now() - start, 100ms);
       if (first) throw *first;
       co_return true;
     });
@@ -358,7 +358,7 @@ TEST_F(McpMisbehavingHttp, ABrokenEventStreamIsResumedWithLastEventId) {
 }
 
 TEST_F(McpMisbehavingHttp, TimeoutsAndInvalidMessagesNameTheServer) {
-  config_.request_timeout = 300ms;
+  config_.request_timeout = 3s;  // for every request; `slow` never answers
   const auto timeout = error_of([&] {
     with_client(config_, [](sbm::client& c) -> asio::awaitable<bool> {
       co_await c.call_tool("slow", json::object{});

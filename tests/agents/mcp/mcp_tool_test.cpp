@@ -57,7 +57,7 @@ TEST(McpTool, ErrorsBecomeToolErrorsForTheModel) {
   sbm::server_host host;
   sb::tool_registry registry;
   auto config = misbehaving();
-  config.request_timeout = 300ms;
+  config.request_timeout = 3s;  // for every request (initialize too); `slow` never answers
   config.needs_approval = true;
   host.connect_and_register(config, registry);
   EXPECT_TRUE(registry.at("mcp:bad/echo").needs_approval());  // the configuration overrides hints
