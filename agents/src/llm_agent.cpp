@@ -2,11 +2,11 @@
 #include <switchboard/agents/llm_agent.hpp>
 
 #include <switchboard/agents/agent_registry.hpp>
-#include <switchboard/agents/model/structured.hpp>
+#include <switchboard/models/structured.hpp>
 #include <switchboard/agents/tool_registry.hpp>
 #include <switchboard/protocol/error.hpp>
 
-#include "model/structured_ladder.hpp"
+#include <switchboard/models/detail/structured_ladder.hpp>
 #include "tool_loop.hpp"
 
 #include <boost/json/value_to.hpp>
@@ -281,7 +281,7 @@ llm_agent::prepared_call llm_agent::prepare(agent_context& context, structured_r
     call.answer = detail::run_tool_loop(*model, std::move(request), std::move(options), std::move(loop), context,
                                         result);
   } else {
-    call.answer = detail::complete_structured_into(*model, std::move(request), std::move(options), result);
+    call.answer = models::detail::complete_structured_into(*model, std::move(request), std::move(options), result);
   }
   return call;
 }

@@ -6,7 +6,7 @@
 #include <switchboard/protocol/limits.hpp>
 
 #include <switchboard/agents/agent_registry.hpp>
-#include <switchboard/agents/model/tool_call.hpp>
+#include <switchboard/models/tool_call.hpp>
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>

@@ -7,7 +7,7 @@
 #include <switchboard/protocol/metrics.hpp>
 #include <switchboard/protocol/output_parser.hpp>
 
-#include "model/structured_ladder.hpp"
+#include <switchboard/models/detail/structured_ladder.hpp>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/deferred.hpp>
@@ -100,7 +100,7 @@ bool take_final(chat_result& turn, const chat_request& request, const structured
   attempt.number = 1;
   attempt.mode = output_mode::prompt_schema;
   attempt.max_tokens = request.max_tokens;
-  out.attempts = {detail::record_of(parsed, turn, stop, std::move(attempt))};
+  out.attempts = {models::detail::record_of(parsed, turn, stop, std::move(attempt))};
   out.value = std::move(parsed.value);
   out.usage = turn.usage;
   out.mode = output_mode::prompt_schema;
@@ -248,22 +248,22 @@ asio::awaitable<void> run_tool_loop(chat_model& model, chat_request request, str
   if (last_stop == stop_reason::refusal || !last.refusal.empty()) {
     fail_final(last, stop_reason::refusal, request, options, used,
                "agent '" + s.agent + "': the model refused to answer (refusal): " +
-                   quoted_words(last.refusal.empty() ? last.text : last.refusal));
+                   models::detail::quoted_words(last.refusal.empty() ? last.text : last.refusal));
   }
   if (last_stop == stop_reason::content_filter) {
     fail_final(last, last_stop, request, options, used,
                "agent '" + s.agent + "': the provider's content filter withheld the answer (content_filter)" +
-                   (last.text.empty() ? std::string() : "; the text it let through: " + quoted_words(last.text)));
+                   (last.text.empty() ? std::string() : "; the text it let through: " + models::detail::quoted_words(last.text)));
   }
   if (last_stop == stop_reason::truncated) {
-    if (const auto raised = raised_max_tokens(request, last, options, used)) request.max_tokens = *raised;
+    if (const auto raised = models::detail::raised_max_tokens(request, last, options, used)) request.max_tokens = *raised;
   }
   // That turn was the call's first answer attempt; an invalid one is shown
   // back with the validator's errors, as the ladder's re-asks do.
   options.max_attempts = std::max(1, options.max_attempts - 1);
   if (rejected && !last.text.empty()) {
     conversation.emplace_back(chat_role::assistant, std::move(last.text));
-    conversation.emplace_back(chat_role::user, reask_message(*rejected, options.schema.id()));
+    conversation.emplace_back(chat_role::user, models::detail::reask_message(*rejected, options.schema.id()));
   }
   request.messages = std::move(base);
   request.messages.insert(request.messages.end(), std::make_move_iterator(conversation.begin()),
@@ -284,7 +284,7 @@ asio::awaitable<void> run_tool_loop(chat_model& model, chat_request request, str
     check_time(deadline, s, options);
     options.timeout = std::chrono::ceil<std::chrono::milliseconds>(*deadline - clock::now());
   }
-  co_await complete_structured_into(model, std::move(request), std::move(options), out);
+  co_await models::detail::complete_structured_into(model, std::move(request), std::move(options), out);
 }
 
 }  // namespace switchboard::agents::detail

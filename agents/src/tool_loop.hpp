@@ -21,7 +21,7 @@
 #pragma once
 
 #include <switchboard/agents/agent_context.hpp>
-#include <switchboard/agents/model/structured.hpp>
+#include <switchboard/models/structured.hpp>
 
 #include <boost/asio/awaitable.hpp>
 

@@ -19,14 +19,15 @@
 #include "load_loop.hpp"
 
 #include <switchboard/agents/llm_agent.hpp>
-#include <switchboard/agents/model/model_factory.hpp>
-#include <switchboard/agents/model/openai_model.hpp>
+#include <switchboard/models/model_factory.hpp>
+#include <switchboard/models/openai_model.hpp>
 #include <switchboard/agents/prompt_file.hpp>
 
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
 namespace sa = switchboard::agents;
+namespace sm = switchboard::models;
 namespace sp = switchboard::protocol;
 
 namespace {
@@ -35,7 +36,7 @@ struct load_options {
   std::string base_url;
   bench::phase_setup phase{1000, 1, 0, 1};
   long latency_ms = -1;  // for the record only: the server applies it
-  sa::output_mode mode = sa::output_mode::json_schema;
+  sm::output_mode mode = sm::output_mode::json_schema;
   bool strict = true;
 };
 
@@ -71,7 +72,7 @@ load_options parse_args(int argc, char** argv) {
     } else if (flag == "--latency-ms") {
       o.latency_ms = bench::integer_arg(flag, value, 0, usage);
     } else if (flag == "--output-mode") {
-      auto mode = sa::parse_output_mode(value);
+      auto mode = sm::parse_output_mode(value);
       if (!mode) usage("--output-mode: unknown mode '" + std::string(value) + "'");
       o.mode = *mode;
     } else {
@@ -141,20 +142,20 @@ int main(int argc, char** argv) {
   sa::agent_registry registry(std::make_shared<sp::schema_registry>());
   std::shared_ptr<const switchboard::orchestrator::compiled_workflow> workflow;
   std::atomic<long> retries{0};
-  std::shared_ptr<sa::openai_model> model;
+  std::shared_ptr<sm::openai_model> model;
   try {
     register_agents(registry);
     workflow = bench::build_workflow(registry);
-    sa::openai_options model_options;
+    sm::openai_options model_options;
     model_options.http.base_url = options.base_url;
     // One connection per workflow in flight: each has one call pending.
     model_options.http.max_connections_per_host = static_cast<std::size_t>(options.phase.concurrency);
     model_options.http.request_timeout = std::chrono::seconds(60);
     model_options.http.connect_timeout = std::chrono::seconds(30);
-    model_options.http.retry.on_retry = [&retries](const sa::retry_event&) { retries.fetch_add(1); };
+    model_options.http.retry.on_retry = [&retries](const sm::retry_event&) { retries.fetch_add(1); };
     model_options.model = "bench-model";
     model_options.capabilities = {options.mode, options.strict};
-    model = std::make_shared<sa::openai_model>(std::move(model_options));
+    model = std::make_shared<sm::openai_model>(std::move(model_options));
   } catch (const std::exception& e) {
     std::cerr << "bench_e2e_load: set-up failed: " << e.what() << "\n";
     return 2;
@@ -171,7 +172,7 @@ int main(int argc, char** argv) {
   boost::json::object extra{{"bench", "e2e_http"},
                             {"latency_ms", options.latency_ms},
                             {"model_calls_per_workflow", 3},
-                            {"output_mode", sa::to_string(options.mode)},
+                            {"output_mode", sm::to_string(options.mode)},
                             {"strict", options.strict}};
   const long failed = bench::measure(io, work, options.phase, std::move(extra), "bench_e2e_load (HTTP)");
   std::cerr << "  retries      " << retries.load() << "\n";

@@ -5,7 +5,7 @@
 // process including the server).
 //
 //   switchboard_http_load [--requests N] [--concurrency C] [--connections K]
-#include <switchboard/agents/model/openai_model.hpp>
+#include <switchboard/models/openai_model.hpp>
 #include <switchboard/testing/loopback_model_server.hpp>
 
 #include <boost/asio/co_spawn.hpp>
@@ -26,7 +26,7 @@
 namespace {
 
 namespace asio = boost::asio;
-namespace sa = switchboard::agents;
+namespace sm = switchboard::models;
 namespace st = switchboard::testing;
 
 double thread_cpu_seconds() {
@@ -47,9 +47,9 @@ struct run_stats {
   int failed = 0;
 };
 
-asio::awaitable<void> worker(sa::chat_model& model, std::atomic<int>& remaining, run_stats& stats) {
-  sa::chat_request request;
-  request.messages.push_back({sa::chat_role::user, "Suggest a meeting slot as JSON."});
+asio::awaitable<void> worker(sm::chat_model& model, std::atomic<int>& remaining, run_stats& stats) {
+  sm::chat_request request;
+  request.messages.push_back({sm::chat_role::user, "Suggest a meeting slot as JSON."});
   while (remaining.fetch_sub(1) > 0) {
     try {
       const auto result = co_await model.complete(request);
@@ -64,7 +64,7 @@ void measure(const char* label, bool tls, int requests, int concurrency, std::si
   st::loopback_model_server server({.tls = tls});
   server.set_default(st::server_action::reply(R"({"slot":"2026-11-23T10:00:00Z","room":"A","minutes":30})"));
 
-  sa::openai_options options;
+  sm::openai_options options;
   options.http.base_url = server.base_url() + "/v1";
   options.http.ca_file = server.ca_file();
   options.http.max_connections_per_host = connections;
@@ -74,7 +74,7 @@ void measure(const char* label, bool tls, int requests, int concurrency, std::si
   asio::io_context io(1);
   run_stats stats;
   {
-    sa::openai_model model(options);
+    sm::openai_model model(options);
     std::atomic<int> remaining{requests};
     for (int i = 0; i < concurrency; ++i) asio::co_spawn(io, worker(model, remaining, stats), asio::detached);
     const double cpu0 = thread_cpu_seconds();

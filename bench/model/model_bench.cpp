@@ -10,7 +10,7 @@
 // The CPU column is the benchmark thread's (the client's) CPU; the server's
 // thread is not in it.
 #include <switchboard/agents/llm_agent.hpp>
-#include <switchboard/agents/model/openai_model.hpp>
+#include <switchboard/models/openai_model.hpp>
 #include <switchboard/agents/tool_registry.hpp>
 #include <switchboard/protocol/schema_registry.hpp>
 #include <switchboard/testing/loopback_model_server.hpp>
@@ -30,6 +30,7 @@ namespace {
 namespace asio = boost::asio;
 namespace json = boost::json;
 namespace sa = switchboard::agents;
+namespace sm = switchboard::models;
 namespace st = switchboard::testing;
 
 template <class T>
@@ -40,8 +41,8 @@ T run(asio::io_context& io, asio::awaitable<T> op) {
   return f.get();
 }
 
-sa::openai_options options_for(const st::loopback_model_server& server) {
-  sa::openai_options options;
+sm::openai_options options_for(const st::loopback_model_server& server) {
+  sm::openai_options options;
   options.http.base_url = server.base_url() + "/v1";
   options.model = "bench-model";
   options.api_key = "bench-key";
@@ -54,10 +55,10 @@ const std::string answer_json =
 void plain_call(benchmark::State& state) {
   st::loopback_model_server server;
   server.set_default(st::server_action::reply(answer_json));
-  sa::openai_model model(options_for(server));
+  sm::openai_model model(options_for(server));
   asio::io_context io(1);
-  sa::chat_request request;
-  request.messages.push_back({sa::chat_role::user, "Suggest a slot."});
+  sm::chat_request request;
+  request.messages.push_back({sm::chat_role::user, "Suggest a slot."});
   for (auto _ : state) benchmark::DoNotOptimize(run(io, model.complete(request)));
 }
 BENCHMARK(plain_call);
@@ -88,7 +89,7 @@ struct agent_rig {
                                R"("system":"You plan.","user":"Plan {{input/request}}"})";
     agent = std::make_shared<sa::llm_agent>(std::vector{sa::prompt_file::parse(prompt, "planner.v1.json")}, schemas,
                                             options);
-    model = std::make_shared<sa::openai_model>(options_for(server));
+    model = std::make_shared<sm::openai_model>(options_for(server));
     models.add("default", model);
   }
   st::loopback_model_server server;
@@ -96,7 +97,7 @@ struct agent_rig {
       std::make_shared<switchboard::protocol::schema_registry>();
   sa::tool_registry registry;
   std::shared_ptr<sa::llm_agent> agent;
-  std::shared_ptr<sa::openai_model> model;
+  std::shared_ptr<sm::openai_model> model;
   sa::model_set models;
   json::value input = json::parse(R"({"request":"the review"})");
   sa::output_map outputs;
@@ -128,7 +129,7 @@ BENCHMARK(tool_round);
 
 // --- streaming
 
-struct counting_sink final : sa::stream_sink {
+struct counting_sink final : sm::stream_sink {
   std::size_t pieces = 0;
   void on_text(std::string_view) override { ++pieces; }
   void on_tool_call(const tool_call_delta&) override { ++pieces; }
@@ -146,11 +147,11 @@ void answer_500_tokens(benchmark::State& state, bool streamed) {
   auto action = st::server_action::reply(text).with_delta_bytes(5);
   action.stream = streamed;
   server.set_default(action);
-  sa::openai_model model(options_for(server));
+  sm::openai_model model(options_for(server));
   asio::io_context io(1);
   counting_sink sink;
-  sa::chat_request request;
-  request.messages.push_back({sa::chat_role::user, "Write."});
+  sm::chat_request request;
+  request.messages.push_back({sm::chat_role::user, "Write."});
   if (streamed) request.stream = &sink;
   for (auto _ : state) {
     const auto result = run(io, model.complete(request));

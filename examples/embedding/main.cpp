@@ -6,12 +6,12 @@
 //
 // The workflow counts first and summarizes only requests longer than five
 // words. The model is a scripted_model, so the example runs offline; use a
-// real client (agents/model/model_factory.hpp) in its place for a live model.
+// real client (models/model_factory.hpp) in its place for a live model.
 #include <switchboard/agents/agent.hpp>
 #include <switchboard/agents/agent_context.hpp>
 #include <switchboard/agents/agent_registry.hpp>
-#include <switchboard/agents/model/scripted_model.hpp>
-#include <switchboard/agents/model/structured.hpp>
+#include <switchboard/models/scripted_model.hpp>
+#include <switchboard/models/structured.hpp>
 #include <switchboard/orchestrator/hub.hpp>
 #include <switchboard/orchestrator/workflow.hpp>
 #include <switchboard/protocol/schema_registry.hpp>
@@ -61,17 +61,17 @@ class summarizer final : public agents::agent {
   std::string output_schema() const override { return "summary@1"; }
 
   asio::awaitable<protocol::envelope> run(agents::agent_context& context) override {
-    agents::chat_model* model = context.models.find("default");
+    models::chat_model* model = context.models.find("default");
     if (model == nullptr) {
       throw std::runtime_error("summarizer: no model configured");
     }
-    agents::chat_request request;
+    models::chat_request request;
     request.messages = {
-        {agents::chat_role::system, "Summarize the user's request in one line."},
-        {agents::chat_role::user, std::string(context.input.at("text").as_string())}};
-    agents::structured_options options;
+        {models::chat_role::system, "Summarize the user's request in one line."},
+        {models::chat_role::user, std::string(context.input.at("text").as_string())}};
+    models::structured_options options;
     options.schema = schemas_->envelope_schema(output_schema());  // {data, explanation, confidence, reasoning}
-    agents::structured_result result = co_await agents::complete_structured(*model, std::move(request), options);
+    models::structured_result result = co_await models::complete_structured(*model, std::move(request), options);
     context.usage += result.usage;
     co_return json::try_value_to<protocol::envelope>(result.value).value();
   }
@@ -104,7 +104,7 @@ int main() {
   const auto workflow = builder.compile(registry);  // checks agents, routes and fields
 
   // 3. The model: scripted, one answer for the one call this run makes.
-  auto model = std::make_shared<agents::scripted_model>();
+  auto model = std::make_shared<models::scripted_model>();
   model->push_text(R"({"data": {"summary": "Maya has soccer practice on Saturday afternoon."},
                        "explanation": "A single event for Maya on Saturday.",
                        "confidence": 0.92, "reasoning": "The request names the person, day and time."})");

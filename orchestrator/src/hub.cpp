@@ -7,7 +7,7 @@
 #include <switchboard/orchestrator/hub.hpp>
 
 #include <switchboard/agents/agent_registry.hpp>
-#include <switchboard/agents/model/model_error.hpp>
+#include <switchboard/models/model_error.hpp>
 #include <switchboard/orchestrator/error.hpp>
 
 #include <switchboard/protocol/limits.hpp>

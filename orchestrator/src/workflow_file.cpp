@@ -309,20 +309,20 @@ node_definition parse_node(std::string_view source, const std::string& name, con
 }
 
 // "mcp_servers": {"files": {"command": [...], "env": {...}}, "remote": {"url": "...", "headers": {...}}}
-// The entry's own checks are agents::mcp::from_json's; errors name the file
+// The entry's own checks are mcp::from_json's; errors name the file
 // and the field (/mcp_servers/files/command/0: expected a string).
-std::vector<agents::mcp::server_config> parse_mcp_servers(const field_reader& r) {
+std::vector<mcp::server_config> parse_mcp_servers(const field_reader& r) {
   const auto& servers = r.require("mcp_servers");
   if (!servers.is_object()) r.fail("expected an object of MCP servers by name", "mcp_servers");
-  std::vector<agents::mcp::server_config> out;
+  std::vector<mcp::server_config> out;
   for (const auto& [name, entry] : servers.get_object()) {
     try {
-      out.push_back(agents::mcp::from_json(std::string(name), entry));
+      out.push_back(mcp::from_json(std::string(name), entry));
     } catch (const std::invalid_argument& e) {
       r.fail(e.what(), "mcp_servers/" + std::string(name));
     }
   }
-  std::ranges::sort(out, {}, &agents::mcp::server_config::name);
+  std::ranges::sort(out, {}, &mcp::server_config::name);
   return out;
 }
 
@@ -490,7 +490,7 @@ json::value to_json(const workflow_definition& d) {
   if (!d.prompt_dirs.empty()) out["prompts"] = json::value_from(d.prompt_dirs);
   if (!d.mcp_servers.empty()) {
     json::object servers;
-    for (const auto& server : d.mcp_servers) servers[server.name] = agents::mcp::to_json(server);
+    for (const auto& server : d.mcp_servers) servers[server.name] = mcp::to_json(server);
     out["mcp_servers"] = std::move(servers);
   }
   out["nodes"] = std::move(nodes);

@@ -1,6 +1,6 @@
 #include <switchboard/agents/agent_context.hpp>
 
-#include <switchboard/agents/model/scripted_model.hpp>
+#include <switchboard/models/scripted_model.hpp>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -4,7 +4,7 @@
 #include "agent_contract.hpp"
 
 #include <switchboard/agents/llm_agent.hpp>
-#include <switchboard/agents/model/scripted_model.hpp>
+#include <switchboard/models/scripted_model.hpp>
 #include <switchboard/agents/plugin_loader.hpp>
 
 #include <boost/asio/bind_cancellation_slot.hpp>

@@ -3,7 +3,7 @@
 // over the file's own settings.
 #include <switchboard/agents/llm_agent.hpp>
 
-#include <switchboard/agents/model/scripted_model.hpp>
+#include <switchboard/models/scripted_model.hpp>
 
 #include "agent_test_support.hpp"
 

@@ -3,8 +3,8 @@
 #include <switchboard/agents/llm_agent.hpp>
 
 #include <switchboard/agents/agent_registry.hpp>
-#include <switchboard/agents/model/model_error.hpp>
-#include <switchboard/agents/model/openai_model.hpp>
+#include <switchboard/models/model_error.hpp>
+#include <switchboard/models/openai_model.hpp>
 #include <switchboard/testing/loopback_model_server.hpp>
 
 #include "agent_test_support.hpp"

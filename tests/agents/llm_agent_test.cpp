@@ -1,7 +1,7 @@
 #include <switchboard/agents/llm_agent.hpp>
 
 #include <switchboard/agents/agent_registry.hpp>
-#include <switchboard/agents/model/scripted_model.hpp>
+#include <switchboard/models/scripted_model.hpp>
 #include <switchboard/agents/tool_registry.hpp>
 
 #include "agent_test_support.hpp"

@@ -4,10 +4,10 @@
 
 #include <switchboard/agents/agent_registry.hpp>
 #include <switchboard/agents/call_tool.hpp>
-#include <switchboard/agents/model/anthropic_model.hpp>
-#include <switchboard/agents/model/model_error.hpp>
-#include <switchboard/agents/model/openai_model.hpp>
-#include <switchboard/agents/model/scripted_model.hpp>
+#include <switchboard/models/anthropic_model.hpp>
+#include <switchboard/models/model_error.hpp>
+#include <switchboard/models/openai_model.hpp>
+#include <switchboard/models/scripted_model.hpp>
 #include <switchboard/agents/tool_registry.hpp>
 #include <switchboard/testing/loopback_model_server.hpp>
 

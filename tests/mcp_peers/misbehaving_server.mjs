@@ -1,5 +1,5 @@
 // A small MCP server that misbehaves on purpose, for the client's error
-// paths (tests/agents/mcp/). Plain Node: the SDK would not let it break the
+// paths (tests/mcp/). Plain Node: the SDK would not let it break the
 // protocol. One JSON-RPC handler behind two transports:
 //
 //   node misbehaving_server.mjs [stdio] [--version V] [--stubborn] [--endless-pages]

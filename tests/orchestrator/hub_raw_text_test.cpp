@@ -3,7 +3,7 @@
 #include <switchboard/orchestrator/hub.hpp>
 
 #include <switchboard/agents/llm_agent.hpp>
-#include <switchboard/agents/model/scripted_model.hpp>
+#include <switchboard/models/scripted_model.hpp>
 #include <switchboard/agents/prompt_file.hpp>
 
 #include "hub_test_fixture.hpp"
@@ -45,7 +45,7 @@ class raw_text_test : public hub_test {
     return run(wf, json::object{{"request", "status please"}});
   }
 
-  std::shared_ptr<agents::scripted_model> model_ = std::make_shared<agents::scripted_model>();
+  std::shared_ptr<models::scripted_model> model_ = std::make_shared<models::scripted_model>();
   agents::model_set models_;
 };
 
@@ -82,10 +82,10 @@ TEST_F(raw_text_test, a_huge_answer_is_cut_with_its_length_noted_in_the_state_an
 
 TEST_F(raw_text_test, the_ladders_attempts_show_repairs_and_stop_reasons_in_the_state_and_its_checkpoint) {
   // The first answer is cut at the token limit, the second has a trailing comma.
-  agents::chat_result cut;
+  models::chat_result cut;
   cut.text = R"({"data": {"status": "wri)";
   cut.finish_reason = "length";
-  model_->push(agents::scripted_response::result(cut));
+  model_->push(models::scripted_response::result(cut));
   model_->push_text("Sure: " + envelope_text("Asked for it.").insert(envelope_text("Asked for it.").size() - 1, ","));
   auto s = run_writer(make_in_memory_checkpoint_store());
   ASSERT_EQ(s.status, workflow_status::completed) << (s.first_error() ? s.first_error()->message : "");
@@ -102,10 +102,10 @@ TEST_F(raw_text_test, the_ladders_attempts_show_repairs_and_stop_reasons_in_the_
 }
 
 TEST_F(raw_text_test, a_refused_answer_keeps_its_text_and_why) {
-  agents::chat_result refused;
+  models::chat_result refused;
   refused.text = "I won't write statuses.";
   refused.finish_reason = "refusal";
-  model_->push(agents::scripted_response::result(refused));
+  model_->push(models::scripted_response::result(refused));
   auto s = run_writer();
   EXPECT_EQ(s.status, workflow_status::failed);
   ASSERT_EQ(s.audit.size(), 1u);

@@ -1,7 +1,7 @@
 #include <switchboard/orchestrator/hub.hpp>
 
-#include <switchboard/agents/model/model_error.hpp>
-#include <switchboard/agents/model/scripted_model.hpp>
+#include <switchboard/models/model_error.hpp>
+#include <switchboard/models/scripted_model.hpp>
 #include <switchboard/orchestrator/error.hpp>
 
 #include "hub_test_fixture.hpp"
@@ -109,7 +109,7 @@ TEST_F(hub_test, a_fail_node_fails_the_workflow_with_its_message) {
 
 TEST_F(hub_test, retryable_errors_are_retried_until_success) {
   auto flaky = add(std::make_shared<fn_agent>("a", [](agents::agent_context&, int call) {
-    if (call < 3) throw agents::model_error(agents::model_errc::http_status, "HTTP 503", 503, "busy", true);
+    if (call < 3) throw models::model_error(models::model_errc::http_status, "HTTP 503", 503, "busy", true);
     return make_envelope({{"status", "ok"}});
   }));
   workflow_builder wf{"flow"};
@@ -123,10 +123,10 @@ TEST_F(hub_test, retryable_errors_are_retried_until_success) {
 
 TEST_F(hub_test, retries_stop_at_max_attempts_and_non_retryable_errors_are_not_retried) {
   auto always = add(std::make_shared<fn_agent>("a", [](agents::agent_context&, int) -> protocol::envelope {
-    throw agents::model_error(agents::model_errc::http_status, "HTTP 503", 503, "busy", true);
+    throw models::model_error(models::model_errc::http_status, "HTTP 503", 503, "busy", true);
   }));
   auto fatal = add(std::make_shared<fn_agent>("b", [](agents::agent_context&, int) -> protocol::envelope {
-    throw agents::model_error(agents::model_errc::http_status, "HTTP 401", 401, "bad key", false);
+    throw models::model_error(models::model_errc::http_status, "HTTP 401", 401, "bad key", false);
   }));
   workflow_builder wf{"flow"};
   wf.agent("a").retry(testing::retries(2)).otherwise("done");
@@ -260,7 +260,7 @@ TEST_F(hub_test, without_cancel_rest_the_group_finishes_and_keeps_successes) {
 // ---------------------------------------------------------------- coordinator and synthesis
 
 TEST_F(hub_test, the_coordinator_model_chooses_the_agent_and_passes_instructions) {
-  auto model = std::make_shared<agents::scripted_model>();
+  auto model = std::make_shared<models::scripted_model>();
   model->push_text(R"({"agent_name": "b", "additional_instructions": "focus on mornings"})", {12, 8});
   agents::model_set models;
   models.add("coordinator", model);
@@ -292,7 +292,7 @@ TEST_F(hub_test, the_coordinator_model_chooses_the_agent_and_passes_instructions
 }
 
 TEST_F(hub_test, a_failing_coordinator_falls_back_to_the_default_agent_and_says_why) {
-  auto model = std::make_shared<agents::scripted_model>();
+  auto model = std::make_shared<models::scripted_model>();
   for (int i = 0; i < 3; ++i) model->push_text(R"({"agent_name": "nobody"})");
   agents::model_set models;
   models.add("default", model);
@@ -344,7 +344,7 @@ TEST_F(hub_test, a_deterministic_router_works_without_a_model) {
 }
 
 TEST_F(hub_test, synthesis_by_model_writes_the_final_answer) {
-  auto model = std::make_shared<agents::scripted_model>();
+  auto model = std::make_shared<models::scripted_model>();
   model->push_text(R"({"answer": "Tuesday 10:00 works", "explanation": "Both agreed.", "confidence": 0.85})");
   agents::model_set models;
   models.add("synthesis", model);

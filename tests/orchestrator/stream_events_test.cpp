@@ -5,7 +5,7 @@
 #include <switchboard/orchestrator/events.hpp>
 
 #include <switchboard/agents/llm_agent.hpp>
-#include <switchboard/agents/model/scripted_model.hpp>
+#include <switchboard/models/scripted_model.hpp>
 #include <switchboard/agents/prompt_file.hpp>
 
 #include "hub_test_fixture.hpp"
@@ -56,7 +56,7 @@ class stream_events_test : public hub_test {
     wf.end("done");
     return run(wf, json::object{{"request", "status please"}});
   }
-  std::shared_ptr<agents::scripted_model> model_ = std::make_shared<agents::scripted_model>();
+  std::shared_ptr<models::scripted_model> model_ = std::make_shared<models::scripted_model>();
   agents::model_set models_;
 };
 

@@ -9,7 +9,7 @@
 #include <switchboard/agents/agent_registry.hpp>
 #include <switchboard/agents/call_tool.hpp>
 #include <switchboard/agents/llm_agent.hpp>
-#include <switchboard/agents/model/chat_model.hpp>
+#include <switchboard/models/chat_model.hpp>
 #include <switchboard/agents/tool.hpp>
 #include <switchboard/agents/tool_registry.hpp>
 #include <switchboard/orchestrator/workflow.hpp>
@@ -80,14 +80,14 @@ class book_tool final : public agents::tool {
 
 // Asks for one call of "book" until the conversation holds its result, then
 // answers with the tool's outcome ("booked" or the error code it got).
-class booking_model final : public agents::chat_model {
+class booking_model final : public models::chat_model {
  public:
-  boost::asio::awaitable<agents::chat_result> complete(agents::chat_request request) override {
+  boost::asio::awaitable<models::chat_result> complete(models::chat_request request) override {
     ++calls;
-    agents::chat_result result;
-    const agents::chat_message* answer = nullptr;
+    models::chat_result result;
+    const models::chat_message* answer = nullptr;
     for (const auto& m : request.messages) {
-      if (m.role == agents::chat_role::tool) answer = &m;
+      if (m.role == models::chat_role::tool) answer = &m;
     }
     if (answer == nullptr) {
       result.tool_calls.push_back({"call_1", "book", R"({"slot": "2026-11-27T09:00"})"});

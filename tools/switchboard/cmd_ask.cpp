@@ -12,9 +12,9 @@
 #include "schema_lookup.hpp"
 #include "terminal_output.hpp"
 
-#include <switchboard/agents/model/caching_model.hpp>
-#include <switchboard/agents/model/model_error.hpp>
-#include <switchboard/agents/model/structured.hpp>
+#include <switchboard/models/caching_model.hpp>
+#include <switchboard/models/model_error.hpp>
+#include <switchboard/models/structured.hpp>
 #include <switchboard/protocol/metrics.hpp>
 #include <switchboard/protocol/schema_registry.hpp>
 
@@ -36,7 +36,7 @@ namespace {
 
 namespace fs = std::filesystem;
 namespace json = boost::json;
-namespace sa = switchboard::agents;
+namespace sm = switchboard::models;
 namespace sp = switchboard::protocol;
 using namespace switchboard::cli;
 
@@ -100,13 +100,13 @@ options parse_options(std::span<const std::string> args) {
   return opts;
 }
 
-json::object usage_json(const sa::token_usage& usage) {
+json::object usage_json(const sm::token_usage& usage) {
   return {{"prompt_tokens", usage.prompt_tokens},
           {"completion_tokens", usage.completion_tokens},
           {"total_tokens", usage.total()}};
 }
 
-json::array attempts_json(const std::vector<sa::attempt_record>& attempts) {
+json::array attempts_json(const std::vector<sm::attempt_record>& attempts) {
   json::array out;
   for (const auto& a : attempts) {
     // Repairs, where the value was found and how the model stopped: what
@@ -141,7 +141,7 @@ int run_ask(std::span<const std::string> args) {
   } catch (const sp::protocol_error& e) {
     std::cerr << "switchboard ask: " << shown(e.what()) << "\n";
     return exit_usage;
-  } catch (const sa::model_error& e) {
+  } catch (const sm::model_error& e) {
     std::cerr << "switchboard ask: " << shown(e.what()) << "\n";
     return exit_usage;
   } catch (const std::runtime_error& e) {  // the cache directory
@@ -149,9 +149,9 @@ int run_ask(std::span<const std::string> args) {
     return exit_usage;
   }
 
-  sa::chat_request request;
-  request.messages.push_back({sa::chat_role::user, opts.prompt});
-  sa::structured_options structured;
+  sm::chat_request request;
+  request.messages.push_back({sm::chat_role::user, opts.prompt});
+  sm::structured_options structured;
   structured.schema = *schema;
   structured.schema_name = schema->id();
   sp::parser_metrics parser_metrics;
@@ -159,7 +159,7 @@ int run_ask(std::span<const std::string> args) {
   apply_model_options(opts.model, structured);
 
   boost::asio::io_context io;
-  auto pending = boost::asio::co_spawn(io, sa::complete_structured(*model.model, request, structured),
+  auto pending = boost::asio::co_spawn(io, sm::complete_structured(*model.model, request, structured),
                                        boost::asio::use_future);
   io.run();
   if (!opts.metrics.empty()) {
@@ -172,20 +172,20 @@ int run_ask(std::span<const std::string> args) {
     }
   }
   try {
-    const sa::structured_result result = pending.get();
+    const sm::structured_result result = pending.get();
     json::object out{{"ok", true},
                      {"schema", schema->id()},
                      {"provider", model.model->provider()},
                      {"model", result.last.model},
-                     {"mode", sa::to_string(result.mode)},
+                     {"mode", sm::to_string(result.mode)},
                      {"value", result.value},
                      {"attempts", attempts_json(result.attempts)},
                      {"usage", usage_json(result.usage)}};
     print_json(std::cout, out);
     return exit_ok;
-  } catch (const sa::structured_output_error& e) {
+  } catch (const sm::structured_output_error& e) {
     json::object out{{"ok", false},
-                     {"error", sa::to_string(e.errc())},
+                     {"error", sm::to_string(e.errc())},
                      {"message", e.what()},
                      {"schema", e.schema()},
                      {"last_reason", e.last_reason()},
@@ -193,12 +193,12 @@ int run_ask(std::span<const std::string> args) {
                      {"usage", usage_json(e.usage())}};
     print_json(std::cout, out);
     return exit_failure;
-  } catch (const sa::model_error& e) {
-    if (e.errc() == sa::model_errc::not_configured) {
+  } catch (const sm::model_error& e) {
+    if (e.errc() == sm::model_errc::not_configured) {
       std::cerr << "switchboard ask: " << shown(e.what()) << "\n";
       return exit_usage;
     }
-    json::object out{{"ok", false}, {"error", sa::to_string(e.errc())}, {"message", e.what()}};
+    json::object out{{"ok", false}, {"error", sm::to_string(e.errc())}, {"message", e.what()}};
     if (e.http_status() != 0) out["http_status"] = e.http_status();
     if (!e.provider_message().empty()) out["provider_message"] = e.provider_message();
     print_json(std::cout, out);

@@ -13,7 +13,7 @@
 
 #include <switchboard/orchestrator/workflow_file.hpp>
 
-#include <switchboard/agents/mcp/mcp_tool.hpp>
+#include <switchboard/mcp/mcp_tool.hpp>
 #include <switchboard/protocol/limits.hpp>
 
 #include <boost/json/parse.hpp>
@@ -26,7 +26,7 @@
 namespace {
 
 namespace sb = switchboard;
-namespace sbm = switchboard::agents::mcp;
+namespace sbm = switchboard::mcp;
 namespace json = boost::json;
 
 constexpr std::string_view usage_text =

@@ -3,17 +3,17 @@
 
 #include "command.hpp"
 
-#include <switchboard/agents/model/caching_model.hpp>
-#include <switchboard/agents/model/file_cache_store.hpp>
-#include <switchboard/agents/model/metered_model.hpp>
-#include <switchboard/agents/model/structured.hpp>
+#include <switchboard/models/caching_model.hpp>
+#include <switchboard/models/file_cache_store.hpp>
+#include <switchboard/models/metered_model.hpp>
+#include <switchboard/models/structured.hpp>
 
 #include <charconv>
 #include <cstdlib>
 
 namespace switchboard::cli {
 
-namespace sa = switchboard::agents;
+namespace sm = switchboard::models;
 
 namespace {
 
@@ -41,9 +41,9 @@ bool env_set(const char* name) {
 // The owner of the decorators' chain: the provider's client, the meter
 // around it and the cache around that (each holds a reference to the next).
 struct model_chain {
-  std::unique_ptr<sa::chat_model> client;
-  std::unique_ptr<sa::metered_model> metered;
-  std::shared_ptr<sa::caching_model> cache;
+  std::unique_ptr<sm::chat_model> client;
+  std::unique_ptr<sm::metered_model> metered;
+  std::shared_ptr<sm::caching_model> cache;
 };
 
 }  // namespace
@@ -60,7 +60,7 @@ bool take_model_option(std::span<const std::string> args, std::size_t& i, model_
       throw usage_error("option '--provider' must be openai or anthropic, got '" + out.provider + "'");
   } else if (arg == "--mode") {
     const std::string& text = value_of(args, i);
-    out.mode = sa::parse_output_mode(text);
+    out.mode = sm::parse_output_mode(text);
     if (!out.mode)
       throw usage_error("option '--mode' must be json_schema, json_object or prompt_schema, got '" + text + "'");
   } else if (arg == "--max-attempts") {
@@ -86,8 +86,8 @@ bool configured(const model_options& options) {
   return env_set("OPENAI_BASE_URL") || env_set("OPENAI_API_KEY");
 }
 
-sa::model_config model_config_of(const model_options& options) {
-  sa::model_config config;
+sm::model_config model_config_of(const model_options& options) {
+  sm::model_config config;
   config.provider = options.provider;
   config.model = options.model;
   config.http.base_url = options.base_url;
@@ -109,39 +109,39 @@ std::vector<const protocol::metrics_source*> cli_model::metrics_sources() const 
 }
 
 cli_model make_model_from_env(const model_options& options) {
-  sa::model_config config = sa::model_config_from_env(model_config_of(options));
-  auto metrics = std::make_shared<sa::model_metrics>(config.provider);
+  sm::model_config config = sm::model_config_from_env(model_config_of(options));
+  auto metrics = std::make_shared<sm::model_metrics>(config.provider);
   config.http.retry.on_retry = metrics->retry_observer();  // metrics outlive the client: both live in `out`
 
   auto chain = std::make_shared<model_chain>();
-  chain->client = sa::make_model(config);
-  chain->metered = std::make_unique<sa::metered_model>(*chain->client, metrics);
+  chain->client = sm::make_model(config);
+  chain->metered = std::make_unique<sm::metered_model>(*chain->client, metrics);
   cli_model out;
   out.metrics = metrics;
   if (!options.cache_dir.empty()) {
-    sa::caching_options caching;
+    sm::caching_options caching;
     caching.name = "model";
     caching.ttl = std::chrono::steady_clock::duration::zero();
-    caching.store = std::make_shared<sa::file_cache_store>(sa::file_cache_options{options.cache_dir});
-    chain->cache = std::make_shared<sa::caching_model>(*chain->metered, std::move(caching));
-    out.cache = std::shared_ptr<sa::caching_model>(chain, chain->cache.get());
-    out.model = std::shared_ptr<sa::chat_model>(chain, chain->cache.get());
+    caching.store = std::make_shared<sm::file_cache_store>(sm::file_cache_options{options.cache_dir});
+    chain->cache = std::make_shared<sm::caching_model>(*chain->metered, std::move(caching));
+    out.cache = std::shared_ptr<sm::caching_model>(chain, chain->cache.get());
+    out.model = std::shared_ptr<sm::chat_model>(chain, chain->cache.get());
   } else {
-    out.model = std::shared_ptr<sa::chat_model>(chain, chain->metered.get());
+    out.model = std::shared_ptr<sm::chat_model>(chain, chain->metered.get());
   }
   return out;
 }
 
-sa::call_limits call_limits_of(const model_options& options) {
-  sa::call_limits limits;
+sm::call_limits call_limits_of(const model_options& options) {
+  sm::call_limits limits;
   limits.max_attempts = options.max_attempts;
   if (options.timeout) limits.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(*options.timeout);
   limits.force_mode = options.mode;
   return limits;
 }
 
-void apply_model_options(const model_options& options, sa::structured_options& structured) {
-  sa::apply_call_limits(call_limits_of(options), structured);
+void apply_model_options(const model_options& options, sm::structured_options& structured) {
+  sm::apply_call_limits(call_limits_of(options), structured);
 }
 
 }  // namespace switchboard::cli

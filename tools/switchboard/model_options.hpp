@@ -13,9 +13,9 @@
 // environment.
 #pragma once
 
-#include <switchboard/agents/model/call_limits.hpp>
-#include <switchboard/agents/model/chat_model.hpp>
-#include <switchboard/agents/model/model_factory.hpp>
+#include <switchboard/models/call_limits.hpp>
+#include <switchboard/models/chat_model.hpp>
+#include <switchboard/models/model_factory.hpp>
 
 #include <chrono>
 #include <cstddef>
@@ -27,11 +27,11 @@
 #include <string_view>
 #include <vector>
 
-namespace switchboard::agents {
+namespace switchboard::models {
 class caching_model;
 class model_metrics;
 struct structured_options;
-}  // namespace switchboard::agents
+}  // namespace switchboard::models
 namespace switchboard::protocol { class metrics_source; }
 
 namespace switchboard::cli {
@@ -40,7 +40,7 @@ struct model_options {
   std::string model;                          // --model
   std::string base_url;                       // --base-url
   std::string provider;                       // --provider; empty: SWITCHBOARD_PROVIDER, else openai
-  std::optional<agents::output_mode> mode;    // --mode
+  std::optional<models::output_mode> mode;    // --mode
   std::optional<int> max_attempts;            // --max-attempts; nullopt: the caller's default
   std::string ca_file;                        // --ca-file
   std::optional<std::chrono::seconds> timeout;  // --timeout; nullopt: 120 s per attempt, no total
@@ -74,14 +74,14 @@ bool take_model_option(std::span<const std::string> args, std::size_t& i, model_
 // SWITCHBOARD_PROVIDER=anthropic) set. Without one, `run` uses native agents.
 bool configured(const model_options& options);
 
-// The agents::model_config the options describe (environment not applied).
-agents::model_config model_config_of(const model_options& options);
+// The models::model_config the options describe (environment not applied).
+models::model_config model_config_of(const model_options& options);
 
 // The model to call and what counts its work.
 struct cli_model {
-  std::shared_ptr<agents::chat_model> model;             // the one to call (the cache, with --cache)
-  std::shared_ptr<agents::model_metrics> metrics;        // requests, errors, retries, tokens at the provider
-  std::shared_ptr<agents::caching_model> cache;          // null without --cache
+  std::shared_ptr<models::chat_model> model;             // the one to call (the cache, with --cache)
+  std::shared_ptr<models::model_metrics> metrics;        // requests, errors, retries, tokens at the provider
+  std::shared_ptr<models::caching_model> cache;          // null without --cache
 
   // The sources metrics_output renders (model, and cache when present).
   std::vector<const protocol::metrics_source*> metrics_sources() const;
@@ -89,7 +89,7 @@ struct cli_model {
 
 // The provider's client from the options and the environment, counted by
 // model_metrics and, with --cache, behind a caching_model with an on-disk
-// store in the cache directory. Throws agents::model_error(not_configured)
+// store in the cache directory. Throws models::model_error(not_configured)
 // for a bad provider, base URL or CA file, std::runtime_error when the
 // cache directory cannot be made.
 cli_model make_model_from_env(const model_options& options);
@@ -97,9 +97,9 @@ cli_model make_model_from_env(const model_options& options);
 // --max-attempts, --timeout and --mode as call limits: for a run's
 // model_set (model_set::set_limits), which LLM agents apply over their
 // prompt files.
-agents::call_limits call_limits_of(const model_options& options);
+models::call_limits call_limits_of(const model_options& options);
 
 // The same limits applied to one structured call's options.
-void apply_model_options(const model_options& options, agents::structured_options& structured);
+void apply_model_options(const model_options& options, models::structured_options& structured);
 
 }  // namespace switchboard::cli

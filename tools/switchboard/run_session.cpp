@@ -9,7 +9,7 @@
 #include "stream_output.hpp"
 #include "terminal_output.hpp"
 
-#include <switchboard/agents/model/model_error.hpp>
+#include <switchboard/models/model_error.hpp>
 #include <switchboard/orchestrator/error.hpp>
 #include <switchboard/orchestrator/hub_metrics.hpp>
 #include <switchboard/orchestrator/workflow_file.hpp>
@@ -94,7 +94,7 @@ void add_model_arguments(const model_options& model, const Add& add) {
   if (!model.model.empty()) add("--model", model.model);
   if (!model.base_url.empty()) add("--base-url", model.base_url);
   if (!model.provider.empty()) add("--provider", model.provider);
-  if (model.mode) add("--mode", std::string(agents::to_string(*model.mode)));
+  if (model.mode) add("--mode", std::string(models::to_string(*model.mode)));
   if (model.max_attempts) add("--max-attempts", std::to_string(*model.max_attempts));
   if (!model.ca_file.empty()) add("--ca-file", model.ca_file);
   if (model.timeout) add("--timeout", std::to_string(model.timeout->count()));
@@ -369,9 +369,9 @@ int guarded(std::string_view usage, const std::function<int()>& body) {
   } catch (const usage_error& e) {
     std::cerr << "switchboard: " << shown(e.what()) << "\n" << usage;
     return exit_usage;
-  } catch (const agents::model_error& e) {
+  } catch (const models::model_error& e) {
     std::cerr << "switchboard: " << shown(e.what()) << "\n";
-    return e.errc() == agents::model_errc::not_configured ? exit_usage : exit_failure;
+    return e.errc() == models::model_errc::not_configured ? exit_usage : exit_failure;
   } catch (const std::exception& e) {
     std::cerr << "switchboard: " << shown(e.what()) << "\n";
     return exit_failure;

@@ -185,17 +185,17 @@ void load_prompts(agents::agent_registry& registry, const agents::tool_registry&
 // started and registered before the prompt files that name their tools.
 void load_mcp_servers(loaded_agents& out, const orchestrator::workflow_definition& definition,
                       const fs::path& workflow_file, const loader_settings& settings) {
-  std::vector<agents::mcp::server_config> servers = definition.mcp_servers;
+  std::vector<mcp::server_config> servers = definition.mcp_servers;
   for (const auto& extra : settings.mcp_servers) {
     std::erase_if(servers, [&](const auto& s) { return s.name == extra.name; });
     servers.push_back(extra);
   }
   if (servers.empty()) return;
-  out.mcp = std::make_unique<agents::mcp::server_host>();
+  out.mcp = std::make_unique<mcp::server_host>();
   for (const auto& server : servers) {
     try {
       for (auto& warning : out.mcp->connect_and_register(server, *out.tools)) out.notices.push_back(std::move(warning));
-    } catch (const agents::mcp::mcp_error& e) {
+    } catch (const mcp::mcp_error& e) {
       const std::string where = workflow_file.empty() ? "--mcp" : workflow_file.string() + ": mcp_servers";
       throw std::runtime_error(where + "/" + server.name + ": " + e.what());
     }
@@ -217,11 +217,11 @@ loaded_agents load_agents(const orchestrator::workflow_definition& definition, c
   return out;
 }
 
-agents::mcp::server_config parse_mcp_option(const std::string& value) {
+mcp::server_config parse_mcp_option(const std::string& value) {
   const auto eq = value.find('=');
   if (eq == std::string::npos) throw usage_error("--mcp expects NAME=SPEC, got '" + value + "'");
   try {
-    return agents::mcp::parse_spec(value.substr(0, eq), std::string_view(value).substr(eq + 1));
+    return mcp::parse_spec(value.substr(0, eq), std::string_view(value).substr(eq + 1));
   } catch (const std::invalid_argument& e) {
     throw usage_error(std::string("--mcp: ") + e.what());
   }

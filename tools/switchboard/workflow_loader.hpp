@@ -26,7 +26,7 @@
 #pragma once
 
 #include <switchboard/agents/agent_registry.hpp>
-#include <switchboard/agents/mcp/mcp_tool.hpp>
+#include <switchboard/mcp/mcp_tool.hpp>
 #include <switchboard/agents/tool_registry.hpp>
 #include <switchboard/orchestrator/workflow.hpp>
 
@@ -45,13 +45,13 @@ struct loader_settings {
   std::filesystem::path state_dir;                 // offered to plugins
   bool model_configured = false;
   bool reset_state = false;                        // --reset: for the workflow's own plugins
-  std::vector<agents::mcp::server_config> mcp_servers;  // --mcp NAME=SPEC
+  std::vector<mcp::server_config> mcp_servers;  // --mcp NAME=SPEC
 };
 
 struct loaded_agents {
   // Declared first, destroyed last: the MCP tools in `tools` use the
   // clients it runs (null when the workflow names no MCP server).
-  std::unique_ptr<agents::mcp::server_host> mcp;
+  std::unique_ptr<mcp::server_host> mcp;
   // Declared first, destroyed last: the agents built from prompt files
   // point to it. Plugins' tools; the prompt files' "tools" must be in it.
   std::unique_ptr<agents::tool_registry> tools;
@@ -71,7 +71,7 @@ bool take_loader_option(std::span<const std::string> args, std::size_t& i, loade
 
 // --mcp's value NAME=SPEC as a server configuration; usage_error when it
 // is not one.
-agents::mcp::server_config parse_mcp_option(const std::string& value);
+mcp::server_config parse_mcp_option(const std::string& value);
 
 // The usage lines of those options.
 inline constexpr std::string_view loader_options_usage =

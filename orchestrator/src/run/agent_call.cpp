@@ -11,7 +11,7 @@
 #include "stream_relay.hpp"  // streaming: deltas to observers
 
 #include <switchboard/agents/agent_registry.hpp>
-#include <switchboard/agents/model/model_error.hpp>
+#include <switchboard/models/model_error.hpp>
 #include <switchboard/agents/tool_journal.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -42,8 +42,8 @@ protocol::error_record failure_record(std::exception_ptr failure, const std::str
                                       std::to_string(n->definition->timeout->count()) + " ms at node '" +
                                       n->name() + "'",
                        true);
-  } catch (const agents::model_error& e) {
-    return make_record(agents::to_string(e.errc()), "agent '" + agent + "': " + e.what(), e.retryable());
+  } catch (const models::model_error& e) {
+    return make_record(models::to_string(e.errc()), "agent '" + agent + "': " + e.what(), e.retryable());
   } catch (const std::exception& e) {
     return make_record("agent_exception", "agent '" + agent + "' threw: " + e.what(), false);
   } catch (...) {

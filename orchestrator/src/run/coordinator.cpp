@@ -9,7 +9,7 @@
 #endif
 #include "workflow_run.hpp"
 
-#include <switchboard/agents/model/structured.hpp>
+#include <switchboard/models/structured.hpp>
 #include <switchboard/protocol/coordination.hpp>
 
 #include <boost/asio/use_awaitable.hpp>
@@ -79,16 +79,16 @@ asio::awaitable<void> workflow_run::choose(const compiled_node& n, choice& resul
   } else if (auto* model = hub_->options.models.find(options.model_role)) {
     std::exception_ptr thrown;
     try {
-      agents::chat_request request;
-      request.messages.push_back({agents::chat_role::system, coordination_prompt_system(n)});
-      request.messages.push_back({agents::chat_role::user, outputs_summary(state_, false)});
+      models::chat_request request;
+      request.messages.push_back({models::chat_role::system, coordination_prompt_system(n)});
+      request.messages.push_back({models::chat_role::user, outputs_summary(state_, false)});
       request.prompt_version = "coordinator@1";
-      agents::structured_options so;
+      models::structured_options so;
       so.schema = *n.model_schema;
       so.schema_name = "coordination_request";
       // The invoker's limits (attempts, total time, rung) bind the hub's own calls too.
-      agents::apply_call_limits(hub_->options.models.limits(), so);
-      auto answer = co_await agents::complete_structured(*model, std::move(request), std::move(so));
+      models::apply_call_limits(hub_->options.models.limits(), so);
+      auto answer = co_await models::complete_structured(*model, std::move(request), std::move(so));
       result.tokens = answer.usage;
       auto parsed = protocol::read_coordination_request(answer.value, n.candidate_names);
       if (parsed.request) {
@@ -98,7 +98,7 @@ asio::awaitable<void> workflow_run::choose(const compiled_node& n, choice& resul
         co_return;
       }
       failure = "the model's choice was refused: " + protocol::to_string(parsed.errors);
-    } catch (const agents::structured_output_error& e) {
+    } catch (const models::structured_output_error& e) {
       result.tokens = e.usage();
       failure = e.what();
     } catch (const std::exception& e) {

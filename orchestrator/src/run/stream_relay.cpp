@@ -10,7 +10,7 @@ namespace asio = boost::asio;
 
 namespace {
 
-class stream_relay final : public agents::stream_sink, public std::enable_shared_from_this<stream_relay> {
+class stream_relay final : public models::stream_sink, public std::enable_shared_from_this<stream_relay> {
  public:
   stream_relay(std::vector<std::shared_ptr<observer>> observers, asio::any_io_executor strand, stream_origin origin)
       : observers_(std::move(observers)), strand_(std::move(strand)), origin_(std::move(origin)) {}
@@ -62,7 +62,7 @@ class stream_relay final : public agents::stream_sink, public std::enable_shared
 
 }  // namespace
 
-std::shared_ptr<agents::stream_sink> make_stream_relay(const std::vector<std::shared_ptr<observer>>& observers,
+std::shared_ptr<models::stream_sink> make_stream_relay(const std::vector<std::shared_ptr<observer>>& observers,
                                                        asio::any_io_executor strand, stream_origin origin) {
   std::vector<std::shared_ptr<observer>> wanting;
   std::copy_if(observers.begin(), observers.end(), std::back_inserter(wanting),

@@ -11,7 +11,7 @@
 // up may still deliver safely.
 #pragma once
 
-#include <switchboard/agents/model/chat_model.hpp>
+#include <switchboard/models/chat_model.hpp>
 #include <switchboard/orchestrator/events.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -33,7 +33,7 @@ struct stream_origin {
 };
 
 // A relay for the observers that want deltas, or nullptr when none does.
-std::shared_ptr<agents::stream_sink> make_stream_relay(const std::vector<std::shared_ptr<observer>>& observers,
+std::shared_ptr<models::stream_sink> make_stream_relay(const std::vector<std::shared_ptr<observer>>& observers,
                                                        boost::asio::any_io_executor strand, stream_origin origin);
 
 }  // namespace switchboard::orchestrator::detail

@@ -9,8 +9,8 @@
 #endif
 #include "workflow_run.hpp"
 
-#include <switchboard/agents/model/model_error.hpp>
-#include <switchboard/agents/model/structured.hpp>
+#include <switchboard/models/model_error.hpp>
+#include <switchboard/models/structured.hpp>
 
 #include <boost/asio/use_awaitable.hpp>
 
@@ -56,19 +56,19 @@ asio::awaitable<void> workflow_run::synthesize_by_model(const compiled_node& n, 
     co_return;
   }
   try {
-    agents::chat_request request;
+    models::chat_request request;
     request.messages.push_back(
-        {agents::chat_role::system,
+        {models::chat_role::system,
          "Write the final answer for the user from the outputs of the agents below. Answer with a JSON object "
          "{\"answer\": \"...\", \"explanation\": \"one or two sentences\", \"confidence\": 0.0-1.0}."});
-    request.messages.push_back({agents::chat_role::user, outputs_summary(state_, true)});
+    request.messages.push_back({models::chat_role::user, outputs_summary(state_, true)});
     request.prompt_version = out.prompt_version;
-    agents::structured_options so;
+    models::structured_options so;
     so.schema = *n.model_schema;
     so.schema_name = "synthesis_answer";
     // The invoker's limits (attempts, total time, rung) bind the hub's own calls too.
-    agents::apply_call_limits(hub_->options.models.limits(), so);
-    auto answer = co_await agents::complete_structured(*model, std::move(request), std::move(so));
+    models::apply_call_limits(hub_->options.models.limits(), so);
+    auto answer = co_await models::complete_structured(*model, std::move(request), std::move(so));
     out.tokens = answer.usage;
     out.raw_text = std::move(answer.last.text);
     const auto& value = answer.value.as_object();
@@ -81,8 +81,8 @@ asio::awaitable<void> workflow_run::synthesize_by_model(const compiled_node& n, 
                                                       "cannot be stored: " + *problem,
                               false, n.name());
     }
-  } catch (const agents::model_error& e) {
-    out.error = make_record(agents::to_string(e.errc()), "synthesis node '" + n.name() + "': " + e.what(),
+  } catch (const models::model_error& e) {
+    out.error = make_record(models::to_string(e.errc()), "synthesis node '" + n.name() + "': " + e.what(),
                             e.retryable(), n.name());
   } catch (const std::exception& e) {
     out.error = make_record("agent_exception", "synthesis node '" + n.name() + "': " + e.what(), false, n.name());

@@ -41,7 +41,7 @@ struct step_outcome {
   std::optional<protocol::error_record> error;
   bool cancelled = false;
   int attempts = 0;
-  agents::token_usage tokens;
+  models::token_usage tokens;
   std::string prompt_version;
   std::string note;
   std::string raw_text;                  // the model's text of the last answer, whole
@@ -56,7 +56,7 @@ struct choice {
   agents::agent* agent = nullptr;
   std::string instructions;
   std::string note;
-  agents::token_usage tokens;
+  models::token_usage tokens;
   std::optional<protocol::error_record> failure;
 };
 

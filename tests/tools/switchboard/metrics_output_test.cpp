@@ -3,8 +3,8 @@
 
 #include "../../cli_runner.hpp"
 
-#include <switchboard/agents/model/caching_model.hpp>
-#include <switchboard/agents/model/metered_model.hpp>
+#include <switchboard/models/caching_model.hpp>
+#include <switchboard/models/metered_model.hpp>
 
 #include <gtest/gtest.h>
 
@@ -71,8 +71,8 @@ TEST(render_prometheus, values_print_as_integers_or_shortest_decimals) {
 }
 
 TEST(render_prometheus, renders_the_sources_the_tool_has) {
-  agents::model_metrics model("openai");
-  agents::chat_result answer;
+  models::model_metrics model("openai");
+  models::chat_result answer;
   answer.usage = {11, 7};
   model.record_success(answer);
   protocol::parser_metrics parser;

@@ -4,7 +4,7 @@
 
 #include "command.hpp"
 
-#include <switchboard/agents/model/structured.hpp>
+#include <switchboard/models/structured.hpp>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -42,7 +42,7 @@ TEST(take_model_option, takes_every_model_option_with_its_value) {
   EXPECT_EQ(o.model, "m");
   EXPECT_EQ(o.base_url, "http://h/v1");
   EXPECT_EQ(o.provider, "anthropic");
-  EXPECT_EQ(o.mode, agents::output_mode::json_object);
+  EXPECT_EQ(o.mode, models::output_mode::json_object);
   EXPECT_EQ(o.max_attempts, 1);
   EXPECT_EQ(o.ca_file, "ca.pem");
   EXPECT_EQ(o.timeout, std::chrono::seconds(2));
@@ -92,8 +92,8 @@ TEST(call_limits_of, carries_attempts_timeout_and_mode_and_nothing_unset) {
   const auto limits = call_limits_of(parse({"--max-attempts", "2", "--timeout", "3", "--mode", "prompt_schema"}));
   EXPECT_EQ(limits.max_attempts, 2);
   EXPECT_EQ(limits.timeout, std::chrono::milliseconds(3000));
-  EXPECT_EQ(limits.force_mode, agents::output_mode::prompt_schema);
-  agents::structured_options structured;
+  EXPECT_EQ(limits.force_mode, models::output_mode::prompt_schema);
+  models::structured_options structured;
   apply_model_options(parse({"--timeout", "3"}), structured);
   EXPECT_EQ(structured.max_attempts, 3);  // the default stays
   EXPECT_EQ(structured.timeout, std::chrono::milliseconds(3000));

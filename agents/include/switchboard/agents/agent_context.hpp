@@ -15,8 +15,9 @@
 // the context points to stays alive until run() completes, however late.
 #pragma once
 
-#include <switchboard/agents/model/call_limits.hpp>
-#include <switchboard/agents/model/chat_model.hpp>
+#include <switchboard/agents/model_terms.hpp>
+#include <switchboard/models/call_limits.hpp>
+#include <switchboard/models/chat_model.hpp>
 #include <switchboard/agents/tool_journal.hpp>
 #include <switchboard/protocol/envelope.hpp>
 

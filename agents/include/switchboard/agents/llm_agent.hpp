@@ -78,10 +78,9 @@
 #include <vector>
 
 namespace switchboard::protocol { class parser_metrics; }
+namespace switchboard::models { struct structured_result; }
 
 namespace switchboard::agents {
-
-struct structured_result;
 
 class agent_registry;
 class tool_registry;

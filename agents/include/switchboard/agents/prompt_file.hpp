@@ -29,7 +29,8 @@
 // Thread-safety: immutable values once loaded; safe to share.
 #pragma once
 
-#include <switchboard/agents/model/chat_model.hpp>
+#include <switchboard/agents/model_terms.hpp>
+#include <switchboard/models/chat_model.hpp>
 #include <switchboard/agents/prompt_template.hpp>
 #include <switchboard/protocol/envelope.hpp>
 

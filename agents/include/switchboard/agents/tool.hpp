@@ -32,7 +32,8 @@
 // parameters() and the flags are constant for a tool's lifetime.
 #pragma once
 
-#include <switchboard/agents/model/tool_call.hpp>
+#include <switchboard/agents/model_terms.hpp>
+#include <switchboard/models/tool_call.hpp>
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/object.hpp>

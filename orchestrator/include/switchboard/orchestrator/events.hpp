@@ -11,7 +11,7 @@
 // thread-safe. on_event() must not block and must not throw.
 #pragma once
 
-#include <switchboard/agents/model/chat_model.hpp>
+#include <switchboard/models/chat_model.hpp>
 #include <switchboard/protocol/envelope.hpp>
 
 #include <boost/json/object.hpp>
@@ -60,10 +60,10 @@ struct event {
   // duration_ms, "replayed" when an earlier run of the step made it}
   const boost::json::object* tool_call = nullptr;
   std::string_view text;                         // text_delta: whole UTF-8 characters, untrusted
-  const agents::stream_sink::tool_call_delta* tool_delta = nullptr;  // tool_call_delta
+  const models::stream_sink::tool_call_delta* tool_delta = nullptr;  // tool_call_delta
   std::string_view prompt_version;
   std::chrono::microseconds duration{0};         // step_completed/step_failed
-  agents::token_usage tokens;
+  models::token_usage tokens;
   int attempts = 0;
 };
 

@@ -34,7 +34,7 @@
 // agents).
 #pragma once
 
-#include <switchboard/agents/mcp/server_config.hpp>
+#include <switchboard/mcp/server_config.hpp>
 #include <switchboard/orchestrator/condition.hpp>
 #include <switchboard/protocol/coordination.hpp>
 
@@ -138,7 +138,7 @@ struct workflow_definition {
   // MCP servers whose tools the host registers as "mcp:<server>/<tool>"
   // (file form: "mcp_servers": {"<server>": {"command": [...]} or {"url": ...}};
   // docs/mcp.md). Sorted by name; starting them is the host's job.
-  std::vector<agents::mcp::server_config> mcp_servers;
+  std::vector<mcp::server_config> mcp_servers;
   std::vector<node_definition> nodes;  // in definition order
 
   const node_definition* find(std::string_view node) const noexcept;

@@ -54,7 +54,7 @@ struct audit_entry {
   std::string route;               // the node chosen next ("" when none)
   std::string condition;           // the condition that chose it, or why ("clarification: confidence 0.4 < 0.7")
   std::chrono::microseconds duration{0};
-  agents::token_usage tokens;
+  models::token_usage tokens;
   int attempts = 1;                // calls made, retries included
   std::string note;                // e.g. the coordinator's choice or why it fell back
   // The model's raw text of the step's last answer (LLM agents, synthesis by

@@ -1,0 +1,132 @@
+// The implementation of http_client, in two files by concern:
+// http_client.cpp runs a request (attempts, retries, judging the answer,
+// the errors), http_exchange.cpp runs one attempt on the wire (a pooled or
+// new connection, TLS, writing the request, reading the response).
+// Internal to agents/src/http.
+#pragma once
+
+#include "connection.hpp"
+#include "connection_pool.hpp"
+#include "endpoint_url.hpp"
+#include "http_client.hpp"
+#include "response_diagnosis.hpp"
+
+#include <switchboard/models/model_error.hpp>
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <exception>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+
+namespace switchboard::models::detail {
+
+using http_clock = std::chrono::steady_clock;
+
+// The outcome of one attempt: a response (judged by the client: usable, or
+// a `problem`), or a transport failure that may be retried.
+struct attempt_result {
+  std::optional<http_response> response;
+  response_head head;
+  std::unique_ptr<answer_problem> problem;  // why the response cannot be used
+  model_errc code = model_errc::connection_lost;
+  std::string message;
+  bool retryable = false;
+  // A new plain-HTTP connection closed without a byte of answer: what a TLS
+  // server does with a plain request, worth a probe (see run_attempt).
+  bool closed_unanswered = false;
+  // Streaming (post_json's body_stream): what the stream threw that ends
+  // the request as is, not retried.
+  std::exception_ptr stream_error;
+};
+
+attempt_result failure(model_errc code, std::string message, bool retryable);
+
+// Where a request stands in its attempts: `number` is the attempt just made
+// as the caller sees it (the call's count when a call_budget is given),
+// `retries_left` whether the limit allows another.
+struct attempt_count {
+  int number = 0;
+  int limit = 0;
+  bool retries_left = false;
+};
+
+// Gives the connection back to the pool when the request ends, closing it
+// unless the exchange finished cleanly on a keep-alive connection.
+struct lease {
+  connection_pool& pool;
+  std::unique_ptr<connection> conn;
+  bool slot_held = true;
+  bool reusable = false;
+  ~lease() {
+    if (slot_held) pool.release(std::move(conn), reusable && conn != nullptr);
+  }
+};
+
+class http_client::impl {
+ public:
+  impl(http_options options, std::string provider);
+
+  // The whole request, retries included. Static and owning the client: a
+  // request in flight keeps it alive, and no wrapper coroutine (one more
+  // frame while the response is awaited) is needed for that.
+  static boost::asio::awaitable<http_response> post_json(std::shared_ptr<impl> self, std::string_view path,
+                                                         std::string_view body, std::span<const http_header> headers,
+                                                         call_budget* budget, body_stream* stream);
+
+  const http_options& options() const noexcept { return options_; }
+
+ private:
+  // http_client.cpp: the request, its answer and its errors.
+  void setup_tls();
+  bool accept_answer(attempt_result& result, const std::string& target, std::span<const http_header> headers) const;
+  std::chrono::milliseconds delay_before_retry(const attempt_result& result, const std::string& target,
+                                               std::span<const http_header> headers, const attempt_count& count,
+                                               const call_budget* budget) const;
+  std::string describe(const std::string& target) const;
+  model_error make_error(const attempt_result& r, const std::string& target, std::span<const http_header> headers,
+                         std::string& message) const;
+  void announce_retry(const model_error& error, const std::string& message, const attempt_count& count,
+                      std::chrono::milliseconds delay, bool from_retry_after) const;
+  boost::asio::awaitable<void> sleep(std::chrono::milliseconds delay);
+
+  // http_exchange.cpp: one attempt on the wire.
+  boost::asio::awaitable<void> run_attempt(const std::string& target, std::string_view body,
+                                           std::span<const http_header> headers, http_clock::time_point deadline,
+                                           body_stream* stream, attempt_result& result);
+  boost::asio::awaitable<bool> connect(lease& held, http_clock::time_point deadline, attempt_result& result);
+  boost::asio::awaitable<bool> open(connection& conn, http_clock::time_point deadline, attempt_result& result);
+  boost::asio::awaitable<bool> resolve(http_clock::time_point until,
+                                       boost::asio::ip::tcp::resolver::results_type& endpoints,
+                                       attempt_result& result);
+  boost::asio::awaitable<bool> handshake(connection& conn, attempt_result& result);
+  boost::asio::awaitable<bool> peer_speaks_tls(http_clock::time_point deadline);
+  std::string request_head(const std::string& target, std::size_t body_size,
+                           std::span<const http_header> headers) const;
+  boost::asio::awaitable<void> exchange(lease& held, const std::string& target, std::string_view body,
+                                        std::span<const http_header> headers, http_clock::time_point deadline,
+                                        std::chrono::milliseconds allowed, body_stream* stream, bool& stale,
+                                        attempt_result& result);
+  void prepare_read_buffer(boost::beast::flat_buffer& buffer) const;
+  void release_read_buffer(boost::beast::flat_buffer& buffer, std::size_t received);
+  attempt_result exchange_failure(const boost::system::error_code& ec, bool was_cancelled, const connection& conn,
+                                  bool got_response_bytes, std::span<const http_header> headers,
+                                  std::chrono::milliseconds allowed, bool& stale) const;
+
+  const http_options options_;
+  const std::string provider_;
+  const endpoint_url url_;
+  std::optional<boost::asio::ssl::context> tls_;
+  connection_pool pool_;
+  static constexpr std::size_t min_read_size = 1024;
+  static constexpr std::size_t max_read_size = 16 * 1024;
+  std::atomic<std::size_t> read_size_hint_{min_read_size};  // see prepare_read_buffer
+};
+
+}  // namespace switchboard::models::detail

@@ -1,0 +1,527 @@
+// One attempt of http_client on the wire: a pooled or new connection (TCP,
+// then TLS with verification), the request written by hand, the response
+// read and parsed, and what went wrong said plainly — including a TLS
+// server reached with http:// and a plain-HTTP server reached with https://.
+#include "http_client_impl.hpp"
+
+#include "redaction.hpp"
+#include "stall_watch.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/ssl/error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/error.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <openssl/bio.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <charconv>
+
+namespace switchboard::models::detail {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+using clock = http_clock;
+
+namespace {
+
+constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+
+// A TLS server answers a ClientHello within a round trip; a plain server
+// may sit on it until it sees a line end. The probe waits this long at most.
+constexpr std::chrono::seconds max_probe_time{3};
+
+using response_parser = http::response_parser<http::string_body>;
+
+bool is_connection_loss(const boost::system::error_code& ec) {
+  return ec == http::error::end_of_stream || ec == http::error::partial_message ||
+         ec == asio::error::eof || ec == asio::error::connection_reset ||
+         ec == asio::error::connection_aborted || ec == asio::error::broken_pipe ||
+         ec == asio::ssl::error::stream_truncated;
+}
+
+bool same_header_name(std::string_view a, std::string_view b) {
+  return std::ranges::equal(a, b, [](char x, char y) {
+    return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+  });
+}
+
+// A line break in a name or value would end the header and let the rest be
+// read as another header or a body: refuse it.
+bool has_line_break(std::string_view text) {
+  return std::ranges::any_of(text, [](char c) { return c == '\r' || c == '\n'; });
+}
+
+void append_header(std::string& head, std::string_view name, std::string_view value) {
+  if (has_line_break(name) || name.find(':') != std::string_view::npos || has_line_break(value)) {
+    throw model_error(model_errc::not_configured,
+                      "HTTP header '" + excerpt(name.substr(0, name.find_first_of("\r\n")), {}, 100) +
+                          "' has a line break or colon in its name or a line break in its value");
+  }
+  head.append(name).append(": ").append(value).append("\r\n");
+}
+
+// A default header, unless the caller sends its own of that name.
+void append_default_header(std::string& head, std::string_view name, std::string_view value,
+                           std::span<const http_header> headers) {
+  for (const auto& h : headers)
+    if (same_header_name(h.name, name)) return;
+  append_header(head, name, value);
+}
+
+bool cancelled(asio::cancellation_state state) { return state.cancelled() != asio::cancellation_type::none; }
+
+attempt_result connect_failure(const boost::system::error_code& ec, bool was_cancelled, bool timed_out,
+                               const std::string& what) {
+  if (was_cancelled) return failure(model_errc::cancelled, "request cancelled", false);
+  if (timed_out) return failure(model_errc::timeout, what + " timed out", true);
+  return failure(model_errc::connect_failed, what + " failed: " + ec.message(), true);
+}
+
+// Gives the parser the bytes read so far; true when it needs more.
+bool feed(response_parser& parser, beast::flat_buffer& buffer, boost::system::error_code& ec) {
+  while (buffer.size() > 0 && !parser.is_done()) {
+    const std::size_t used = parser.put(buffer.data(), ec);
+    buffer.consume(used);
+    if (ec == http::error::need_more) {
+      ec = {};
+      return true;
+    }
+    if (ec) return false;
+    if (used == 0) return true;
+  }
+  return !parser.is_done();
+}
+
+// The peer closed the connection: the end of a body that runs to the end
+// of the connection, or a response cut short (or never begun).
+boost::system::error_code end_of_input(response_parser& parser) {
+  if (!parser.got_some()) return http::error::end_of_stream;
+  boost::system::error_code ec;
+  parser.put_eof(ec);
+  return ec;
+}
+
+std::string_view unread_bytes(const beast::flat_buffer& buffer) {
+  const auto data = buffer.data();
+  return {static_cast<const char*>(data.data()), data.size()};
+}
+
+response_head head_of(const http::response<http::string_body>& response) {
+  response_head head;
+  head.status = static_cast<int>(response.result_int());
+  head.content_type = std::string(response[http::field::content_type]);
+  head.content_encoding = std::string(response[http::field::content_encoding]);
+  head.location = std::string(response[http::field::location]);
+  head.retry_after = std::string(response[http::field::retry_after]);
+  return head;
+}
+
+// What a server that is not speaking TLS sent back to the ClientHello, when
+// the handshake failed on it: OpenSSL read five bytes as a record header and
+// gave up; the rest waits, unread, in the stream's input BIO.
+std::optional<std::string> plain_reply_to_handshake(SSL* ssl, const boost::system::error_code& ec) {
+  if (ec.category() != asio::error::get_ssl_category()) return std::nullopt;
+  const int reason = ERR_GET_REASON(static_cast<unsigned long>(ec.value()));
+  if (reason != SSL_R_WRONG_VERSION_NUMBER && reason != SSL_R_PACKET_LENGTH_TOO_LONG &&
+      reason != SSL_R_UNEXPECTED_RECORD) {
+    return std::nullopt;
+  }
+  std::array<char, 256> rest{};
+  const int n = BIO_read(SSL_get_rbio(ssl), rest.data(), static_cast<int>(rest.size()));
+  if (n <= 0) return std::nullopt;
+  return plain_text_reply(std::string_view(rest.data(), static_cast<std::size_t>(n)));
+}
+
+// --- streamed answers (post_json's body_stream) ------------------------------
+
+// A 2xx text/event-stream answer: what a body_stream reads.
+bool is_stream_head(const response_parser& parser) {
+  const auto& response = parser.get();
+  if (response.result_int() / 100 != 2) return false;
+  const std::string_view type = response[http::field::content_type];
+  constexpr std::string_view event_stream = "text/event-stream";
+  return type.size() >= event_stream.size() && same_header_name(type.substr(0, event_stream.size()), event_stream);
+}
+
+// Hands what the parser holds of a streamed body to `stream`, once the head
+// says it is one (`streaming`). False, with the failure in `result`, when
+// the stream refused the bytes.
+bool pass_on(response_parser& parser, body_stream& stream, bool& streaming, attempt_result& result) {
+  try {
+    if (!streaming) {
+      if (!parser.is_header_done() || !is_stream_head(parser)) return true;
+      streaming = true;
+      stream.begin();
+    }
+    auto& body = parser.get().body();
+    if (!body.empty()) {
+      stream.data(body);
+      body.clear();
+    }
+    return true;
+  } catch (const model_error& e) {
+    if (!e.retryable()) {
+      result.stream_error = std::current_exception();
+      return false;
+    }
+    result = failure(e.errc(), e.what(), true);  // a mid-stream error the provider says is transient
+  } catch (...) {
+    result.stream_error = std::current_exception();
+  }
+  return false;
+}
+
+// The streamed body ended as HTTP framed it: the answer, or a truncated one.
+void end_stream(body_stream& stream, int status, attempt_result& result) {
+  try {
+    if (auto problem = stream.end()) {
+      result = failure(model_errc::connection_lost, "the event stream ended before its end: " + *problem, true);
+      return;
+    }
+  } catch (...) {
+    result.stream_error = std::current_exception();
+    return;
+  }
+  result.response = http_response{status, {}, true};
+}
+
+}  // namespace
+
+// One attempt into `result`; a pooled connection that turns out to be
+// closed by the server is replaced once without counting as an attempt.
+// The frames alive while the response is awaited hold no result of their
+// own (an awaitable's frame keeps a slot for its result), and getting a
+// connection is a coroutine of its own, so its locals are gone by then.
+// `deadline` is the attempt's: request_timeout from now, or sooner when the
+// call's deadline comes first.
+asio::awaitable<void> http_client::impl::run_attempt(const std::string& target, std::string_view body,
+                                                     std::span<const http_header> headers, clock::time_point deadline,
+                                                     body_stream* stream, attempt_result& result) {
+  const auto allowed = std::chrono::ceil<std::chrono::milliseconds>(deadline - clock::now());
+  for (int stale_retries = 0;; ++stale_retries) {
+    lease held{pool_, nullptr, false};
+    if (!co_await connect(held, deadline, result)) co_return;
+    bool stale = false;
+    co_await exchange(held, target, body, headers, deadline, allowed, stream, stale, result);
+    if (!stale || stale_retries > 0) break;
+  }
+  // OpenSSL-based servers close a plain-HTTP connection without a word.
+  // Retrying cannot help then; a TLS handshake (which sends no request and
+  // no key) tells whether that is what happened.
+  if (result.closed_unanswered && co_await peer_speaks_tls(std::min(deadline, clock::now() + max_probe_time))) {
+    result = failure(model_errc::connect_failed,
+                     "the server closed the connection without answering, and it completes a TLS handshake: it "
+                     "speaks HTTPS on this port, use https:// in the base URL",
+                     false);
+  }
+}
+
+// A pooled connection, or a new one opened, for `held`; false (and the
+// failure in `result`) when there is none.
+asio::awaitable<bool> http_client::impl::connect(lease& held, clock::time_point deadline, attempt_result& result) {
+  try {
+    held.conn = co_await pool_.acquire(deadline);
+  } catch (const boost::system::system_error& e) {
+    result = e.code() == beast::error::timeout
+                 ? failure(model_errc::timeout, "no free connection before the request deadline",
+                           options_.retry.retry_timeouts)
+                 : failure(model_errc::cancelled, "request cancelled", false);
+    co_return false;
+  }
+  held.slot_held = true;
+  if (held.conn) co_return true;
+  held.conn = std::make_unique<connection>(co_await asio::this_coro::executor, tls_ ? &*tls_ : nullptr);
+  const bool opened = co_await open(*held.conn, deadline, result);
+  co_return opened;
+}
+
+// Opens `conn`: TCP connect, then the TLS handshake, before the connect
+// deadline; false, with the failure in `result`, when that fails.
+asio::awaitable<bool> http_client::impl::open(connection& conn, clock::time_point deadline, attempt_result& result) {
+  const auto connect_deadline = std::min(deadline, clock::now() + options_.connect_timeout);
+  auto& socket = conn.socket();
+  boost::system::error_code ec;
+  if (url_.host_is_ip) {
+    const tcp::endpoint endpoint(asio::ip::make_address(url_.host), static_cast<unsigned short>(std::stoi(url_.port)));
+    conn.deadline.start(connect_deadline, socket, co_await asio::this_coro::executor);
+    std::tie(ec) = co_await socket.async_connect(endpoint, use_tuple);
+  } else {
+    tcp::resolver::results_type endpoints;
+    if (!co_await resolve(connect_deadline, endpoints, result)) co_return false;
+    conn.deadline.start(connect_deadline, socket, co_await asio::this_coro::executor);
+    // Once the deadline has closed the socket, no further address is tried.
+    const auto before_deadline = [&conn](const boost::system::error_code&, const tcp::endpoint&) {
+      return !conn.deadline.expired();
+    };
+    std::tie(ec, std::ignore) = co_await asio::async_connect(socket, endpoints, before_deadline, use_tuple);
+  }
+  if (ec) {
+    conn.deadline.stop();
+    const bool was_cancelled = cancelled(co_await asio::this_coro::cancellation_state);
+    result = connect_failure(ec, was_cancelled, conn.deadline.expired(), "connect to " + url_.host_header);
+    co_return false;
+  }
+  socket.set_option(tcp::no_delay(true), ec);
+  bool opened = true;
+  if (conn.tls) opened = co_await handshake(conn, result);
+  conn.deadline.stop();
+  if (opened && conn.deadline.expired()) {  // expired as the last step finished: the socket is closed
+    result = connect_failure({}, false, true, "connect to " + url_.host_header);
+    opened = false;
+  }
+  co_return opened;
+}
+
+// The host's addresses, resolved before `until`; false, with the failure in
+// `result`, when that fails. A coroutine of its own: the resolver, its
+// timer and the race between them are not kept in open()'s frame.
+asio::awaitable<bool> http_client::impl::resolve(clock::time_point until, tcp::resolver::results_type& endpoints,
+                                                 attempt_result& result) {
+  tcp::resolver resolver(co_await asio::this_coro::executor);
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  timer.expires_at(until);
+  using namespace asio::experimental::awaitable_operators;
+  auto resolved = co_await (resolver.async_resolve(url_.host, url_.port, use_tuple) || timer.async_wait(use_tuple));
+  if (resolved.index() == 1) {
+    result = cancelled(co_await asio::this_coro::cancellation_state)
+                 ? failure(model_errc::cancelled, "request cancelled", false)
+                 : failure(model_errc::timeout, "resolving " + url_.host + " timed out", true);
+    co_return false;
+  }
+  auto& [rec, found] = std::get<0>(resolved);
+  if (rec) {
+    result = failure(model_errc::connect_failed, "cannot resolve " + url_.host + ": " + rec.message(), true);
+    co_return false;
+  }
+  endpoints = std::move(found);
+  co_return true;
+}
+
+// The TLS handshake with the host's name (or address) verified; false, with
+// the failure in `result`, when it fails.
+asio::awaitable<bool> http_client::impl::handshake(connection& conn, attempt_result& result) {
+  SSL* ssl = conn.tls->native_handle();
+  if (url_.host_is_ip) {
+    X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), url_.host.c_str());
+  } else {
+    SSL_set_tlsext_host_name(ssl, url_.host.c_str());  // SNI (never for IP literals)
+    SSL_set1_host(ssl, url_.host.c_str());
+  }
+  auto [ec] = co_await conn.tls->async_handshake(asio::ssl::stream_base::client, use_tuple);
+  if (!ec) co_return true;
+  const long verify = SSL_get_verify_result(ssl);
+  const bool verify_failed = verify != X509_V_OK || (ec.category() == asio::error::get_ssl_category() &&
+                                                     ERR_GET_REASON(static_cast<unsigned long>(ec.value())) ==
+                                                         SSL_R_CERTIFICATE_VERIFY_FAILED);
+  const std::string what = "TLS handshake with " + url_.host_header;
+  if (verify_failed) {
+    const std::string why = verify != X509_V_OK ? X509_verify_cert_error_string(verify) : ec.message();
+    result = failure(model_errc::tls_verification_failed, "TLS verification of " + url_.host + " failed: " + why,
+                     false);
+  } else if (const auto reply = plain_reply_to_handshake(ssl, ec)) {
+    result = failure(model_errc::connect_failed,
+                     what + " failed: the server answered in plain HTTP ('" + excerpt(*reply, {}, 100) +
+                         "'): it speaks plain HTTP on this port, use http:// in the base URL",
+                     false);
+  } else {
+    const bool was_cancelled = cancelled(co_await asio::this_coro::cancellation_state);
+    result = connect_failure(ec, was_cancelled, conn.deadline.expired(), what);
+    // A plain-HTTP server hangs up on a ClientHello, or waits for the end of
+    // a request line that never comes.
+    const bool hung_up = ec == asio::ssl::error::stream_truncated || ec == asio::error::eof ||
+                         ec == asio::error::connection_reset;
+    if (result.code == model_errc::timeout || (result.code == model_errc::connect_failed && hung_up)) {
+      result.message += " (if the server serves plain HTTP, use http:// in the base URL)";
+    }
+  }
+  co_return false;
+}
+
+// Whether the server completes a TLS handshake (certificate not checked:
+// only the protocol matters) before `deadline` or the connect timeout.
+asio::awaitable<bool> http_client::impl::peer_speaks_tls(clock::time_point deadline) {
+  asio::ssl::context probe_context(asio::ssl::context::tls_client);
+  probe_context.set_verify_mode(asio::ssl::verify_none);
+  connection probe(co_await asio::this_coro::executor, &probe_context);
+  attempt_result ignored;
+  const bool speaks_tls = co_await open(probe, deadline, ignored);
+  co_return speaks_tls;
+}
+
+// The request line and headers, written by hand: one string and one
+// gathered write with the body, instead of Beast's field container and
+// serializer (a tenth of the client's CPU per request in profiles).
+// Accept-Encoding: identity, because the client decodes no compression.
+std::string http_client::impl::request_head(const std::string& target, std::size_t body_size,
+                                            std::span<const http_header> headers) const {
+  std::string head;
+  head.reserve(200 + target.size() + url_.host_header.size() + options_.user_agent.size() + 64 * headers.size());
+  head.append("POST ").append(target).append(" HTTP/1.1\r\nHost: ").append(url_.host_header).append("\r\n");
+  append_default_header(head, "User-Agent", options_.user_agent, headers);
+  append_default_header(head, "Content-Type", "application/json", headers);
+  append_default_header(head, "Accept", "application/json", headers);
+  append_default_header(head, "Accept-Encoding", "identity", headers);
+  for (const auto& h : headers) append_header(head, h.name, h.value);
+  char length[24];
+  head.append("Content-Length: ")
+      .append(length, std::to_chars(length, length + sizeof length, body_size).ptr)
+      .append("\r\n\r\n");
+  return head;
+}
+
+asio::awaitable<void> http_client::impl::exchange(lease& held, const std::string& target, std::string_view body,
+                                                  std::span<const http_header> headers, clock::time_point deadline,
+                                                  std::chrono::milliseconds allowed, body_stream* stream,
+                                                  bool& stale, attempt_result& result) {
+  connection& conn = *held.conn;
+  const std::string head = request_head(target, body.size(), headers);
+  const std::array<asio::const_buffer, 2> request{asio::buffer(head), asio::buffer(body.data(), body.size())};
+
+  response_parser parser;
+  parser.body_limit(options_.max_response_bytes);
+  conn.deadline.start(deadline, conn.socket(), co_await asio::this_coro::executor);
+  // A streamed request: silence longer than the idle timeout is a stall.
+  std::optional<stall_watch> watch;
+  if (stream) {
+    watch.emplace(co_await asio::this_coro::executor, options_.stream_idle_timeout);
+    watch->start(conn.socket());
+  }
+  bool streaming = false;
+
+  boost::system::error_code ec;
+  std::size_t received = 0;
+  prepare_read_buffer(conn.buffer);
+  // Both streams' operations are the same awaitable type: one co_await
+  // each (a frame keeps a slot for every co_await's temporaries).
+  auto write = conn.tls ? asio::async_write(*conn.tls, request, use_tuple)
+                        : asio::async_write(*conn.plain, request, use_tuple);
+  std::tie(ec, std::ignore) = co_await std::move(write);
+  // The response is read with the socket's own read_some and fed to the
+  // parser here: Beast's composed read (read_op over read_some_op) keeps
+  // ~900 bytes of operation state next to the pending read for as long as
+  // the answer takes, and adds handler layers to every completion.
+  parser.eager(true);
+  bool refused = false;  // the body_stream refused what it was given
+  for (;;) {
+    const bool more = !ec && feed(parser, conn.buffer, ec);
+    if (stream && !ec && !pass_on(parser, *stream, streaming, result)) {
+      refused = true;
+      break;
+    }
+    if (!more) break;
+    auto room = conn.buffer.prepare(std::max<std::size_t>(512, conn.buffer.capacity() - conn.buffer.size()));
+    auto read = conn.tls ? conn.tls->async_read_some(room, use_tuple) : conn.plain->async_read_some(room, use_tuple);
+    std::size_t bytes = 0;
+    std::tie(ec, bytes) = co_await std::move(read);
+    if (watch) watch->touch();
+    conn.buffer.commit(bytes);
+    received += bytes;
+    if (ec == asio::error::eof) ec = end_of_input(parser);
+  }
+  conn.deadline.stop();
+  if (watch) watch->stop();
+  // A stream's size says nothing about the next answer's: it sizes no read buffer.
+  release_read_buffer(conn.buffer, streaming ? 0 : received);
+  if (refused) co_return;  // the connection is closed with the lease: the rest is unread
+  if (ec) {
+    const bool was_cancelled = cancelled(co_await asio::this_coro::cancellation_state);
+    if (watch && watch->stalled() && !was_cancelled && !conn.deadline.expired()) {
+      result = failure(model_errc::timeout,
+                       "the stream stalled: nothing arrived for " + std::to_string(watch->idle().count()) +
+                           " ms (stream_idle_timeout)",
+                       options_.retry.retry_timeouts);
+      co_return;
+    }
+    result = exchange_failure(ec, was_cancelled, conn, parser.got_some(), headers, allowed, stale);
+    result.closed_unanswered = !conn.tls && !conn.reused && received == 0 && is_connection_loss(ec) && !was_cancelled;
+    co_return;
+  }
+
+  auto& response = parser.get();
+  result.head = head_of(response);
+  if (streaming) {
+    end_stream(*stream, result.head.status, result);
+  } else {
+    result.response = http_response{result.head.status, std::move(response.body())};
+  }
+  // The parser's keep_alive() is also false for a body that ended with the
+  // connection; an expiry has closed the socket.
+  held.reusable = parser.keep_alive() && !conn.deadline.expired();
+}
+
+// A read asks for the buffer's free room (at least 512 bytes), so a
+// response larger than the buffer costs a second read (a syscall and a
+// trip through the reactor). The buffer is sized for the responses this
+// client has seen while a request is out, and freed between requests so
+// that idle pooled connections hold none.
+void http_client::impl::prepare_read_buffer(beast::flat_buffer& buffer) const {
+  const std::size_t wanted = read_size_hint_.load(std::memory_order_relaxed);
+  if (buffer.capacity() < wanted) buffer.reserve(wanted);
+}
+
+void http_client::impl::release_read_buffer(beast::flat_buffer& buffer, std::size_t received) {
+  if (received > 0) {
+    constexpr std::size_t granule = 512;
+    const std::size_t wanted = std::clamp((received + granule - 1) / granule * granule, min_read_size, max_read_size);
+    read_size_hint_.store(wanted, std::memory_order_relaxed);
+  }
+  if (buffer.size() == 0) buffer.shrink_to_fit();
+}
+
+attempt_result http_client::impl::exchange_failure(const boost::system::error_code& ec, bool was_cancelled,
+                                                   const connection& conn, bool got_response_bytes,
+                                                   std::span<const http_header> headers,
+                                                   std::chrono::milliseconds allowed, bool& stale) const {
+  if (was_cancelled) return failure(model_errc::cancelled, "request cancelled", false);
+  if (conn.deadline.expired()) {
+    // The time this attempt had: request_timeout, or what was left of the call's deadline.
+    return failure(model_errc::timeout, "no complete response within " + std::to_string(allowed.count()) + " ms",
+                   options_.retry.retry_timeouts);
+  }
+  if (ec == http::error::body_limit) {
+    return failure(model_errc::response_too_large,
+                   "response body exceeds the limit of " + std::to_string(options_.max_response_bytes) + " bytes",
+                   false);
+  }
+  // The parser takes nothing of bytes that cannot start a status line, so a
+  // TLS record (an alert, a handshake) is still there to be recognised.
+  if (!conn.tls && looks_like_tls_record(unread_bytes(conn.buffer))) {
+    return failure(model_errc::connect_failed,
+                   "the server answered the plain-HTTP request in TLS: it speaks HTTPS on this port, use https:// "
+                   "in the base URL",
+                   false);
+  }
+  if (is_connection_loss(ec)) {
+    stale = conn.reused && !got_response_bytes;  // the server closed an idle connection
+    return failure(model_errc::connection_lost,
+                   std::string(got_response_bytes ? "connection lost mid-response: "
+                                                  : "connection lost before a response: ") +
+                       ec.message(),
+                   true);
+  }
+  if (ec.category() == http::make_error_code(http::error::bad_version).category()) {
+    return failure(model_errc::invalid_response,
+                   "malformed HTTP response: " + ec.message() + " (it starts '" +
+                       excerpt(unread_bytes(conn.buffer), headers, 60) + "')",
+                   false);
+  }
+  return failure(model_errc::connection_lost, "I/O error: " + ec.message(), true);
+}
+
+}  // namespace switchboard::models::detail

@@ -1,0 +1,71 @@
+#include <switchboard/models/metered_model.hpp>
+
+namespace switchboard::models {
+
+void model_metrics::record_success(const chat_result& result) noexcept {
+  std::lock_guard lock(mutex_);
+  ++counts_.ok;
+  // Providers report usage as non-negative; a negative count is the
+  // server's mistake and adds nothing.
+  if (result.usage.prompt_tokens > 0) counts_.prompt_tokens += static_cast<std::uint64_t>(result.usage.prompt_tokens);
+  if (result.usage.completion_tokens > 0)
+    counts_.completion_tokens += static_cast<std::uint64_t>(result.usage.completion_tokens);
+}
+
+void model_metrics::record_failure(model_errc code) noexcept {
+  try {
+    std::lock_guard lock(mutex_);
+    ++counts_.failed;
+    ++counts_.errors[std::string(to_string(code))];
+  } catch (...) {
+    // Out of memory for a map node: the failure is still counted above.
+  }
+}
+
+void model_metrics::record_retry() noexcept {
+  std::lock_guard lock(mutex_);
+  ++counts_.retries;
+}
+
+std::function<void(const retry_event&)> model_metrics::retry_observer() {
+  return [this](const retry_event&) { record_retry(); };
+}
+
+model_metrics::counts model_metrics::snapshot() const {
+  std::lock_guard lock(mutex_);
+  return counts_;
+}
+
+std::vector<protocol::metric_sample> model_metrics::collect() const {
+  const counts c = snapshot();
+  using protocol::metric_sample;
+  std::vector<metric_sample> out;
+  const auto add = [&](std::string name, std::string label, std::string value, std::uint64_t n) {
+    metric_sample s;
+    s.name = std::move(name);
+    s.labels = {{"provider", provider_}};
+    if (!label.empty()) s.labels.emplace(std::move(label), std::move(value));
+    s.value = static_cast<double>(n);
+    out.push_back(std::move(s));
+  };
+  add("switchboard_model_requests_total", "outcome", "ok", c.ok);
+  add("switchboard_model_requests_total", "outcome", "error", c.failed);
+  for (const auto& [code, n] : c.errors) add("switchboard_model_errors_total", "code", code, n);
+  add("switchboard_model_retries_total", "", "", c.retries);
+  add("switchboard_model_tokens_total", "kind", "prompt", c.prompt_tokens);
+  add("switchboard_model_tokens_total", "kind", "completion", c.completion_tokens);
+  return out;
+}
+
+boost::asio::awaitable<chat_result> metered_model::complete(chat_request request) {
+  try {
+    chat_result result = co_await inner_.complete(std::move(request));
+    metrics_->record_success(result);
+    co_return result;
+  } catch (const model_error& e) {
+    metrics_->record_failure(e.errc());
+    throw;
+  }
+}
+
+}  // namespace switchboard::models

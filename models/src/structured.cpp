@@ -1,0 +1,600 @@
+// The structured-output ladder: pick a rung (native JSON Schema, strict where
+// it can be, JSON-object mode, schema in the prompt), ask, parse and
+// validate, re-ask with the validator's errors. Decisions
+// (docs/adr/0008-structured-output-ladder-and-model-doubles.md, and
+// docs/structured-outputs.md):
+//  - strict schemas: sent whenever the model honours `strict` and the
+//    schema's strict form exists (keywords strict mode cannot take but that
+//    only narrow the answer are left out of what is sent and checked
+//    locally); the value is validated against the ORIGINAL schema. Strict
+//    mode turns optional properties into required nullable ones, so when the
+//    value fails as is, null members at optional properties are removed and
+//    it is validated again (the model used null to mean "absent").
+//  - a provider rejecting the response format (format_rejection.hpp) makes
+//    the ladder step down: strict json_schema → json_schema → json_object →
+//    prompt (logged, recorded as an attempt with reason
+//    response_format_unsupported, not counted against max_attempts). A
+//    forced mode keeps its rung and only gives up strictness.
+//  - how the model stopped: see structured.hpp.
+//  - token budget: a re-ask is sent only when the tokens spent so far plus
+//    the least the next attempt can cost (the last prompt and answer, which
+//    the next prompt repeats) fit in the budget.
+#include <switchboard/models/structured.hpp>
+
+#include <switchboard/protocol/metrics.hpp>
+#include <switchboard/protocol/strict_mode.hpp>
+
+#include "format_rejection.hpp"
+#include <switchboard/models/detail/structured_ladder.hpp>
+
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cctype>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace switchboard::models {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+using protocol::compiled_schema;
+using protocol::parse_result;
+using protocol::validation_error;
+
+namespace {
+
+constexpr std::size_t max_errors_in_reask = 10;
+constexpr std::size_t provider_name_limit = 64;  // OpenAI: ^[a-zA-Z0-9_-]{1,64}$
+constexpr std::string_view format_rejected_reason = "response_format_unsupported";
+
+// What one call of complete_structured works with.
+struct ladder {
+  const structured_options& options;
+  std::string schema_id;      // names the schema in errors and logs
+  std::string provider_name;  // the name sent in response_format
+  bool strict = false;        // send the strict form with strict: true
+  const protocol::strict_form* strict_schema = nullptr;  // set when strict; owned by options.schema
+};
+
+std::string schema_id_of(const structured_options& options) {
+  if (!options.schema.id().empty()) return options.schema.id();
+  return options.schema_name.empty() ? std::string("(unnamed)") : options.schema_name;
+}
+
+// Providers restrict the schema name's alphabet; ids such as
+// "scheduling.output@1" are mapped to "scheduling_output_1".
+std::string provider_schema_name(std::string_view name) {
+  std::string out;
+  for (char c : name.substr(0, provider_name_limit)) {
+    const bool allowed = std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+    out.push_back(allowed ? c : '_');
+  }
+  return out.empty() ? std::string("output") : out;
+}
+
+// True the first time a schema goes non-strict to a provider: the reason is
+// the same on every request, so it is logged once, not once per call.
+bool first_report(std::string_view schema_id, std::string_view provider) {
+  if (!spdlog::should_log(spdlog::level::info)) return false;
+  static std::mutex mutex;
+  static std::set<std::string, std::less<>> reported;
+  std::string key = std::string(schema_id) + '\n' + std::string(provider);
+  std::lock_guard lock(mutex);
+  return reported.insert(std::move(key)).second;
+}
+
+bool use_strict(const chat_model& model, ladder& l) {
+  if (!model.capabilities().strict_schema) return false;
+  const auto provider = model.provider() == "anthropic" ? protocol::strict_provider::anthropic
+                                                        : protocol::strict_provider::openai;
+  // Computed once per compiled schema: make_strict and the keyword check
+  // walk and copy the whole schema.
+  const auto& form = l.options.schema.strict_form(provider);
+  const auto& unsupported = form.unsupported;
+  if (unsupported.empty()) {
+    l.strict_schema = &form;
+    return true;
+  }
+  if (first_report(l.schema_id, model.provider())) {
+    spdlog::info("schema {}: sending a non-strict json_schema to {}: {}{}", l.schema_id,
+                 model.provider(), unsupported.front().to_string(),
+                 unsupported.size() > 1 ? " (and more)" : "");
+  }
+  return false;
+}
+
+std::string schema_instructions(const ladder& l) {
+  return "Answer with a single JSON value that is valid against this JSON Schema:\n" +
+         l.options.schema.document().text() +
+         "\nReply with the JSON value only: no prose, no Markdown code fences.";
+}
+
+void add_system_instructions(std::vector<chat_message>& messages, const std::string& text) {
+  if (!messages.empty() && messages.front().role == chat_role::system) {
+    messages.front().content += "\n\n" + text;
+  } else {
+    messages.insert(messages.begin(), chat_message{chat_role::system, text});
+  }
+}
+
+// Plain-text models often follow the last user turn best; append there.
+void add_user_instructions(std::vector<chat_message>& messages, const std::string& text) {
+  auto last_user = std::find_if(messages.rbegin(), messages.rend(),
+                                [](const chat_message& m) { return m.role == chat_role::user; });
+  if (last_user != messages.rend()) {
+    last_user->content += "\n\n" + text;
+  } else {
+    messages.push_back(chat_message{chat_role::user, text});
+  }
+}
+
+chat_request request_for(output_mode mode, const chat_request& base,
+                         const std::vector<chat_message>& conversation, const ladder& l) {
+  chat_request request = base;
+  request.format = {};
+  switch (mode) {
+    case output_mode::json_schema:
+      request.format.type = response_format::kind::json_schema;
+      request.format.name = l.provider_name;
+      request.format.strict = l.strict;
+      request.format.schema = l.strict ? l.strict_schema->schema : l.options.schema.document();
+      break;
+    case output_mode::json_object:
+      request.format.type = response_format::kind::json_object;
+      add_system_instructions(request.messages, schema_instructions(l));
+      break;
+    case output_mode::prompt_schema:
+      add_user_instructions(request.messages, schema_instructions(l));
+      break;
+  }
+  request.messages.insert(request.messages.end(), conversation.begin(), conversation.end());
+  return request;
+}
+
+// Starts the model call. Not a coroutine: the request it builds is moved
+// into the model's frame, so complete_structured's frame (alive for the
+// whole call) needs no slot for it.
+asio::awaitable<chat_result> ask(chat_model& model, output_mode mode, const chat_request& base,
+                                 const std::vector<chat_message>& conversation, const ladder& l) {
+  return model.complete(request_for(mode, base, conversation, l));
+}
+
+// --- strict-mode nulls -------------------------------------------------------
+
+const json::value* resolve_local_ref(const json::value& root, const json::value& schema) {
+  const json::value* node = &schema;
+  for (int hops = 0; hops < 16; ++hops) {
+    const auto* object = node->if_object();
+    const auto* ref = object ? object->if_contains("$ref") : nullptr;
+    if (!ref || !ref->is_string()) return node;
+    const std::string_view target = ref->get_string();
+    if (!target.starts_with('#')) return nullptr;
+    boost::system::error_code ec;
+    node = root.find_pointer(target.substr(1), ec);
+    if (!node) return nullptr;
+  }
+  return nullptr;
+}
+
+bool is_required(const json::object& schema, std::string_view key) {
+  const auto* required = schema.if_contains("required");
+  if (!required || !required->is_array()) return false;
+  const auto& list = required->get_array();
+  return std::any_of(list.begin(), list.end(),
+                     [&](const json::value& name) { return name.is_string() && name.get_string() == key; });
+}
+
+// Removes null members at optional properties, following properties, items
+// and local $refs of the original schema. Returns whether anything changed.
+bool drop_optional_nulls(json::value& value, const json::value& schema_node, const json::value& root) {
+  const json::value* resolved = resolve_local_ref(root, schema_node);
+  const auto* schema = resolved ? resolved->if_object() : nullptr;
+  if (!schema) return false;
+  bool changed = false;
+  if (auto* object = value.if_object()) {
+    const auto* properties = schema->if_contains("properties");
+    if (!properties || !properties->is_object()) return false;
+    std::vector<std::string> nulls;
+    for (auto& member : *object) {
+      const auto* property = properties->get_object().if_contains(member.key());
+      if (!property) continue;
+      if (member.value().is_null() && !is_required(*schema, member.key()))
+        nulls.emplace_back(member.key());
+      else
+        changed |= drop_optional_nulls(member.value(), *property, root);
+    }
+    for (const auto& key : nulls) object->erase(key);
+    return changed || !nulls.empty();
+  }
+  if (auto* array = value.if_array()) {
+    const auto* items = schema->if_contains("items");
+    if (!items) return false;
+    for (std::size_t i = 0; i < array->size(); ++i) {
+      if (items->is_array()) {
+        if (i < items->get_array().size())
+          changed |= drop_optional_nulls((*array)[i], items->get_array()[i], root);
+      } else {
+        changed |= drop_optional_nulls((*array)[i], *items, root);
+      }
+    }
+  }
+  return changed;
+}
+
+// --- parsing -----------------------------------------------------------------
+
+// The same rule as parse_output: the most basic problem names the failure
+// (a missing field explains later type errors better than they do).
+std::optional<protocol::errc> reason_of(const std::vector<validation_error>& errors) {
+  using protocol::errc;
+  if (errors.empty()) return std::nullopt;
+  for (const errc kind : {errc::schema_missing_field, errc::schema_type_error,
+                          errc::schema_violation, errc::invariant_violation}) {
+    for (const auto& error : errors)
+      if (error.kind == kind) return kind;
+  }
+  return errors.front().kind;
+}
+
+parse_result parse_answer(const std::string& text, const ladder& l, protocol::output_end end) {
+  const compiled_schema& schema = l.options.schema;
+  if (!l.strict) return protocol::parse_output(text, schema, l.options.metrics, end);
+
+  // The strict path decides the outcome after normalizing, so the outcome is
+  // recorded here rather than by the parser.
+  parse_result result = protocol::parse_output(text, schema, nullptr, end);
+  if (!result.ok() && result.stage != protocol::parse_stage::failed) {
+    json::value normalized = result.value;
+    if (drop_optional_nulls(normalized, schema.json(), schema.json())) {
+      result.errors = schema.validate(normalized);
+      result.reason = reason_of(result.errors);
+      result.value = std::move(normalized);
+    }
+  }
+  if (l.options.metrics) l.options.metrics->record_outcome(result);
+  return result;
+}
+
+// --- messages ----------------------------------------------------------------
+
+}  // namespace
+
+namespace detail {
+
+std::string reask_message(const protocol::parse_result& parsed, std::string_view schema_id) {
+  const bool json_failed = parsed.stage == protocol::parse_stage::failed;
+  std::string text = json_failed
+      ? "Your previous answer could not be read as JSON (" + std::string(parsed.reason_code()) + ")"
+      : "Your previous answer is not valid against the JSON Schema \"" + std::string(schema_id) + "\" (" +
+            std::string(parsed.reason_code()) + ")";
+  text += parsed.errors.empty() ? "." : ":";
+  const std::size_t shown = std::min(parsed.errors.size(), max_errors_in_reask);
+  for (std::size_t i = 0; i < shown; ++i) text += "\n- " + parsed.errors[i].to_string();
+  if (parsed.errors.size() > shown)
+    text += "\n- ... and " + std::to_string(parsed.errors.size() - shown) + " more";
+  text += "\nReply with the corrected, complete JSON value only: no prose, no Markdown code fences.";
+  return text;
+}
+
+}  // namespace detail
+
+namespace {
+
+
+// "schema_type_error: /data/x: expected number, got string": the reason and
+// the first error of that kind.
+std::string reason_with_detail(const attempt_record& attempt) {
+  if (attempt.errors.empty()) return attempt.reason;
+  auto match = std::find_if(attempt.errors.begin(), attempt.errors.end(), [&](const validation_error& e) {
+    return protocol::to_string(e.kind) == attempt.reason;
+  });
+  if (match == attempt.errors.end()) match = attempt.errors.begin();
+  return attempt.reason + ": " + match->to_string();
+}
+
+// --- the ladder --------------------------------------------------------------
+
+}  // namespace
+
+// --- how the model stopped ---------------------------------------------------
+
+namespace detail {
+
+constexpr std::size_t max_words_quoted = 500;
+
+// The model's own words for a message, cut to a readable length.
+std::string quoted_words(std::string_view words) {
+  if (words.empty()) return "(no words given)";
+  std::string out(words.substr(0, max_words_quoted));
+  if (words.size() > max_words_quoted) out += "...";
+  return "\"" + out + "\"";
+}
+
+}  // namespace detail
+
+namespace {
+
+using detail::quoted_words;
+
+// A failed parse_result for an answer that never reached the parser.
+parse_result not_an_answer(protocol::errc reason, std::string message, const chat_result& answer) {
+  parse_result result;
+  result.raw = answer.text;
+  result.reason = reason;
+  result.errors.push_back({"", std::move(message), reason});
+  return result;
+}
+
+// The parser's verdict, or the reason the answer is no answer at all.
+parse_result read_answer(const chat_result& answer, stop_reason stop, const ladder& l) {
+  using protocol::errc;
+  const bool no_text = answer.text.find_first_not_of(" \t\r\n") == std::string::npos;
+  if (stop == stop_reason::refusal) {
+    return not_an_answer(errc::refusal,
+                         "the model refused: " + quoted_words(answer.refusal.empty() ? answer.text : answer.refusal),
+                         answer);
+  }
+  if (stop == stop_reason::content_filter) {
+    return not_an_answer(errc::content_filter, "the provider's content filter withheld the answer", answer);
+  }
+  if (stop == stop_reason::tool_calls && no_text) {
+    return not_an_answer(errc::unexpected_tool_call,
+                         "the model called a tool instead of answering; no tool is available here", answer);
+  }
+  if (no_text && !answer.reasoning.empty() && stop != stop_reason::truncated) {
+    return not_an_answer(errc::reasoning_only, "the model returned reasoning but no answer", answer);
+  }
+  const auto end = stop == stop_reason::truncated ? protocol::output_end::truncated : protocol::output_end::complete;
+  return parse_answer(answer.text, l, end);
+}
+
+}  // namespace
+
+namespace detail {
+
+// The max_tokens of the next request after a truncated answer: twice what
+// was asked (or used), within max_output_tokens and what the token budget
+// leaves once the prompt is paid again. Nothing when that is no more.
+std::optional<int> raised_max_tokens(const chat_request& request, const chat_result& answer,
+                                     const structured_options& options, const token_usage& used) {
+  const std::int64_t asked = request.max_tokens.value_or(0);
+  const std::int64_t current = std::max<std::int64_t>(asked, answer.usage.completion_tokens);
+  std::int64_t next = std::min<std::int64_t>(current > 0 ? current * 2 : 1024, options.max_output_tokens);
+  if (options.token_budget > 0) {
+    next = std::min(next, options.token_budget - used.total() - answer.usage.prompt_tokens);
+  }
+  if (next <= current) return std::nullopt;
+  return static_cast<int>(next);
+}
+
+}  // namespace detail
+
+namespace {
+
+using detail::raised_max_tokens;
+
+std::string rung_name(const detail::rung& r) {
+  return std::string(to_string(r.mode)) + (r.mode == output_mode::json_schema && r.strict ? " (strict)" : "");
+}
+
+[[noreturn]] void fail(model_errc code, const std::string& message, const ladder& l,
+                       std::vector<attempt_record>& attempts, token_usage usage, std::string last_text = {}) {
+  const std::string last_reason = attempts.empty() ? std::string() : attempts.back().reason;
+  spdlog::warn("{}", message);
+  throw structured_output_error(code, message, l.schema_id, last_reason, std::move(attempts), usage,
+                                std::move(last_text));
+}
+
+}  // namespace
+
+json::object attempt_record::to_json() const {
+  constexpr std::size_t max_errors_recorded = 20;
+  json::array error_list;
+  for (std::size_t i = 0; i < errors.size() && i < max_errors_recorded; ++i) error_list.emplace_back(errors[i].to_string());
+  if (errors.size() > max_errors_recorded)
+    error_list.emplace_back("... and " + std::to_string(errors.size() - max_errors_recorded) + " more");
+  json::array repair_list;
+  for (const auto& r : repairs) repair_list.emplace_back(r);
+  json::object out{{"number", number},
+                   {"mode", to_string(mode)},
+                   {"strict", strict},
+                   {"stage", protocol::to_string(stage)},
+                   {"reason", reason},  // "" when this attempt validated
+                   {"errors", std::move(error_list)},
+                   {"repairs", std::move(repair_list)},
+                   {"origin", origin},
+                   {"stop", to_string(stop)},
+                   {"finish_reason", finish_reason},
+                   {"max_tokens", max_tokens ? json::value(*max_tokens) : json::value(nullptr)},
+                   {"usage", json::object{{"prompt_tokens", usage.prompt_tokens},
+                                          {"completion_tokens", usage.completion_tokens}}}};
+  return out;
+}
+
+void apply_call_limits(const call_limits& limits, structured_options& options) {
+  if (limits.max_attempts) options.max_attempts = *limits.max_attempts;
+  if (limits.timeout) options.timeout = *limits.timeout;
+  if (limits.force_mode) options.force_mode = *limits.force_mode;
+  if (limits.metrics && !options.metrics) options.metrics = limits.metrics;
+}
+
+asio::awaitable<structured_result> complete_structured(chat_model& model, chat_request request,
+                                                       structured_options options) {
+  structured_result out;
+  auto ladder = detail::complete_structured_into(model, std::move(request), std::move(options), out);
+  co_await std::move(ladder);
+  co_return out;
+}
+
+namespace detail {
+
+attempt_record record_of(const parse_result& parsed, const chat_result& answer, stop_reason stop,
+                         attempt_record attempt) {
+  attempt.stage = parsed.stage;
+  attempt.reason = std::string(parsed.reason_code());
+  attempt.errors = parsed.errors;
+  attempt.repairs = parsed.repairs;
+  attempt.origin = parsed.origin;
+  attempt.stop = stop;
+  attempt.finish_reason = answer.finish_reason;
+  attempt.usage = answer.usage;
+  return attempt;
+}
+
+}  // namespace detail
+
+namespace {
+
+// Ends the call when the model refused or its answer was filtered: the same
+// request would only be refused again.
+void fail_if_final(stop_reason stop, const chat_result& answer, const ladder& l,
+                   std::vector<attempt_record>& attempts, const token_usage& usage) {
+  if (stop == stop_reason::refusal) {
+    fail(model_errc::structured_output_failed,
+         "schema " + l.schema_id + ": the model refused to answer (refusal): " +
+             quoted_words(answer.refusal.empty() ? answer.text : answer.refusal),
+         l, attempts, usage, answer.text);
+  }
+  if (stop == stop_reason::content_filter) {
+    fail(model_errc::structured_output_failed,
+         "schema " + l.schema_id + ": the provider's content filter withheld the answer (content_filter)" +
+             (answer.text.empty() ? std::string() : "; the text it let through: " + quoted_words(answer.text)),
+         l, attempts, usage, answer.text);
+  }
+}
+
+
+std::string attempts_text(int count) { return std::to_string(count) + " attempt" + (count == 1 ? "" : "s"); }
+
+// Probes the provider rejected for their response format: sent, but given
+// back (not counted against max_attempts, nor in "after N attempts").
+int rejected_probes(const std::vector<attempt_record>& attempts) {
+  return static_cast<int>(std::count_if(attempts.begin(), attempts.end(), [](const attempt_record& a) {
+    return a.reason == format_rejected_reason;
+  }));
+}
+
+}  // namespace
+
+asio::awaitable<void> detail::complete_structured_into(chat_model& model, chat_request request,
+                                                       structured_options options, structured_result& out) {
+  if (options.max_attempts < 1)
+    throw std::invalid_argument("complete_structured: max_attempts must be at least 1 (got " +
+                                std::to_string(options.max_attempts) + ")");
+  ladder l{options, schema_id_of(options), {}, false, nullptr};
+  l.provider_name = provider_schema_name(options.schema_name.empty() ? options.schema.id()
+                                                                     : options.schema_name);
+  output_mode mode = options.force_mode.value_or(model.capabilities().best_mode);
+  if (mode == output_mode::json_schema) l.strict = use_strict(model, l);
+
+  std::vector<attempt_record> attempts;
+  std::vector<chat_message> conversation;  // answers and re-asks so far
+  token_usage usage;
+  // The one count of attempts and the deadline, shared with the HTTP client.
+  call_budget budget;
+  budget.max_attempts = options.max_attempts;
+  if (options.timeout) budget.deadline = std::chrono::steady_clock::now() + *options.timeout;
+  request.budget = &budget;
+  for (;;) {
+    attempt_record attempt;
+    attempt.mode = mode;
+    attempt.strict = l.strict;
+    attempt.max_tokens = request.max_tokens;
+
+    std::optional<rung> next;
+    std::string rejection;
+    chat_result answer;
+    const int sent_before = budget.attempts;
+    try {
+      answer = co_await ask(model, mode, request, conversation, l);
+    } catch (const model_error& error) {
+      next = rung_after_rejection(error, {mode, l.strict});
+      // A forced mode keeps its rung; only strictness may be given up.
+      if (!next || (options.force_mode && next->mode != mode)) throw;
+      rejection = error.provider_message().empty() ? error.what() : error.provider_message();
+    }
+    // A model that sends nothing it counts (a double, a cache hit) answered
+    // in one attempt.
+    if (budget.attempts == sent_before) ++budget.attempts;
+    attempt.number = budget.attempts;
+    if (next) {
+      ++budget.max_attempts;  // the rejected probe gives its attempt back
+      spdlog::warn("schema {}: {} rejected response_format {} ({}); stepping down to {}", l.schema_id,
+                   model.provider(), rung_name({mode, l.strict}), rejection, rung_name(*next));
+      attempt.reason = format_rejected_reason;
+      attempt.errors.push_back({"", "provider rejected response_format " + rung_name({mode, l.strict}) +
+                                        ": " + rejection});
+      attempts.push_back(std::move(attempt));
+      mode = next->mode;
+      l.strict = next->strict;
+      continue;
+    }
+
+    usage += answer.usage;
+    const stop_reason stop = stop_of(answer);
+    parse_result parsed = read_answer(answer, stop, l);
+    attempts.push_back(detail::record_of(parsed, answer, stop, attempt));
+    const attempt_record& recorded = attempts.back();
+    spdlog::debug("schema {}: attempt {} ({}, stop {}) {} {}", l.schema_id, recorded.number, to_string(mode),
+                  to_string(stop), protocol::to_string(parsed.stage), parsed.ok() ? "valid" : recorded.reason);
+
+    if (parsed.ok()) {
+      out = structured_result{std::move(parsed.value), std::move(attempts), usage, mode, std::move(answer)};
+      co_return;
+    }
+    fail_if_final(stop, answer, l, attempts, usage);
+    const int made = budget.attempts - rejected_probes(attempts);
+    if (budget.attempts >= budget.max_attempts) {
+      fail(model_errc::structured_output_failed,
+           "schema " + l.schema_id + ": no valid answer after " + attempts_text(made) + " (last reason: " +
+               reason_with_detail(recorded) + ")",
+           l, attempts, usage, answer.text);
+    }
+    if (budget.deadline && std::chrono::steady_clock::now() >= *budget.deadline) {
+      fail(model_errc::timeout,
+           "schema " + l.schema_id + ": no valid answer after " + attempts_text(made) + " within the call's " +
+               std::to_string(options.timeout->count()) + " ms (last reason: " + reason_with_detail(recorded) + ")",
+           l, attempts, usage, answer.text);
+    }
+    if (parsed.reason == protocol::errc::truncated) {
+      // The same request with room to finish: the cut answer is not shown
+      // back to the model, it would only cost tokens.
+      const auto raised = raised_max_tokens(request, answer, options, usage);
+      if (!raised) {
+        fail(model_errc::token_budget_exhausted,
+             "schema " + l.schema_id + ": the answer was cut off at the token limit (truncated) after " +
+                 attempts_text(made) + ", and max_tokens cannot be raised within the token budget of " +
+                 std::to_string(options.token_budget) + " and max_output_tokens " +
+                 std::to_string(options.max_output_tokens),
+             l, attempts, usage, answer.text);
+      }
+      spdlog::info("schema {}: answer cut off at the token limit; asking again with max_tokens {}", l.schema_id,
+                   *raised);
+      request.max_tokens = *raised;
+      continue;
+    }
+    const std::int64_t next_cost = answer.usage.prompt_tokens + answer.usage.completion_tokens;
+    if (options.token_budget > 0 && usage.total() + next_cost > options.token_budget) {
+      fail(model_errc::token_budget_exhausted,
+           "schema " + l.schema_id + ": token budget of " + std::to_string(options.token_budget) +
+               " exhausted after " + attempts_text(made) + " (" + std::to_string(usage.total()) +
+               " tokens used, a re-ask needs at least " + std::to_string(next_cost) +
+               " more; last reason: " + reason_with_detail(recorded) + ")",
+           l, attempts, usage, answer.text);
+    }
+    if (!answer.text.empty()) conversation.push_back({chat_role::assistant, answer.text});
+    conversation.push_back({chat_role::user, detail::reask_message(parsed, l.schema_id)});
+  }
+}
+
+}  // namespace switchboard::models
