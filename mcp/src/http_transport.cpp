@@ -13,7 +13,7 @@
 // Deadlines: every network step is bounded by the request timeout; the
 // client abandons a request (closing its connection) when its own deadline
 // passes or its caller cancels.
-#include "../../models/src/http/sse_parser.hpp"
+#include <switchboard/net/sse_parser.hpp>
 #include "transport.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -158,17 +158,17 @@ template <class Stream>
 asio::awaitable<void> http_state::read_sse(Stream& stream, beast::flat_buffer& buffer,
                                            http::response_parser<http::string_body>& parser, exchange& x) {
   // JSON-RPC messages come as "message" events (or untyped ones) with data.
-  struct message_events final : models::detail::sse_handler {
+  struct message_events final : net::sse_handler {
     explicit message_events(http_state& state) : state(state) {}
-    void on_event(const models::detail::sse_event& e) override {
+    void on_event(const net::sse_event& e) override {
       if ((e.type.empty() || e.type == "message") && !e.data.empty()) state.deliver(e.data);
     }
     http_state& state;
   } handler{*this};
-  models::detail::sse_parser events({max_message_bytes, max_message_bytes});
+  net::sse_parser events({max_message_bytes, max_message_bytes});
   for (;;) {
     if (!parser.get().body().empty()) {
-      const bool ok = events.feed(parser.get().body(), handler) == models::detail::sse_status::ok;
+      const bool ok = events.feed(parser.get().body(), handler) == net::sse_status::ok;
       parser.get().body().clear();
       if (!ok) {
         fail_request(x, mcp_error(mcp_errc::message_too_large, prefix() + "sent an event over " +

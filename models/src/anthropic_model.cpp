@@ -1,6 +1,6 @@
 #include <switchboard/models/anthropic_model.hpp>
 
-#include "http/http_client.hpp"
+#include <switchboard/net/http_client.hpp>
 #include "anthropic_stream.hpp"
 #include "tool_wire.hpp"
 #include "wire_common.hpp"
@@ -133,7 +133,7 @@ json::object tool_choice_object(const chat_request& request) {
 // --- tool calls in answers ---------------------------------------------------
 
 tool_call read_tool_use(const json::object& block, std::size_t index, std::string_view body,
-                        std::span<const detail::http_header> secrets) {
+                        std::span<const net::http_header> secrets) {
   tool_call call;
   call.id = detail::string_field(block, "id");
   call.name = detail::string_field(block, "name");
@@ -160,7 +160,7 @@ std::size_t count_tool_uses(const json::array& content) {
 class anthropic_model::impl {
  public:
   explicit impl(anthropic_options options)
-      : options_(std::move(options)), client_(with_default_base(options_.http), "anthropic") {}
+      : options_(std::move(options)), client_(detail::make_http_client(with_default_base(options_.http), "anthropic")) {}
 
   // `forced_out`: the name of the structured-output tool it forces, if any.
   std::string render(const chat_request& request, bool* wrapped_out = nullptr,
@@ -236,12 +236,17 @@ class anthropic_model::impl {
   // whole JSON answer instead is read as usual and delivered as one piece.
   boost::asio::awaitable<chat_result> send_streamed(std::string body, std::chrono::steady_clock::time_point started,
                                                     reading how, call_budget* budget, stream_sink* sink) {
-    const std::array<detail::http_header, 3> headers{{{"Accept", "text/event-stream", false},
+    const std::array<net::http_header, 3> headers{{{"Accept", "text/event-stream", false},
                                                       {"anthropic-version", options_.version, false},
                                                       {"x-api-key", options_.api_key, true}}};
-    const std::span<const detail::http_header> sent(headers.data(), options_.api_key.empty() ? 2 : 3);
+    const std::span<const net::http_header> sent(headers.data(), options_.api_key.empty() ? 2 : 3);
     detail::anthropic_stream reader(sink, how, sent);
-    auto response = co_await client_.post_json("/v1/messages", body, sent, budget, &reader);
+    net::http_response response;
+    try {
+      response = co_await client_.post_json("/v1/messages", body, sent, budget, &reader);
+    } catch (const net::net_error& e) {
+      throw detail::model_error_of(e);
+    }
     if (!response.streamed) {
       reader.begin();  // a retry's whole answer: void what an earlier attempt streamed
       chat_result result = finish(std::move(response.body), started, how, sent);
@@ -255,17 +260,22 @@ class anthropic_model::impl {
 
   boost::asio::awaitable<chat_result> send(std::string body, std::chrono::steady_clock::time_point started,
                                            reading how, call_budget* budget) {
-    const std::array<detail::http_header, 2> headers{{{"x-api-key", options_.api_key, true},
+    const std::array<net::http_header, 2> headers{{{"x-api-key", options_.api_key, true},
                                                       {"anthropic-version", options_.version, false}}};
-    const std::span<const detail::http_header> sent =
-        options_.api_key.empty() ? std::span<const detail::http_header>(headers).subspan(1)
-                                 : std::span<const detail::http_header>(headers);
-    auto response = co_await client_.post_json("/v1/messages", body, sent, budget);
+    const std::span<const net::http_header> sent =
+        options_.api_key.empty() ? std::span<const net::http_header>(headers).subspan(1)
+                                 : std::span<const net::http_header>(headers);
+    net::http_response response;
+    try {
+      response = co_await client_.post_json("/v1/messages", body, sent, budget);
+    } catch (const net::net_error& e) {
+      throw detail::model_error_of(e);
+    }
     co_return finish(std::move(response.body), started, how, sent);
   }
 
   static chat_result finish(std::string body, std::chrono::steady_clock::time_point started, const reading& how,
-                            std::span<const detail::http_header> secrets) {
+                            std::span<const net::http_header> secrets) {
     chat_result result = parse(body, how, secrets);
     result.latency = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
     result.raw_body = std::move(body);
@@ -280,7 +290,7 @@ class anthropic_model::impl {
   }
 
   static chat_result parse(const std::string& body, const reading& how,
-                           std::span<const detail::http_header> secrets) {
+                           std::span<const net::http_header> secrets) {
     unsigned char buffer[4096];  // most responses parse without touching the heap
     json::monotonic_resource arena(buffer, sizeof buffer);
     const json::object root = detail::parse_response_object(body, "anthropic", &arena, secrets);
@@ -326,7 +336,7 @@ class anthropic_model::impl {
   }
 
   anthropic_options options_;
-  detail::http_client client_;
+  net::http_client client_;
 };
 
 anthropic_model::anthropic_model(anthropic_options options)

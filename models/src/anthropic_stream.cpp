@@ -4,6 +4,7 @@
 #include "wire_common.hpp"
 
 #include <switchboard/models/model_error.hpp>
+#include <switchboard/net/error.hpp>
 #include <switchboard/protocol/limits.hpp>
 #include <switchboard/protocol/utf8.hpp>
 
@@ -45,13 +46,15 @@ const json::object* object_at(const json::object& object, std::string_view key) 
   // Overloaded and internal errors are the server's passing state: retried.
   const bool transient = type == "overloaded_error" || type == "api_error";
   const int status = type == "overloaded_error" ? 529 : type == "api_error" ? 500 : 0;
-  throw model_error(model_errc::http_status, "anthropic: the stream reported " + type + ": " + message, status,
-                    message, transient);
+  const std::string what = "anthropic: the stream reported " + type + ": " + message;
+  // A transient one fails the attempt for the network layer to retry.
+  if (transient) throw net::net_error(net::net_errc::http_status, what, status, message, true);
+  throw model_error(model_errc::http_status, what, status, message);
 }
 
 }  // namespace
 
-anthropic_stream::anthropic_stream(stream_sink* sink, anthropic_reading how, std::span<const http_header> secrets)
+anthropic_stream::anthropic_stream(stream_sink* sink, anthropic_reading how, std::span<const net::http_header> secrets)
     : stream_reader("anthropic", sink), how_(std::move(how)), secrets_(secrets) {}
 
 void anthropic_stream::reset() {
@@ -68,7 +71,7 @@ void anthropic_stream::reset() {
   done_ = false;
 }
 
-void anthropic_stream::on_event(const sse_event& event) {
+void anthropic_stream::on_event(const net::sse_event& event) {
   if (done_) return;
   unsigned char buffer[2048];
   json::monotonic_resource arena(buffer, sizeof buffer);

@@ -32,7 +32,7 @@ inline bool is_forced_answer(const anthropic_reading& how, std::string_view name
 
 class anthropic_stream final : public stream_reader {
  public:
-  anthropic_stream(stream_sink* sink, anthropic_reading how, std::span<const http_header> secrets);
+  anthropic_stream(stream_sink* sink, anthropic_reading how, std::span<const net::http_header> secrets);
 
   // The answer as the whole-answer reader reads the same answer; raw_body:
   // the stream. After end() said it is whole.
@@ -52,7 +52,7 @@ class anthropic_stream final : public stream_reader {
   void reset() override;
   bool complete() const noexcept override { return done_; }
   std::string_view end_marker() const noexcept override { return "message_stop event"; }
-  void on_event(const sse_event& event) override;
+  void on_event(const net::sse_event& event) override;
   void start_block(const boost::json::object& event, std::string_view data);
   void block_delta(const boost::json::object& event, std::string_view data);
   void stop_block(const boost::json::object& event, std::string_view data);
@@ -61,7 +61,7 @@ class anthropic_stream final : public stream_reader {
   boost::json::value parse_input(const block& b, std::string_view data) const;
 
   anthropic_reading how_;
-  std::span<const http_header> secrets_;
+  std::span<const net::http_header> secrets_;
   std::vector<block> blocks_;
   std::vector<tool_call> calls_;
   std::string text_, answer_, reasoning_, finish_reason_, model_;

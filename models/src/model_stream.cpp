@@ -63,8 +63,8 @@ void stream_reader::begin() {
 
 void stream_reader::data(std::string_view bytes) {
   raw_.append(bytes);
-  const sse_status status = parser_.feed(bytes, *this);
-  if (status != sse_status::ok) fail(to_string(status), {});
+  const net::sse_status status = parser_.feed(bytes, *this);
+  if (status != net::sse_status::ok) fail(to_string(status), {});
 }
 
 std::optional<std::string> stream_reader::end() {

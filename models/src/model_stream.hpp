@@ -10,8 +10,8 @@
 // Thread-safety: none; used by the coroutine of one request.
 #pragma once
 
-#include "http/http_client.hpp"
-#include "http/sse_parser.hpp"
+#include <switchboard/net/http_client.hpp>
+#include <switchboard/net/sse_parser.hpp>
 
 #include <switchboard/models/chat_model.hpp>
 
@@ -38,7 +38,7 @@ class utf8_joiner {
   std::string out_;
 };
 
-class stream_reader : public body_stream, protected sse_handler {
+class stream_reader : public net::body_stream, protected net::sse_handler {
  public:
   stream_reader(std::string_view provider, stream_sink* sink);
 
@@ -68,7 +68,7 @@ class stream_reader : public body_stream, protected sse_handler {
   std::string raw_;  // the stream as received, for chat_result::raw_body
 
  private:
-  sse_parser parser_;
+  net::sse_parser parser_;
   utf8_joiner text_;
   std::vector<utf8_joiner> arguments_;  // per tool call
   bool delivered_ = false;              // something reached the sink in this attempt

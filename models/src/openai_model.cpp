@@ -1,6 +1,6 @@
 #include <switchboard/models/openai_model.hpp>
 
-#include "http/http_client.hpp"
+#include <switchboard/net/http_client.hpp>
 #include "json_writer.hpp"
 #include "openai_response.hpp"
 #include "openai_stream.hpp"
@@ -116,7 +116,7 @@ class openai_model::impl {
  public:
   explicit impl(openai_options options)
       : options_(std::move(options)),
-        client_(with_default_base(options_.http), "openai"),
+        client_(detail::make_http_client(with_default_base(options_.http), "openai")),
         authorization_(options_.api_key.empty() ? std::string() : "Bearer " + options_.api_key) {}
 
   std::string render(const chat_request& request) const {
@@ -166,9 +166,14 @@ class openai_model::impl {
  private:
   boost::asio::awaitable<chat_result> send(std::string body, std::chrono::steady_clock::time_point started,
                                            call_budget* budget) {
-    std::array<detail::http_header, 1> headers{{{"Authorization", authorization_, true}}};
-    const std::span<const detail::http_header> sent(headers.data(), authorization_.empty() ? 0 : 1);
-    auto response = co_await client_.post_json("/chat/completions", body, sent, budget);
+    std::array<net::http_header, 1> headers{{{"Authorization", authorization_, true}}};
+    const std::span<const net::http_header> sent(headers.data(), authorization_.empty() ? 0 : 1);
+    net::http_response response;
+    try {
+      response = co_await client_.post_json("/chat/completions", body, sent, budget);
+    } catch (const net::net_error& e) {
+      throw detail::model_error_of(e);
+    }
     co_return finish(std::move(response.body), started, sent);
   }
 
@@ -177,11 +182,16 @@ class openai_model::impl {
   // its answer delivered as one piece.
   boost::asio::awaitable<chat_result> send_streamed(std::string body, std::chrono::steady_clock::time_point started,
                                                     call_budget* budget, stream_sink* sink) {
-    std::array<detail::http_header, 2> headers{{{"Accept", "text/event-stream", false},
+    std::array<net::http_header, 2> headers{{{"Accept", "text/event-stream", false},
                                                 {"Authorization", authorization_, true}}};
-    const std::span<const detail::http_header> sent(headers.data(), authorization_.empty() ? 1 : 2);
+    const std::span<const net::http_header> sent(headers.data(), authorization_.empty() ? 1 : 2);
     detail::openai_stream reader(sink, sent);
-    auto response = co_await client_.post_json("/chat/completions", body, sent, budget, &reader);
+    net::http_response response;
+    try {
+      response = co_await client_.post_json("/chat/completions", body, sent, budget, &reader);
+    } catch (const net::net_error& e) {
+      throw detail::model_error_of(e);
+    }
     if (!response.streamed) {
       reader.begin();  // a retry's whole answer: void what an earlier attempt streamed
       chat_result result = finish(std::move(response.body), started, sent);
@@ -194,7 +204,7 @@ class openai_model::impl {
   }
 
   static chat_result finish(std::string body, std::chrono::steady_clock::time_point started,
-                            std::span<const detail::http_header> secrets) {
+                            std::span<const net::http_header> secrets) {
     chat_result result = detail::read_openai_completion(body, secrets);
     result.latency = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
     result.raw_body = std::move(body);
@@ -202,7 +212,7 @@ class openai_model::impl {
   }
 
   openai_options options_;
-  detail::http_client client_;
+  net::http_client client_;
   std::string authorization_;
 };
 

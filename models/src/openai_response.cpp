@@ -268,7 +268,7 @@ class completion_handler {
 // The string member `key` of a tool call's object: "" when absent; a value
 // of another type fails, naming the call.
 std::string string_member(const json::object& object, std::string_view key, std::size_t index,
-                          std::string_view body, std::span<const http_header> secrets) {
+                          std::string_view body, std::span<const net::http_header> secrets) {
   const auto* member = object.if_contains(key);
   if (!member || member->is_null()) return {};
   if (!member->is_string()) {
@@ -281,7 +281,7 @@ std::string string_member(const json::object& object, std::string_view key, std:
 
 // One element of message.tool_calls: {id, type: "function", function: {name, arguments}}.
 tool_call read_tool_call(const json::value& element, std::size_t index, std::string_view body,
-                         std::span<const http_header> secrets) {
+                         std::span<const net::http_header> secrets) {
   const auto fail = [&](std::string_view id, const std::string& what) {
     throw invalid_response("openai", describe_tool_call(index, id) + " " + what, body, secrets);
   };
@@ -307,7 +307,7 @@ tool_call read_tool_call(const json::value& element, std::size_t index, std::str
 // Tool calls are rare and small beside a text answer: they are read from a
 // document of the body, built only when the stream saw a non-empty
 // choices[0].message.tool_calls, so plain answers keep the streaming path.
-std::vector<tool_call> read_tool_calls(std::string_view body, std::span<const http_header> secrets) {
+std::vector<tool_call> read_tool_calls(std::string_view body, std::span<const net::http_header> secrets) {
   unsigned char buffer[4096];
   json::monotonic_resource arena(buffer, sizeof buffer);
   const json::object root = parse_response_object(body, "openai", &arena, secrets);
@@ -329,7 +329,7 @@ std::vector<tool_call> read_tool_calls(std::string_view body, std::span<const ht
 
 }  // namespace
 
-chat_result read_openai_completion(std::string_view body, std::span<const http_header> secrets) {
+chat_result read_openai_completion(std::string_view body, std::span<const net::http_header> secrets) {
   // A model's text may hold invalid UTF-8 (a byte-level tokenizer cut a
   // character); it is kept as sent rather than failing the whole response.
   json::parse_options options;

@@ -9,7 +9,7 @@
 #include <span>
 #include <string_view>
 
-#include "http/http_header.hpp"
+#include <switchboard/net/http_header.hpp>
 
 namespace switchboard::models::detail {
 
@@ -26,6 +26,6 @@ namespace switchboard::models::detail {
 // truncated answer is a result, not an error: the structured ladder decides.
 // `secrets`: the request's headers, so an excerpt of the body in an error is
 // redacted for them (wire_common's invalid_response).
-chat_result read_openai_completion(std::string_view body, std::span<const http_header> secrets = {});
+chat_result read_openai_completion(std::string_view body, std::span<const net::http_header> secrets = {});
 
 }  // namespace switchboard::models::detail

@@ -40,7 +40,7 @@ std::string error_message(const json::value& error) {
 
 }  // namespace
 
-openai_stream::openai_stream(stream_sink* sink, std::span<const http_header> secrets)
+openai_stream::openai_stream(stream_sink* sink, std::span<const net::http_header> secrets)
     : stream_reader("openai", sink), secrets_(secrets) {}
 
 void openai_stream::reset() {
@@ -54,7 +54,7 @@ void openai_stream::reset() {
   done_ = false;
 }
 
-void openai_stream::on_event(const sse_event& event) {
+void openai_stream::on_event(const net::sse_event& event) {
   if (done_) return;  // nothing counts after the end marker
   if (event.data == "[DONE]") {
     done_ = true;

@@ -16,7 +16,7 @@ namespace switchboard::models::detail {
 
 class openai_stream final : public stream_reader {
  public:
-  openai_stream(stream_sink* sink, std::span<const http_header> secrets);
+  openai_stream(stream_sink* sink, std::span<const net::http_header> secrets);
 
   // The answer, as read_openai_completion would read the same answer sent
   // whole (text, refusal, reasoning, tool calls checked, finish_reason,
@@ -31,11 +31,11 @@ class openai_stream final : public stream_reader {
   void reset() override;
   bool complete() const noexcept override { return done_; }
   std::string_view end_marker() const noexcept override { return "data: [DONE]"; }
-  void on_event(const sse_event& event) override;
+  void on_event(const net::sse_event& event) override;
   void read_delta(const boost::json::object& delta, std::string_view data);
   void read_tool_call(const boost::json::value& piece, std::string_view data);
 
-  std::span<const http_header> secrets_;
+  std::span<const net::http_header> secrets_;
   std::string text_, refusal_, reasoning_, finish_reason_, model_;
   std::int64_t prompt_tokens_ = 0, completion_tokens_ = 0;
   std::vector<partial_call> calls_;

@@ -2,7 +2,7 @@
 // formats apply to the calls in a model's answer (tool_wire.hpp).
 #include <switchboard/models/tool_call.hpp>
 
-#include "http/redaction.hpp"
+#include <switchboard/net/redaction.hpp>
 #include "tool_wire.hpp"
 #include "wire_common.hpp"
 
@@ -35,12 +35,12 @@ namespace detail {
 std::string describe_tool_call(std::size_t index, std::string_view id) {
   std::string out = "tool call " + std::to_string(index);
   // The id is the model's text: cut and escaped before it reaches a message.
-  if (!id.empty()) out += " ('" + excerpt(id, {}, 64) + "')";
+  if (!id.empty()) out += " ('" + net::excerpt(id, {}, 64) + "')";
   return out;
 }
 
 void check_tool_call_count(std::string_view provider, std::size_t count, std::string_view body,
-                           std::span<const http_header> secrets) {
+                           std::span<const net::http_header> secrets) {
   if (count <= protocol::max_tool_calls_per_turn) return;
   throw invalid_response(provider,
                          std::to_string(count) + " tool calls in one answer, more than the " +
@@ -49,7 +49,7 @@ void check_tool_call_count(std::string_view provider, std::size_t count, std::st
 }
 
 void check_tool_call(std::string_view provider, std::size_t index, const tool_call& call, std::string_view body,
-                     std::span<const http_header> secrets) {
+                     std::span<const net::http_header> secrets) {
   const auto fail = [&](const std::string& what) {
     throw invalid_response(provider, describe_tool_call(index, call.id) + " " + what, body, secrets);
   };
@@ -59,7 +59,7 @@ void check_tool_call(std::string_view provider, std::size_t index, const tool_ca
          std::to_string(protocol::max_tool_call_id_length) + " allowed");
   if (call.name.empty()) fail("has no tool name");
   if (!is_valid_tool_name(call.name))
-    fail("names the tool '" + excerpt(call.name, {}, 64) + "', not a valid tool name ([A-Za-z0-9_.:/-]{1,128})");
+    fail("names the tool '" + net::excerpt(call.name, {}, 64) + "', not a valid tool name ([A-Za-z0-9_.:/-]{1,128})");
   if (call.arguments.size() > protocol::max_tool_arguments_bytes)
     fail("has " + std::to_string(call.arguments.size()) + " bytes of arguments, more than the " +
          std::to_string(protocol::max_tool_arguments_bytes) + " allowed");

@@ -3,7 +3,7 @@
 // words. Internal.
 #pragma once
 
-#include "http/http_header.hpp"
+#include <switchboard/net/http_header.hpp>
 
 #include <switchboard/models/chat_model.hpp>
 
@@ -17,13 +17,13 @@ namespace switchboard::models::detail {
 // wrong when an answer holds more than max_tool_calls_per_turn calls.
 // `body` and `secrets` as for wire_common's invalid_response.
 void check_tool_call_count(std::string_view provider, std::size_t count, std::string_view body,
-                           std::span<const http_header> secrets);
+                           std::span<const net::http_header> secrets);
 
 // Throws model_error(invalid_response) naming the provider, the call's
 // index (and id) and what is wrong: an empty or over-long id, a name that
 // is not [A-Za-z0-9_.:/-]{1,128}, arguments over max_tool_arguments_bytes.
 void check_tool_call(std::string_view provider, std::size_t index, const tool_call& call, std::string_view body,
-                     std::span<const http_header> secrets);
+                     std::span<const net::http_header> secrets);
 
 // "tool call 1 ('call_x')": how errors name a call.
 std::string describe_tool_call(std::size_t index, std::string_view id);

@@ -1,6 +1,6 @@
 #include "wire_common.hpp"
 
-#include "http/redaction.hpp"
+#include <switchboard/net/redaction.hpp>
 
 #include <boost/json/parse.hpp>
 
@@ -33,14 +33,14 @@ std::string schema_name_or_default(std::string_view name) {
 }
 
 model_error invalid_response(std::string_view provider, std::string_view what, std::string_view body,
-                             std::span<const http_header> secrets) {
+                             std::span<const net::http_header> secrets) {
   return model_error(model_errc::invalid_response, std::string(provider) + ": unexpected response: " +
                                                        std::string(what) + " (body starts: '" +
-                                                       excerpt(body, secrets, 120) + "')");
+                                                       net::excerpt(body, secrets, 120) + "')");
 }
 
 json::object parse_response_object(std::string_view body, std::string_view provider, json::storage_ptr storage,
-                                   std::span<const http_header> secrets) {
+                                   std::span<const net::http_header> secrets) {
   if (body.starts_with("\xEF\xBB\xBF")) body.remove_prefix(3);  // a UTF-8 byte order mark
   json::parse_options options;
   options.allow_invalid_utf8 = true;
@@ -62,6 +62,30 @@ std::int64_t int_field(const json::object& obj, std::string_view key) {
   if (v->is_int64()) return v->as_int64();
   if (v->is_uint64()) return static_cast<std::int64_t>(v->as_uint64());
   return 0;
+}
+
+model_error model_error_of(const net::net_error& error) {
+  const auto code = [&] {
+    switch (error.errc()) {
+      case net::net_errc::connect_failed: return model_errc::connect_failed;
+      case net::net_errc::connection_lost: return model_errc::connection_lost;
+      case net::net_errc::tls_verification_failed: return model_errc::tls_verification_failed;
+      case net::net_errc::timeout: return model_errc::timeout;
+      case net::net_errc::cancelled: return model_errc::cancelled;
+      case net::net_errc::http_status: return model_errc::http_status;
+      case net::net_errc::response_too_large: return model_errc::response_too_large;
+      case net::net_errc::invalid_response: return model_errc::invalid_response;
+      case net::net_errc::invalid_options: return model_errc::not_configured;
+    }
+    return model_errc::connection_lost;
+  }();
+  return model_error(code, error.what(), error.http_status(), error.server_message(), error.retryable());
+}
+
+net::http_client make_http_client(http_options options, std::string provider) try {
+  return net::http_client(std::move(options), std::move(provider));
+} catch (const net::net_error& e) {
+  throw model_error_of(e);
 }
 
 }  // namespace switchboard::models::detail

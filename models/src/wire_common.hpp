@@ -1,10 +1,13 @@
 // Small helpers shared by the provider wire formats. Internal.
 #pragma once
 
-#include "http/http_header.hpp"
+#include <switchboard/net/http_header.hpp>
 
 #include <switchboard/models/chat_model.hpp>
+#include <switchboard/models/http_options.hpp>
 #include <switchboard/models/model_error.hpp>
+#include <switchboard/net/error.hpp>
+#include <switchboard/net/http_client.hpp>
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/object.hpp>
@@ -31,7 +34,7 @@ std::string schema_name_or_default(std::string_view name);
 // once and dropped). `secrets`: the request's headers, see invalid_response.
 boost::json::object parse_response_object(std::string_view body, std::string_view provider,
                                           boost::json::storage_ptr storage = {},
-                                          std::span<const http_header> secrets = {});
+                                          std::span<const net::http_header> secrets = {});
 
 // An operation that throws `error` when awaited: a request that fails before
 // it is sent (rendering it) still fails where the caller awaits it.
@@ -43,7 +46,16 @@ boost::asio::awaitable<chat_result> failed_completion(std::exception_ptr error);
 // request's headers) and for credential-shaped text, control characters
 // escaped, 120 bytes at most.
 model_error invalid_response(std::string_view provider, std::string_view what, std::string_view body,
-                             std::span<const http_header> secrets = {});
+                             std::span<const net::http_header> secrets = {});
+
+// The model layer's error for a failure of the network layer: the model_errc
+// of the same name (not_configured for invalid_options), and the same
+// message, HTTP status, server message and retryability.
+model_error model_error_of(const net::net_error& error);
+
+// An HTTP client for `provider`'s base URL; options the network layer
+// refuses are model_error(not_configured).
+net::http_client make_http_client(http_options options, std::string provider);
 
 std::string string_field(const boost::json::object& obj, std::string_view key);
 std::int64_t int_field(const boost::json::object& obj, std::string_view key);

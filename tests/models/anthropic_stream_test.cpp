@@ -10,6 +10,7 @@
 #include "stream_test_support.hpp"
 
 #include <switchboard/models/anthropic_model.hpp>
+#include <switchboard/net/error.hpp>
 
 #include <boost/json/parse.hpp>
 
@@ -181,12 +182,28 @@ std::optional<model_error> read_error(std::string_view stream, detail::anthropic
 }
 
 TEST(anthropic_stream, error_events_and_broken_blocks) {
+  // Overloaded is the server's passing state: the stream fails the attempt
+  // as transient, for the network layer to retry.
+  detail::anthropic_stream overloaded(nullptr, {}, {});
+  overloaded.begin();
+  try {
+    overloaded.data(
+        "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n");
+    FAIL() << "an overloaded_error event was accepted";
+  } catch (const net::net_error& e) {
+    EXPECT_TRUE(e.retryable()) << "overloaded: the attempt is retried";
+    EXPECT_EQ(e.errc(), net::net_errc::http_status);
+    EXPECT_EQ(e.http_status(), 529);
+    EXPECT_EQ(e.server_message(), "Overloaded");
+  }
+
+  // Any other error event ends the call.
   auto error = read_error(
-      "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n");
+      "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":\"bad\"}}\n\n");
   ASSERT_TRUE(error);
-  EXPECT_TRUE(error->retryable()) << "overloaded: the attempt is retried";
-  EXPECT_EQ(error->http_status(), 529);
-  EXPECT_EQ(error->provider_message(), "Overloaded");
+  EXPECT_FALSE(error->retryable());
+  EXPECT_EQ(error->errc(), model_errc::http_status);
+  EXPECT_EQ(error->provider_message(), "bad");
 
   error = read_error(R"(data: {"type":"content_block_delta","index":3,"delta":{"type":"text_delta","text":"x"}})"
                      "\n\n");

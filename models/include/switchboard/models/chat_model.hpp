@@ -20,6 +20,7 @@
 #pragma once
 
 #include <switchboard/models/tool_call.hpp>
+#include <switchboard/net/request_budget.hpp>
 #include <switchboard/protocol/json_document.hpp>
 
 #include <boost/asio/awaitable.hpp>
@@ -86,14 +87,9 @@ std::string_view to_string(output_mode mode) noexcept;
 //    attempts are left, and counts a complete() that sent nothing it could
 //    count (a double, a cache hit) as one attempt.
 //
-// Not thread-safe: one call uses it from one coroutine at a time.
-struct call_budget {
-  // Beyond it no attempt starts and no retry waits; nullopt: none (each
-  // attempt still has the client's request_timeout).
-  std::optional<std::chrono::steady_clock::time_point> deadline;
-  int max_attempts = 0;  // requests in total; 0: the client's own retry policy decides
-  int attempts = 0;      // requests sent so far
-};
+// The network layer's request budget (net/request_budget.hpp): not
+// thread-safe, one call uses it from one coroutine at a time.
+using call_budget = net::request_budget;
 
 // Receives an answer while the model writes it (docs/models.md,
 // "Streaming"). A request opts in with chat_request::stream; the HTTP

@@ -1,17 +1,17 @@
 #include "endpoint_url.hpp"
 
-#include "redaction.hpp"
+#include <switchboard/net/redaction.hpp>
 
-#include <switchboard/models/model_error.hpp>
+#include <switchboard/net/error.hpp>
 
 #include <boost/asio/ip/address.hpp>
 #include <boost/url/parse.hpp>
 
-namespace switchboard::models::detail {
+namespace switchboard::net {
 
 endpoint_url parse_base_url(const std::string& url, const std::string& provider) {
   const auto fail = [&](std::string_view why) {
-    return model_error(model_errc::not_configured,
+    return net_error(net_errc::invalid_options,
                        provider + ": base URL '" + excerpt(url, {}, 300) + "' " + std::string(why));
   };
   const auto parsed = boost::urls::parse_uri(url);
@@ -43,4 +43,4 @@ endpoint_url parse_base_url(const std::string& url, const std::string& provider)
   return out;
 }
 
-}  // namespace switchboard::models::detail
+}  // namespace switchboard::net

@@ -5,7 +5,7 @@
 
 #include <string>
 
-namespace switchboard::models::detail {
+namespace switchboard::net {
 
 struct endpoint_url {
   bool tls = false;
@@ -17,11 +17,11 @@ struct endpoint_url {
   bool host_is_ip = false;
 };
 
-// Throws model_error(not_configured), naming `provider` and the URL (with
+// Throws net_error(not_configured), naming `provider` and the URL (with
 // any user information replaced by "[redacted]"), when `url` is not an
 // http(s) URL with a host, or when it carries credentials (user:password@):
 // those would be stored and printed with the URL, so the key goes in the
 // provider's API key option instead.
 endpoint_url parse_base_url(const std::string& url, const std::string& provider);
 
-}  // namespace switchboard::models::detail
+}  // namespace switchboard::net

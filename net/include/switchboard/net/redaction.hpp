@@ -9,14 +9,14 @@
 // Thread-safety: pure functions.
 #pragma once
 
-#include "http_header.hpp"
+#include <switchboard/net/http_header.hpp>
 
 #include <cstddef>
 #include <span>
 #include <string>
 #include <string_view>
 
-namespace switchboard::models::detail {
+namespace switchboard::net {
 
 // The marker that replaces a secret.
 inline constexpr std::string_view redacted_marker = "[redacted]";
@@ -51,4 +51,4 @@ bool contains_secret(std::string_view text, std::span<const http_header> headers
 // removed outright (not marked), for when a URL is shown as an address.
 std::string without_user_info(std::string_view url);
 
-}  // namespace switchboard::models::detail
+}  // namespace switchboard::net

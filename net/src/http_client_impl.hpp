@@ -2,16 +2,16 @@
 // http_client.cpp runs a request (attempts, retries, judging the answer,
 // the errors), http_exchange.cpp runs one attempt on the wire (a pooled or
 // new connection, TLS, writing the request, reading the response).
-// Internal to agents/src/http.
+// Internal to net/.
 #pragma once
 
 #include "connection.hpp"
 #include "connection_pool.hpp"
 #include "endpoint_url.hpp"
-#include "http_client.hpp"
+#include <switchboard/net/http_client.hpp>
 #include "response_diagnosis.hpp"
 
-#include <switchboard/models/model_error.hpp>
+#include <switchboard/net/error.hpp>
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>
@@ -25,7 +25,7 @@
 #include <span>
 #include <string>
 
-namespace switchboard::models::detail {
+namespace switchboard::net {
 
 using http_clock = std::chrono::steady_clock;
 
@@ -35,7 +35,7 @@ struct attempt_result {
   std::optional<http_response> response;
   response_head head;
   std::unique_ptr<answer_problem> problem;  // why the response cannot be used
-  model_errc code = model_errc::connection_lost;
+  net_errc code = net_errc::connection_lost;
   std::string message;
   bool retryable = false;
   // A new plain-HTTP connection closed without a byte of answer: what a TLS
@@ -46,10 +46,10 @@ struct attempt_result {
   std::exception_ptr stream_error;
 };
 
-attempt_result failure(model_errc code, std::string message, bool retryable);
+attempt_result failure(net_errc code, std::string message, bool retryable);
 
 // Where a request stands in its attempts: `number` is the attempt just made
-// as the caller sees it (the call's count when a call_budget is given),
+// as the caller sees it (the call's count when a request_budget is given),
 // `retries_left` whether the limit allows another.
 struct attempt_count {
   int number = 0;
@@ -78,7 +78,7 @@ class http_client::impl {
   // frame while the response is awaited) is needed for that.
   static boost::asio::awaitable<http_response> post_json(std::shared_ptr<impl> self, std::string_view path,
                                                          std::string_view body, std::span<const http_header> headers,
-                                                         call_budget* budget, body_stream* stream);
+                                                         request_budget* budget, body_stream* stream);
 
   const http_options& options() const noexcept { return options_; }
 
@@ -88,11 +88,11 @@ class http_client::impl {
   bool accept_answer(attempt_result& result, const std::string& target, std::span<const http_header> headers) const;
   std::chrono::milliseconds delay_before_retry(const attempt_result& result, const std::string& target,
                                                std::span<const http_header> headers, const attempt_count& count,
-                                               const call_budget* budget) const;
+                                               const request_budget* budget) const;
   std::string describe(const std::string& target) const;
-  model_error make_error(const attempt_result& r, const std::string& target, std::span<const http_header> headers,
+  net_error make_error(const attempt_result& r, const std::string& target, std::span<const http_header> headers,
                          std::string& message) const;
-  void announce_retry(const model_error& error, const std::string& message, const attempt_count& count,
+  void announce_retry(const net_error& error, const std::string& message, const attempt_count& count,
                       std::chrono::milliseconds delay, bool from_retry_after) const;
   boost::asio::awaitable<void> sleep(std::chrono::milliseconds delay);
 
@@ -129,4 +129,4 @@ class http_client::impl {
   std::atomic<std::size_t> read_size_hint_{min_read_size};  // see prepare_read_buffer
 };
 
-}  // namespace switchboard::models::detail
+}  // namespace switchboard::net

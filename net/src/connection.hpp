@@ -13,7 +13,7 @@
 #include <memory>
 #include <optional>
 
-namespace switchboard::models::detail {
+namespace switchboard::net {
 
 // One deadline for a whole step (connect and handshake, or a request's write
 // and read): when it passes, the socket is closed, which ends the pending
@@ -62,4 +62,4 @@ struct connection {
   bool reused = false;                                    // served a request before
 };
 
-}  // namespace switchboard::models::detail
+}  // namespace switchboard::net

@@ -1,6 +1,6 @@
 #include "response_diagnosis.hpp"
 
-#include "redaction.hpp"
+#include <switchboard/net/redaction.hpp>
 #include "retry_timing.hpp"
 #include <switchboard/protocol/utf8.hpp>
 
@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <cctype>
 
-namespace switchboard::models::detail {
+namespace switchboard::net {
 
 namespace json = boost::json;
 
@@ -153,8 +153,8 @@ std::optional<answer_problem> error_object_problem(std::string_view body, std::s
   const auto* error = root->if_contains("error");
   if (!error || !(error->is_object() || error->is_string())) return std::nullopt;
   answer_problem p;
-  p.code = model_errc::http_status;
-  p.provider_message = redact(message_in(*root), secrets);
+  p.code = net_errc::http_status;
+  p.server_message = redact(message_in(*root), secrets);
   int status = status_in(root->if_contains("status"));
   if (error->is_object()) {
     const auto& e = error->as_object();
@@ -165,7 +165,7 @@ std::optional<answer_problem> error_object_problem(std::string_view body, std::s
   p.retryable = p.retryable || (status != 0 && is_retryable_status(status));
   p.what = "answered HTTP 200 with an error instead of an answer" +
            (status != 0 ? " (code " + std::to_string(status) + ")" : std::string()) +
-           (p.provider_message.empty() ? std::string() : ": " + excerpt(p.provider_message, secrets, 1000));
+           (p.server_message.empty() ? std::string() : ": " + excerpt(p.server_message, secrets, 1000));
   return p;
 }
 
@@ -203,7 +203,7 @@ std::string absolute_location(std::string_view location, const endpoint_url& url
 answer_problem redirect_problem(const response_head& head, const endpoint_url& url, std::string_view target,
                                 std::span<const http_header> secrets) {
   answer_problem p;
-  p.code = model_errc::http_status;
+  p.code = net_errc::http_status;
   p.http_status = head.status;
   const std::string status = "(HTTP " + std::to_string(head.status) + ")";
   if (head.location.empty()) {
@@ -271,12 +271,12 @@ answer_problem check_error_answer(const response_head& head, std::string_view bo
                                   std::string_view target, std::span<const http_header> secrets) {
   if (head.status >= 300 && head.status < 400) return redirect_problem(head, url, target, secrets);
   answer_problem p;
-  p.code = model_errc::http_status;
+  p.code = net_errc::http_status;
   p.http_status = head.status;
   p.retryable = is_retryable_status(head.status);
-  p.provider_message = provider_error_message(body, head.content_type, head.content_encoding, secrets);
+  p.server_message = provider_error_message(body, head.content_type, head.content_encoding, secrets);
   p.what = "returned HTTP " + std::to_string(head.status) +
-           (p.provider_message.empty() ? std::string() : ": " + excerpt(p.provider_message, secrets, 1000));
+           (p.server_message.empty() ? std::string() : ": " + excerpt(p.server_message, secrets, 1000));
   if (head.status == 404 && !has_version_segment(target)) {
     p.what += "; the base URL may be missing /v1 (try " + url.display + "/v1)";
   } else if (head.status == 404 && target.find("/v1/v1/") != std::string_view::npos) {
@@ -316,4 +316,4 @@ std::optional<std::string> plain_text_reply(std::string_view rest) {
   return (line.starts_with("1.0 ") || line.starts_with("1.1 ") ? "HTTP/" : "") + std::string(line);
 }
 
-}  // namespace switchboard::models::detail
+}  // namespace switchboard::net

@@ -5,13 +5,13 @@
 // generator).
 #pragma once
 
-#include <switchboard/models/http_options.hpp>
+#include <switchboard/net/http_options.hpp>
 
 #include <chrono>
 #include <optional>
 #include <string_view>
 
-namespace switchboard::models::detail {
+namespace switchboard::net {
 
 // 408, 409, 429 and 5xx: statuses a later attempt may get past.
 bool is_retryable_status(int status);
@@ -24,4 +24,4 @@ std::optional<std::chrono::milliseconds> parse_retry_after(std::string_view valu
 // the multiplier from the initial backoff, capped, with jitter.
 std::chrono::milliseconds backoff_delay(const retry_policy& policy, int failed_attempt);
 
-}  // namespace switchboard::models::detail
+}  // namespace switchboard::net

@@ -4,7 +4,7 @@
 
 #include <string_view>
 
-namespace switchboard::models::detail {
+namespace switchboard::net {
 
 // Request headers are never logged. A secret header's value (and its last
 // word, the key in "Bearer <key>") is scrubbed from every error message and
@@ -16,4 +16,4 @@ struct http_header {
   bool secret = false;
 };
 
-}  // namespace switchboard::models::detail
+}  // namespace switchboard::net

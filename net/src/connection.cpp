@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <mutex>
 
-namespace switchboard::models::detail {
+namespace switchboard::net {
 
 namespace asio = boost::asio;
 
@@ -69,4 +69,4 @@ connection::connection(const asio::any_io_executor& ex, asio::ssl::context* tls_
   }
 }
 
-}  // namespace switchboard::models::detail
+}  // namespace switchboard::net

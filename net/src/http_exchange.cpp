@@ -4,7 +4,7 @@
 // server reached with http:// and a plain-HTTP server reached with https://.
 #include "http_client_impl.hpp"
 
-#include "redaction.hpp"
+#include <switchboard/net/redaction.hpp>
 #include "stall_watch.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -30,7 +30,7 @@
 #include <cctype>
 #include <charconv>
 
-namespace switchboard::models::detail {
+namespace switchboard::net {
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
@@ -69,7 +69,7 @@ bool has_line_break(std::string_view text) {
 
 void append_header(std::string& head, std::string_view name, std::string_view value) {
   if (has_line_break(name) || name.find(':') != std::string_view::npos || has_line_break(value)) {
-    throw model_error(model_errc::not_configured,
+    throw net_error(net_errc::invalid_options,
                       "HTTP header '" + excerpt(name.substr(0, name.find_first_of("\r\n")), {}, 100) +
                           "' has a line break or colon in its name or a line break in its value");
   }
@@ -88,9 +88,9 @@ bool cancelled(asio::cancellation_state state) { return state.cancelled() != asi
 
 attempt_result connect_failure(const boost::system::error_code& ec, bool was_cancelled, bool timed_out,
                                const std::string& what) {
-  if (was_cancelled) return failure(model_errc::cancelled, "request cancelled", false);
-  if (timed_out) return failure(model_errc::timeout, what + " timed out", true);
-  return failure(model_errc::connect_failed, what + " failed: " + ec.message(), true);
+  if (was_cancelled) return failure(net_errc::cancelled, "request cancelled", false);
+  if (timed_out) return failure(net_errc::timeout, what + " timed out", true);
+  return failure(net_errc::connect_failed, what + " failed: " + ec.message(), true);
 }
 
 // Gives the parser the bytes read so far; true when it needs more.
@@ -175,7 +175,7 @@ bool pass_on(response_parser& parser, body_stream& stream, bool& streaming, atte
       body.clear();
     }
     return true;
-  } catch (const model_error& e) {
+  } catch (const net_error& e) {
     if (!e.retryable()) {
       result.stream_error = std::current_exception();
       return false;
@@ -191,7 +191,7 @@ bool pass_on(response_parser& parser, body_stream& stream, bool& streaming, atte
 void end_stream(body_stream& stream, int status, attempt_result& result) {
   try {
     if (auto problem = stream.end()) {
-      result = failure(model_errc::connection_lost, "the event stream ended before its end: " + *problem, true);
+      result = failure(net_errc::connection_lost, "the event stream ended before its end: " + *problem, true);
       return;
     }
   } catch (...) {
@@ -225,7 +225,7 @@ asio::awaitable<void> http_client::impl::run_attempt(const std::string& target, 
   // Retrying cannot help then; a TLS handshake (which sends no request and
   // no key) tells whether that is what happened.
   if (result.closed_unanswered && co_await peer_speaks_tls(std::min(deadline, clock::now() + max_probe_time))) {
-    result = failure(model_errc::connect_failed,
+    result = failure(net_errc::connect_failed,
                      "the server closed the connection without answering, and it completes a TLS handshake: it "
                      "speaks HTTPS on this port, use https:// in the base URL",
                      false);
@@ -239,9 +239,9 @@ asio::awaitable<bool> http_client::impl::connect(lease& held, clock::time_point 
     held.conn = co_await pool_.acquire(deadline);
   } catch (const boost::system::system_error& e) {
     result = e.code() == beast::error::timeout
-                 ? failure(model_errc::timeout, "no free connection before the request deadline",
+                 ? failure(net_errc::timeout, "no free connection before the request deadline",
                            options_.retry.retry_timeouts)
-                 : failure(model_errc::cancelled, "request cancelled", false);
+                 : failure(net_errc::cancelled, "request cancelled", false);
     co_return false;
   }
   held.slot_held = true;
@@ -300,13 +300,13 @@ asio::awaitable<bool> http_client::impl::resolve(clock::time_point until, tcp::r
   auto resolved = co_await (resolver.async_resolve(url_.host, url_.port, use_tuple) || timer.async_wait(use_tuple));
   if (resolved.index() == 1) {
     result = cancelled(co_await asio::this_coro::cancellation_state)
-                 ? failure(model_errc::cancelled, "request cancelled", false)
-                 : failure(model_errc::timeout, "resolving " + url_.host + " timed out", true);
+                 ? failure(net_errc::cancelled, "request cancelled", false)
+                 : failure(net_errc::timeout, "resolving " + url_.host + " timed out", true);
     co_return false;
   }
   auto& [rec, found] = std::get<0>(resolved);
   if (rec) {
-    result = failure(model_errc::connect_failed, "cannot resolve " + url_.host + ": " + rec.message(), true);
+    result = failure(net_errc::connect_failed, "cannot resolve " + url_.host + ": " + rec.message(), true);
     co_return false;
   }
   endpoints = std::move(found);
@@ -332,10 +332,10 @@ asio::awaitable<bool> http_client::impl::handshake(connection& conn, attempt_res
   const std::string what = "TLS handshake with " + url_.host_header;
   if (verify_failed) {
     const std::string why = verify != X509_V_OK ? X509_verify_cert_error_string(verify) : ec.message();
-    result = failure(model_errc::tls_verification_failed, "TLS verification of " + url_.host + " failed: " + why,
+    result = failure(net_errc::tls_verification_failed, "TLS verification of " + url_.host + " failed: " + why,
                      false);
   } else if (const auto reply = plain_reply_to_handshake(ssl, ec)) {
-    result = failure(model_errc::connect_failed,
+    result = failure(net_errc::connect_failed,
                      what + " failed: the server answered in plain HTTP ('" + excerpt(*reply, {}, 100) +
                          "'): it speaks plain HTTP on this port, use http:// in the base URL",
                      false);
@@ -346,7 +346,7 @@ asio::awaitable<bool> http_client::impl::handshake(connection& conn, attempt_res
     // a request line that never comes.
     const bool hung_up = ec == asio::ssl::error::stream_truncated || ec == asio::error::eof ||
                          ec == asio::error::connection_reset;
-    if (result.code == model_errc::timeout || (result.code == model_errc::connect_failed && hung_up)) {
+    if (result.code == net_errc::timeout || (result.code == net_errc::connect_failed && hung_up)) {
       result.message += " (if the server serves plain HTTP, use http:// in the base URL)";
     }
   }
@@ -442,7 +442,7 @@ asio::awaitable<void> http_client::impl::exchange(lease& held, const std::string
   if (ec) {
     const bool was_cancelled = cancelled(co_await asio::this_coro::cancellation_state);
     if (watch && watch->stalled() && !was_cancelled && !conn.deadline.expired()) {
-      result = failure(model_errc::timeout,
+      result = failure(net_errc::timeout,
                        "the stream stalled: nothing arrived for " + std::to_string(watch->idle().count()) +
                            " ms (stream_idle_timeout)",
                        options_.retry.retry_timeouts);
@@ -488,40 +488,40 @@ attempt_result http_client::impl::exchange_failure(const boost::system::error_co
                                                    const connection& conn, bool got_response_bytes,
                                                    std::span<const http_header> headers,
                                                    std::chrono::milliseconds allowed, bool& stale) const {
-  if (was_cancelled) return failure(model_errc::cancelled, "request cancelled", false);
+  if (was_cancelled) return failure(net_errc::cancelled, "request cancelled", false);
   if (conn.deadline.expired()) {
     // The time this attempt had: request_timeout, or what was left of the call's deadline.
-    return failure(model_errc::timeout, "no complete response within " + std::to_string(allowed.count()) + " ms",
+    return failure(net_errc::timeout, "no complete response within " + std::to_string(allowed.count()) + " ms",
                    options_.retry.retry_timeouts);
   }
   if (ec == http::error::body_limit) {
-    return failure(model_errc::response_too_large,
+    return failure(net_errc::response_too_large,
                    "response body exceeds the limit of " + std::to_string(options_.max_response_bytes) + " bytes",
                    false);
   }
   // The parser takes nothing of bytes that cannot start a status line, so a
   // TLS record (an alert, a handshake) is still there to be recognised.
   if (!conn.tls && looks_like_tls_record(unread_bytes(conn.buffer))) {
-    return failure(model_errc::connect_failed,
+    return failure(net_errc::connect_failed,
                    "the server answered the plain-HTTP request in TLS: it speaks HTTPS on this port, use https:// "
                    "in the base URL",
                    false);
   }
   if (is_connection_loss(ec)) {
     stale = conn.reused && !got_response_bytes;  // the server closed an idle connection
-    return failure(model_errc::connection_lost,
+    return failure(net_errc::connection_lost,
                    std::string(got_response_bytes ? "connection lost mid-response: "
                                                   : "connection lost before a response: ") +
                        ec.message(),
                    true);
   }
   if (ec.category() == http::make_error_code(http::error::bad_version).category()) {
-    return failure(model_errc::invalid_response,
+    return failure(net_errc::invalid_response,
                    "malformed HTTP response: " + ec.message() + " (it starts '" +
                        excerpt(unread_bytes(conn.buffer), headers, 60) + "')",
                    false);
   }
-  return failure(model_errc::connection_lost, "I/O error: " + ec.message(), true);
+  return failure(net_errc::connection_lost, "I/O error: " + ec.message(), true);
 }
 
-}  // namespace switchboard::models::detail
+}  // namespace switchboard::net

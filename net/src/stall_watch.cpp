@@ -6,7 +6,7 @@
 #include <atomic>
 #include <mutex>
 
-namespace switchboard::models::detail {
+namespace switchboard::net {
 
 namespace asio = boost::asio;
 using clock = std::chrono::steady_clock;
@@ -70,4 +70,4 @@ void stall_watch::stop() {
 
 bool stall_watch::stalled() const noexcept { return state_->stalled; }
 
-}  // namespace switchboard::models::detail
+}  // namespace switchboard::net

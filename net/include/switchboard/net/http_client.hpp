@@ -6,10 +6,10 @@
 // coroutines on any threads.
 #pragma once
 
-#include "http_header.hpp"
+#include <switchboard/net/http_header.hpp>
 
-#include <switchboard/models/chat_model.hpp>
-#include <switchboard/models/http_options.hpp>
+#include <switchboard/net/request_budget.hpp>
+#include <switchboard/net/http_options.hpp>
 
 #include <boost/asio/awaitable.hpp>
 
@@ -19,7 +19,7 @@
 #include <string>
 #include <string_view>
 
-namespace switchboard::models::detail {
+namespace switchboard::net {
 
 struct http_response {
   int status = 0;
@@ -35,7 +35,7 @@ class body_stream {
   // A streamed body starts: once per attempt that answered with a stream
   // (again after a retry).
   virtual void begin() = 0;
-  // The next bytes of the body (cut anywhere). May throw: a model_error that
+  // The next bytes of the body (cut anywhere). May throw: a net_error that
   // is retryable() fails the attempt like a transient failure (the request
   // is retried as the policy allows); any other exception ends the request
   // with that exception.
@@ -51,7 +51,7 @@ class body_stream {
 
 class http_client {
  public:
-  // Throws model_error(not_configured) naming `provider` when base_url is not
+  // Throws net_error(not_configured) naming `provider` when base_url is not
   // an http(s) URL, carries credentials (user:password@), or when ca_file
   // cannot be loaded.
   http_client(http_options options, std::string provider);
@@ -62,12 +62,12 @@ class http_client {
   // POSTs `body` as JSON to base path + `path`, retrying as the policy says.
   // Completion: the 2xx response whose body starts as JSON (an object or an
   // array; a byte order mark dropped, invalid UTF-8 replaced with U+FFFD, no
-  // secret header value in it), or model_error (status, provider message,
+  // secret header value in it), or net_error (status, provider message,
   // connection/TLS/timeout/cancel/too-large codes, invalid_response for a
   // 2xx that cannot be the provider's answer: response_diagnosis.hpp). Every
   // message is redacted for the secret headers (redaction.hpp). Cancellation: cancelling the
   // awaiting coroutine stops the attempt, the wait for a pooled connection
-  // and the retry wait promptly (model_errc::cancelled); the connection in use is
+  // and the retry wait promptly (net_errc::cancelled); the connection in use is
   // closed, never returned to the pool. `body` and `headers` must stay valid
   // until completion.
   //
@@ -85,12 +85,12 @@ class http_client {
   // stream) is read whole as without it. While a stream is awaited — from
   // the request on, before the head and between any two reads — a silence
   // longer than http_options::stream_idle_timeout is a stall: the attempt
-  // fails with model_errc::timeout and is retried like a timeout. It must
+  // fails with net_errc::timeout and is retried like a timeout. It must
   // stay valid until completion. Callers that stream send their own Accept
   // header (text/event-stream).
   boost::asio::awaitable<http_response> post_json(std::string_view path, std::string_view body,
                                                   std::span<const http_header> headers,
-                                                  call_budget* budget = nullptr, body_stream* stream = nullptr);
+                                                  request_budget* budget = nullptr, body_stream* stream = nullptr);
 
   const http_options& options() const noexcept;
 
@@ -99,4 +99,4 @@ class http_client {
   std::shared_ptr<impl> impl_;
 };
 
-}  // namespace switchboard::models::detail
+}  // namespace switchboard::net

@@ -1,10 +1,10 @@
-#include "sse_parser.hpp"
+#include <switchboard/net/sse_parser.hpp>
 
 #include <charconv>
 
 #include <algorithm>
 
-namespace switchboard::models::detail {
+namespace switchboard::net {
 
 namespace {
 
@@ -135,4 +135,4 @@ void sse_parser::dispatch(sse_handler& handler) {
   id_.clear();
 }
 
-}  // namespace switchboard::models::detail
+}  // namespace switchboard::net

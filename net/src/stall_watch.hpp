@@ -16,7 +16,7 @@
 #include <chrono>
 #include <memory>
 
-namespace switchboard::models::detail {
+namespace switchboard::net {
 
 class stall_watch {
  public:
@@ -40,4 +40,4 @@ class stall_watch {
   std::chrono::milliseconds idle_;
 };
 
-}  // namespace switchboard::models::detail
+}  // namespace switchboard::net

@@ -1,7 +1,7 @@
 // The one place text from outside is made fit for an error message or a log
-// (agents/src/http/redaction.hpp), and the UTF-8 repair of response bodies
+// (net/redaction.hpp), and the UTF-8 repair of response bodies
 // (switchboard/protocol/utf8.hpp).
-#include "../../models/src/http/redaction.hpp"
+#include <switchboard/net/redaction.hpp>
 
 #include <switchboard/protocol/utf8.hpp>
 
@@ -10,7 +10,7 @@
 #include <array>
 #include <string>
 
-namespace switchboard::models::detail {
+namespace switchboard::net {
 namespace {
 
 constexpr std::string_view key = "k3y-0123456789-abcdefghij";
@@ -112,4 +112,4 @@ TEST(Utf8, InvalidSequencesBecomeOneReplacementCharacterEach) {
 }
 
 }  // namespace
-}  // namespace switchboard::models::detail
+}  // namespace switchboard::net

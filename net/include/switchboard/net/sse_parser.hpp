@@ -23,7 +23,7 @@
 #include <string>
 #include <string_view>
 
-namespace switchboard::models::detail {
+namespace switchboard::net {
 
 struct sse_event {
   std::string_view type;  // the "event:" field; "" when none was given (the spec's "message")
@@ -88,4 +88,4 @@ class sse_parser {
 
 std::string_view to_string(sse_status status) noexcept;
 
-}  // namespace switchboard::models::detail
+}  // namespace switchboard::net

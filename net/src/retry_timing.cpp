@@ -5,7 +5,7 @@
 #include <cmath>
 #include <random>
 
-namespace switchboard::models::detail {
+namespace switchboard::net {
 
 using std::chrono::milliseconds;
 
@@ -34,4 +34,4 @@ milliseconds backoff_delay(const retry_policy& policy, int failed_attempt) {
   return milliseconds(static_cast<long long>(std::max(0.0, capped * spread(rng))));
 }
 
-}  // namespace switchboard::models::detail
+}  // namespace switchboard::net

@@ -12,7 +12,7 @@
 
 #include <algorithm>
 
-namespace switchboard::models::detail {
+namespace switchboard::net {
 
 namespace asio = boost::asio;
 
@@ -199,4 +199,4 @@ std::size_t connection_pool::idle_connections() const {
   return idle_.size();
 }
 
-}  // namespace switchboard::models::detail
+}  // namespace switchboard::net

@@ -16,7 +16,7 @@
 #include <mutex>
 #include <vector>
 
-namespace switchboard::models::detail {
+namespace switchboard::net {
 
 class connection_pool {
  public:
@@ -61,4 +61,4 @@ class connection_pool {
   std::atomic<boost::asio::execution_context*> last_watched_{nullptr};  // fast path of watch_context
 };
 
-}  // namespace switchboard::models::detail
+}  // namespace switchboard::net

@@ -1,4 +1,4 @@
-#include "redaction.hpp"
+#include <switchboard/net/redaction.hpp>
 
 #include <switchboard/protocol/utf8.hpp>
 
@@ -10,7 +10,7 @@
 #include <cstring>
 #include <vector>
 
-namespace switchboard::models::detail {
+namespace switchboard::net {
 
 namespace {
 
@@ -285,4 +285,4 @@ std::string without_user_info(std::string_view url) {
   return out;
 }
 
-}  // namespace switchboard::models::detail
+}  // namespace switchboard::net

@@ -1,13 +1,13 @@
 // The event-stream parser: framing by the WHATWG rules, bytes cut anywhere,
 // comments ignored, and its limits.
-#include "../../models/src/http/sse_parser.hpp"
+#include <switchboard/net/sse_parser.hpp>
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-namespace switchboard::models::detail {
+namespace switchboard::net {
 namespace {
 
 struct collected : sse_handler {
@@ -104,4 +104,4 @@ TEST(sse_parser, an_exception_from_the_handler_leaves_feed) {
 }
 
 }  // namespace
-}  // namespace switchboard::models::detail
+}  // namespace switchboard::net

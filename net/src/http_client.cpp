@@ -1,7 +1,7 @@
-#include "http_client.hpp"
+#include <switchboard/net/http_client.hpp>
 
 #include "http_client_impl.hpp"
-#include "redaction.hpp"
+#include <switchboard/net/redaction.hpp>
 #include "retry_timing.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -12,12 +12,12 @@
 
 #include <algorithm>
 
-namespace switchboard::models::detail {
+namespace switchboard::net {
 
 namespace asio = boost::asio;
 using std::chrono::milliseconds;
 
-attempt_result failure(model_errc code, std::string message, bool retryable) {
+attempt_result failure(net_errc code, std::string message, bool retryable) {
   attempt_result r;
   r.code = code;
   r.message = std::move(message);
@@ -38,7 +38,7 @@ namespace {
 std::string attempts_text(int count) { return std::to_string(count) + " attempt" + (count == 1 ? "" : "s"); }
 
 // Counts the attempt about to start, in the call's budget when there is one.
-attempt_count count_attempt(call_budget* budget, int& own_attempts, const retry_policy& policy) {
+attempt_count count_attempt(request_budget* budget, int& own_attempts, const retry_policy& policy) {
   attempt_count count;
   ++own_attempts;
   if (budget && budget->max_attempts > 0) {
@@ -59,7 +59,7 @@ attempt_count count_attempt(call_budget* budget, int& own_attempts, const retry_
 asio::awaitable<http_response> http_client::impl::post_json(std::shared_ptr<impl> self, std::string_view path,
                                                             std::string_view body,
                                                             std::span<const http_header> headers,
-                                                            call_budget* budget, body_stream* stream) {
+                                                            request_budget* budget, body_stream* stream) {
   try {
     const std::string target = self->url_.base_path + std::string(path);
     int own_attempts = 0;
@@ -69,7 +69,7 @@ asio::awaitable<http_response> http_client::impl::post_json(std::shared_ptr<impl
       auto deadline = http_clock::now() + self->options_.request_timeout;
       if (budget && budget->deadline) deadline = std::min(deadline, *budget->deadline);
       if (deadline <= http_clock::now()) {
-        result = failure(model_errc::timeout, "the call's deadline passed before the request was sent", false);
+        result = failure(net_errc::timeout, "the call's deadline passed before the request was sent", false);
       } else {
         co_await self->run_attempt(target, body, headers, deadline, stream, result);
       }
@@ -88,7 +88,7 @@ asio::awaitable<http_response> http_client::impl::post_json(std::shared_ptr<impl
     // Asio refuses to start another operation once the coroutine is
     // cancelled (this_coro::throw_if_cancelled): report that as ours.
     if (e.code() != asio::error::operation_aborted) throw;
-    throw model_error(model_errc::cancelled, self->provider_ + ": request cancelled");
+    throw net_error(net_errc::cancelled, self->provider_ + ": request cancelled");
   }
 }
 
@@ -101,7 +101,7 @@ void http_client::impl::setup_tls() {
     boost::system::error_code ec;
     tls_->load_verify_file(options_.ca_file, ec);
     if (ec) {
-      throw model_error(model_errc::not_configured,
+      throw net_error(net_errc::invalid_options,
                         provider_ + ": cannot load CA file '" + options_.ca_file + "': " + ec.message());
     }
   }
@@ -132,12 +132,12 @@ bool http_client::impl::accept_answer(attempt_result& result, const std::string&
 // retries were ruled out.
 milliseconds http_client::impl::delay_before_retry(const attempt_result& result, const std::string& target,
                                                    std::span<const http_header> headers, const attempt_count& count,
-                                                   const call_budget* budget) const {
+                                                   const request_budget* budget) const {
   std::optional<milliseconds> retry_after;
   std::string message;
-  const model_error error = make_error(result, target, headers, message);
+  const net_error error = make_error(result, target, headers, message);
   const auto give_up = [&](const std::string& why) {
-    throw model_error(error.errc(), message + " (" + why + ")", error.http_status(), error.provider_message(),
+    throw net_error(error.errc(), message + " (" + why + ")", error.http_status(), error.server_message(),
                       error.retryable());
   };
   if (!error.retryable()) {
@@ -165,18 +165,18 @@ std::string http_client::impl::describe(const std::string& target) const {
 // The error for a failed attempt; `message` receives its text (what()
 // without the error code suffix, for logs). The whole text is redacted once
 // more: it holds the URL and whatever the server said.
-model_error http_client::impl::make_error(const attempt_result& r, const std::string& target,
+net_error http_client::impl::make_error(const attempt_result& r, const std::string& target,
                                           std::span<const http_header> headers, std::string& message) const {
   if (!r.problem) {
     message = redact(describe(target) + ": " + r.message, headers);
-    return model_error(r.code, message, 0, {}, r.retryable);
+    return net_error(r.code, message, 0, {}, r.retryable);
   }
   const answer_problem& p = *r.problem;
   message = redact(describe(target) + " " + p.what, headers);
-  return model_error(p.code, message, p.http_status, p.provider_message, p.retryable);
+  return net_error(p.code, message, p.http_status, p.server_message, p.retryable);
 }
 
-void http_client::impl::announce_retry(const model_error& error, const std::string& message,
+void http_client::impl::announce_retry(const net_error& error, const std::string& message,
                                        const attempt_count& count, milliseconds delay, bool from_retry_after) const {
   spdlog::warn("{} (attempt {}); retrying in {} ms (attempt {} of at most {})", message, count.number, delay.count(),
                count.number + 1, count.limit);
@@ -194,7 +194,7 @@ void http_client::impl::announce_retry(const model_error& error, const std::stri
 asio::awaitable<void> http_client::impl::sleep(milliseconds delay) {
   asio::steady_timer timer(co_await asio::this_coro::executor, delay);
   auto [ec] = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
-  if (ec) throw model_error(model_errc::cancelled, provider_ + ": request cancelled while waiting to retry");
+  if (ec) throw net_error(net_errc::cancelled, provider_ + ": request cancelled while waiting to retry");
 }
 
 http_client::http_client(http_options options, std::string provider)
@@ -203,11 +203,11 @@ http_client::http_client(http_options options, std::string provider)
 http_client::~http_client() = default;
 
 asio::awaitable<http_response> http_client::post_json(std::string_view path, std::string_view body,
-                                                      std::span<const http_header> headers, call_budget* budget,
+                                                      std::span<const http_header> headers, request_budget* budget,
                                                       body_stream* stream) {
   return impl::post_json(impl_, path, body, headers, budget, stream);
 }
 
 const http_options& http_client::options() const noexcept { return impl_->options(); }
 
-}  // namespace switchboard::models::detail
+}  // namespace switchboard::net

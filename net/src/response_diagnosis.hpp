@@ -9,16 +9,16 @@
 #pragma once
 
 #include "endpoint_url.hpp"
-#include "http_header.hpp"
+#include <switchboard/net/http_header.hpp>
 
-#include <switchboard/models/model_error.hpp>
+#include <switchboard/net/error.hpp>
 
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 
-namespace switchboard::models::detail {
+namespace switchboard::net {
 
 // The parts of a response head the diagnosis (and the retry policy) reads.
 struct response_head {
@@ -37,10 +37,10 @@ void normalize_body(std::string& body);
 // An answer that is not what the client can use, as the part of an error
 // message that follows "<provider>: POST <url>".
 struct answer_problem {
-  model_errc code = model_errc::invalid_response;
+  net_errc code = net_errc::invalid_response;
   std::string what;
   int http_status = 0;
-  std::string provider_message;
+  std::string server_message;
   bool retryable = false;
 };
 
@@ -66,7 +66,7 @@ answer_problem check_error_answer(const response_head& head, std::string_view bo
 // Anthropic, vLLM), a plain "error" string (Ollama), "message" or "detail";
 // for anything else a description of the body (an HTML page's title, the
 // start of the text as an excerpt()). Redacted; the provider's own message
-// is otherwise exact (model_error::provider_message() is data: whoever
+// is otherwise exact (net_error::server_message() is data: whoever
 // shows it escapes it, as the error's what() does).
 std::string provider_error_message(std::string_view body, std::string_view content_type,
                                    std::string_view content_encoding, std::span<const http_header> secrets);
@@ -81,4 +81,4 @@ bool looks_like_tls_record(std::string_view bytes);
 // Bad Request"; nullopt when they are not text.
 std::optional<std::string> plain_text_reply(std::string_view rest);
 
-}  // namespace switchboard::models::detail
+}  // namespace switchboard::net
