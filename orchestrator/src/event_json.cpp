@@ -71,6 +71,12 @@ json::value repaired_value(const T& from) {
 
 bool ends_a_step(event_kind kind) { return kind == event_kind::step_completed || kind == event_kind::step_failed; }
 bool asks_the_user(event_kind kind) { return kind == event_kind::paused || kind == event_kind::approval_requested; }
+// Kinds about one agent's work (for a synthesis node or a parallel group,
+// the node's name stands for the agent).
+bool names_an_agent(event_kind kind) {
+  return ends_a_step(kind) || kind == event_kind::tool_called || kind == event_kind::text_delta ||
+         kind == event_kind::tool_call_delta;
+}
 
 // The index as int64, the integer kind a parsed document has: the schema
 // validator, like valijson, takes a uint64 value for neither integer nor
@@ -172,7 +178,7 @@ json::object to_json(const event& e) {
   out["workflow_name"] = text_value(e.workflow_name);
   out["step"] = e.step;
   out["node"] = text_value(e.node);
-  if (!e.agent.empty()) out["agent"] = text_value(e.agent);
+  if (names_an_agent(e.kind) || !e.agent.empty()) out["agent"] = text_value(e.agent);
   if (!e.prompt_version.empty()) out["prompt_version"] = text_value(e.prompt_version);
   if (e.envelope) out["envelope"] = repaired_value(*e.envelope);
   if (e.error) out["error"] = repaired_value(*e.error);
@@ -207,7 +213,7 @@ boost::system::result<owned_event> event_from_json(const json::value& document) 
   e.workflow_name = r.text("workflow_name", true);
   e.step = r.integer<std::int64_t>("step", true);
   e.node = r.text("node", true);
-  e.agent = r.text("agent", false);
+  e.agent = r.text("agent", names_an_agent(k));
   e.prompt_version = r.text("prompt_version", false);
   const auto envelope = r.converted<protocol::envelope>("envelope", k == event_kind::step_completed);
   const bool carries_error = k == event_kind::step_failed || k == event_kind::workflow_failed;
