@@ -163,8 +163,7 @@ asio::awaitable<void> record_result(const loop_scope& scope, int round, const to
     slot.record["result"] = cut ? json::value(slot.message.content) : answer;
   }
   if (cut) slot.record["cut"] = true;
-  // Built before the co_await: g++ 12 miscompiles string literals inside a
-  // braced initializer in a co_await expression ("array used as initializer").
+  // g++ 12: named before co_await (README, "Development").
   json::object kept{{"kind", "result"},
                     {"round", round},
                     {"id", call.id},

@@ -1,9 +1,3 @@
-// g++ 12 reports Asio's own awaitable frame allocator/deallocator pair as
-// mismatched (a known false positive, GCC bug 109224); nothing here allocates
-// frames by hand.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-#endif
 #include <switchboard/orchestrator/hub.hpp>
 
 #include <switchboard/agents/agent_registry.hpp>
@@ -111,10 +105,7 @@ workflow_state workflow_handle::wait() const {
 
 asio::awaitable<workflow_state> workflow_handle::async_wait() const {
   auto control = control_;
-  // The initiation and the operation are named locals, never temporaries of
-  // the co_await expression: g++ 12 destroys a capturing lambda created
-  // inside a co_await expression twice (the shared_ptr it holds is released
-  // twice and the run_control is freed while still in use).
+  // g++ 12: named before co_await (README, "Development").
   auto initiation = [control](auto handler) {
     // The waiter resumes through its own executor, never inline on the
     // thread that finished the run.

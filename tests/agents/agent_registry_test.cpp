@@ -13,8 +13,7 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Not;
-
-agent_errc code_of(const agent_error& e) { return static_cast<agent_errc>(e.code().value()); }
+using agent_test::code_of;
 
 class named_agent final : public agent {
  public:

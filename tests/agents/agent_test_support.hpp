@@ -3,6 +3,7 @@
 #pragma once
 
 #include <switchboard/agents/agent_context.hpp>
+#include <switchboard/agents/agent_registry.hpp>
 #include <switchboard/protocol/schema_registry.hpp>
 
 #include <boost/asio/co_spawn.hpp>
@@ -19,6 +20,9 @@
 namespace switchboard::agents::agent_test {
 
 inline std::filesystem::path test_data() { return SWITCHBOARD_AGENTS_TEST_DATA; }
+
+// The agent_errc an agent_error carries.
+inline agent_errc code_of(const agent_error& e) { return static_cast<agent_errc>(e.code().value()); }
 
 // Runs `operation` on a fresh io_context and returns its result (or rethrows).
 template <class T>

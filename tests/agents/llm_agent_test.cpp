@@ -18,11 +18,10 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Not;
+using agent_test::code_of;
 using agent_test::context_holder;
 using agent_test::run_sync;
 using agent_test::test_data;
-
-agent_errc code_of(const agent_error& e) { return static_cast<agent_errc>(e.code().value()); }
 
 constexpr std::string_view good_answer = R"({
   "data": {"title": "Design review", "start_time": "2026-11-24T10:00", "attendees": ["Ana"]},

@@ -9,6 +9,7 @@
 #include <switchboard/models/openai_model.hpp>
 #include <switchboard/models/scripted_model.hpp>
 #include <switchboard/agents/tool_registry.hpp>
+#include <switchboard/testing/hang_guard.hpp>
 #include <switchboard/testing/loopback_model_server.hpp>
 
 #include "agent_test_support.hpp"
@@ -38,6 +39,7 @@ namespace json = boost::json;
 using namespace std::chrono_literals;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
+using switchboard::testing::hang_guard;
 using switchboard::testing::loopback_model_server;
 using switchboard::testing::server_action;
 
@@ -180,7 +182,9 @@ TEST_F(ToolLoop, ToolRoundThenFinalAnswer) {
   EXPECT_EQ(record.at("round"), 1);
   EXPECT_EQ(record.at("is_error"), false);
   EXPECT_EQ(record.at("result").at("date"), "2026-11-24");
-  EXPECT_GE(record.at("duration_ms").to_number<double>(), 90.0);
+  // The call waited on a 100 ms timer, which never fires early: the record
+  // measured the call, whatever the machine's load.
+  EXPECT_GE(record.at("duration_ms").to_number<double>(), 100.0);
   EXPECT_EQ(context.usage.total(), 8);
 }
 
@@ -303,11 +307,9 @@ TEST_F(ToolLoop, ParallelCallsRunConcurrently) {
   model->push_text(std::string(good_answer));
   auto a = agent();
   auto context = holder.make();
-  const auto started = std::chrono::steady_clock::now();
   const auto out = run(*a, context);
   ASSERT_FALSE(out.failed()) << out.reasoning;
-  EXPECT_EQ(lookup->max_in_flight, 2);
-  EXPECT_LT(std::chrono::steady_clock::now() - started, 190ms);
+  EXPECT_EQ(lookup->max_in_flight, 2);  // both were in flight at once
   EXPECT_THAT(tool_message(1, "c1").content, HasSubstr("2026-11-24"));
   EXPECT_THAT(tool_message(1, "c2").content, HasSubstr("2026-11-25"));
   ASSERT_EQ(context.tool_calls.size(), 2u);
@@ -364,11 +366,10 @@ TEST_F(ToolLoop, ToolThatTimesOutIsCancelledAndItsOutcomeIsUnknown) {
   model->push_text(std::string(good_answer));
   auto a = agent();
   auto context = holder.make();
-  const auto started = std::chrono::steady_clock::now();
+  const hang_guard guard("a tool past its timeout is cancelled");
   const auto out = run(*a, context);
   ASSERT_FALSE(out.failed()) << out.reasoning;
-  EXPECT_LT(std::chrono::steady_clock::now() - started, 2s);
-  EXPECT_TRUE(slow->saw_cancel);
+  EXPECT_TRUE(slow->saw_cancel);  // cut short, not waited for
   const auto m = tool_message(1, "c1");
   EXPECT_TRUE(m.is_error);
   EXPECT_THAT(m.content, AllOf(HasSubstr("unknown_outcome"), HasSubstr("50 ms"), HasSubstr("\"retryable\":false")));
@@ -430,10 +431,9 @@ TEST_F(ToolLoop, CancellingTheAgentCancelsARunningTool) {
   auto result = asio::co_spawn(io, a->run(context), asio::bind_cancellation_slot(signal.slot(), asio::use_future));
   asio::steady_timer timer(io, 50ms);
   timer.async_wait([&](boost::system::error_code) { signal.emit(asio::cancellation_type::terminal); });
-  const auto started = std::chrono::steady_clock::now();
+  const hang_guard guard("cancelling the agent cancels its tool");
   io.run();
-  EXPECT_LT(std::chrono::steady_clock::now() - started, 2s);
-  EXPECT_TRUE(slow->saw_cancel);
+  EXPECT_TRUE(slow->saw_cancel);  // cut short, not waited for
   try {
     (void)result.get();
     FAIL() << "a cancelled run returned";

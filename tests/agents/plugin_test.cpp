@@ -22,6 +22,7 @@ using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using agent_test::code_of;
 using agent_test::context_holder;
 using agent_test::run_sync;
 
@@ -30,8 +31,6 @@ const std::filesystem::path wrong_abi_plugin = SWITCHBOARD_WRONG_ABI_PLUGIN;
 const std::filesystem::path no_entry_plugin = SWITCHBOARD_NO_ENTRY_PLUGIN;
 const std::filesystem::path throwing_plugin = SWITCHBOARD_THROWING_PLUGIN;
 const std::filesystem::path host_echo_plugin = SWITCHBOARD_HOST_ECHO_PLUGIN;
-
-agent_errc code_of(const agent_error& e) { return static_cast<agent_errc>(e.code().value()); }
 
 // Expects load_plugin(file) to fail with `code` and every part in the message.
 void expect_refused(agent_registry& registry, const std::filesystem::path& file, agent_errc code,

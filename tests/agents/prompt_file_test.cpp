@@ -14,9 +14,8 @@ namespace {
 
 using ::testing::AllOf;
 using ::testing::HasSubstr;
+using agent_test::code_of;
 using agent_test::test_data;
-
-agent_errc code_of(const agent_error& e) { return static_cast<agent_errc>(e.code().value()); }
 
 // Expects parse() to fail with `code` and a message containing every part.
 void expect_invalid(std::string_view text, agent_errc code, std::vector<std::string> parts) {

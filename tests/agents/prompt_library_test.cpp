@@ -13,9 +13,8 @@ namespace {
 using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using agent_test::code_of;
 using agent_test::test_data;
-
-agent_errc code_of(const agent_error& e) { return static_cast<agent_errc>(e.code().value()); }
 
 TEST(PromptLibrary, VersionsLiveSideBySideNewestByDefault) {
   prompt_library lib;

@@ -13,13 +13,12 @@ namespace {
 
 using ::testing::AllOf;
 using ::testing::HasSubstr;
+using agent_test::code_of;
 namespace json = boost::json;
 
 template_origin origin(std::vector<int> lines = {}) {
   return template_origin{"prompts/demo.v1.json", "user", std::move(lines)};
 }
-
-agent_errc code_of(const agent_error& e) { return static_cast<agent_errc>(e.code().value()); }
 
 struct PromptTemplateScope : ::testing::Test {
   json::value input = json::parse(R"({"request": "book a room", "count": 3, "ratio": 0.25,

@@ -17,9 +17,8 @@ using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using agent_test::code_of;
 using agent_test::run_sync;
-
-agent_errc code_of(const agent_error& e) { return static_cast<agent_errc>(e.code().value()); }
 
 // A tool with a given name and schema that answers with its arguments.
 class echo_tool final : public tool {

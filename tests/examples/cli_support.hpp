@@ -2,6 +2,8 @@
 // /dev/null, so never a terminal) and captures its exit code and output.
 #pragma once
 
+#include <switchboard/testing/temp_dir.hpp>
+
 #include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -32,6 +34,11 @@ struct cli_result {
   std::string err;
 };
 
+// The whole result, for a failure message.
+inline std::string describe(const cli_result& r) {
+  return "exit " + std::to_string(r.exit_code) + "\n--- stdout\n" + r.out + "--- stderr\n" + r.err;
+}
+
 inline std::string shell_quote(const std::string& arg) {
   std::string out = "'";
   for (char c : arg) {
@@ -47,20 +54,6 @@ inline std::string slurp(const std::filesystem::path& file) {
   s << in.rdbuf();
   return s.str();
 }
-
-// A private temporary directory, removed on destruction.
-class temp_dir {
- public:
-  temp_dir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "sb-example-XXXXXX").string();
-    path_ = ::mkdtemp(pattern.data());
-  }
-  ~temp_dir() { std::filesystem::remove_all(path_); }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
 
 // `env` entries are NAME=VALUE; OPENAI_* variables are cleared unless given,
 // so that a developer's own configuration cannot turn the run online.

@@ -24,10 +24,6 @@ const std::string soccer = "Soccer practice for Maya on Saturday 2-4pm, she need
 const std::string confirmed =
     "Confirmed: \"Soccer practice\", Sat 2026-03-07 14:00\u201316:00, with Maya, using the minivan, driven by Ana";
 
-std::string describe(const cli_result& r) {
-  return "exit " + std::to_string(r.exit_code) + "\n--- stdout\n" + r.out + "--- stderr\n" + r.err;
-}
-
 class sample_approval : public ::testing::Test {
  protected:
   cli_result run(const std::string& request) {

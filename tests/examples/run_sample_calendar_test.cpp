@@ -16,10 +16,6 @@
 namespace switchboard::testing {
 namespace {
 
-std::string describe(const cli_result& r) {
-  return "exit " + std::to_string(r.exit_code) + "\n--- stdout\n" + r.out + "--- stderr\n" + r.err;
-}
-
 const std::string soccer = "Soccer practice for Maya on Saturday 2-4pm, she needs the minivan";
 const std::string swimming = "Swimming for Leo on Saturday 2-4pm, he needs the minivan";
 

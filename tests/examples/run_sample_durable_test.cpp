@@ -22,10 +22,6 @@ namespace {
 
 namespace json = boost::json;
 
-std::string describe(const cli_result& r) {
-  return "exit " + std::to_string(r.exit_code) + "\n--- stdout\n" + r.out + "--- stderr\n" + r.err;
-}
-
 class durable_cli : public ::testing::Test {
  protected:
   std::string store() const { return "sqlite:" + db().string(); }

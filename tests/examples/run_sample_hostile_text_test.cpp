@@ -38,10 +38,6 @@ json::object parsed_request(std::string intent) {
           {"resources", json::array{}}, {"priority", "normal"}, {"flexibility", "flexible"}};
 }
 
-std::string describe(const cli_result& r) {
-  return "exit " + std::to_string(r.exit_code) + "\n--- stdout\n" + r.out + "--- stderr\n" + r.err;
-}
-
 // Both streams hold nothing a terminal acts on and no forged record.
 void expect_terminal_safe(const cli_result& r) {
   EXPECT_EQ(find_raw_control(r.out), "") << describe(r);

@@ -45,10 +45,6 @@ json::object sedan_plan() {
                                 {"resources", json::array{"sedan"}}}}};
 }
 
-std::string describe(const cli_result& r) {
-  return "exit " + std::to_string(r.exit_code) + "\n--- stdout\n" + r.out + "--- stderr\n" + r.err;
-}
-
 class run_sample_llm : public ::testing::Test {
  protected:
   cli_result offline(const std::string& request) {

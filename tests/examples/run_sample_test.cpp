@@ -24,10 +24,6 @@ class run_sample : public ::testing::Test {
   temp_dir scratch_;
 };
 
-std::string describe(const cli_result& r) {
-  return "exit " + std::to_string(r.exit_code) + "\n--- stdout\n" + r.out + "--- stderr\n" + r.err;
-}
-
 TEST_F(run_sample, clear_request_is_auto_confirmed) {
   const auto r = run({"--input", "Soccer practice for Maya on Saturday 2-4pm, she needs the minivan"});
   ASSERT_EQ(r.exit_code, 0) << describe(r);

@@ -3,6 +3,8 @@
 // and misbehaving_server.mjs for every error path.
 #include <switchboard/mcp/client.hpp>
 
+#include <switchboard/testing/hang_guard.hpp>
+
 #include "mcp_peers.hpp"
 
 #include <boost/asio/bind_cancellation_slot.hpp>
@@ -236,7 +238,8 @@ class McpMisbehavingOutput : public testing::TestWithParam<bad_output_case> {};
 TEST_P(McpMisbehavingOutput, IsAClearErrorNamingTheServer) {
   require_peers();
   const auto& param = GetParam();
-  const auto start = clock_type::now();
+  // Each fails at once with its own code: a client that waited for more
+  // would end with mcp_errc::timeout instead.
   const auto e = error_of([&] {
     with_client(misbehaving(), [&](sbm::client& c) -> asio::awaitable<bool> {
       co_await c.call_tool(param.tool, json::object{});
@@ -246,7 +249,6 @@ TEST_P(McpMisbehavingOutput, IsAClearErrorNamingTheServer) {
   EXPECT_EQ(e.errc(), param.code) << e.what();
   EXPECT_NE(std::string(e.what()).find(std::string("MCP server 'bad': ") + param.message), std::string::npos)
       << e.what();
-  EXPECT_LT(clock_type::now() - start, 5s);
   EXPECT_TRUE(no_children_left());
 }
 
@@ -298,11 +300,12 @@ TEST(McpMisbehaving, TheOlderRevisionIsAcceptedAndOthersRefused) {
 
 TEST(McpMisbehaving, AServerIgnoringSigtermIsKilledAfterTheGracePeriods) {
   require_peers();
+  const switchboard::testing::hang_guard guard("a server ignoring SIGTERM is killed");
   const auto start = clock_type::now();
   with_client(misbehaving({"--stubborn"}), [](sbm::client&) -> asio::awaitable<bool> { co_return true; });
-  const auto took = clock_type::now() - start;
-  EXPECT_GE(took, 600ms);  // two grace periods of 300 ms
-  EXPECT_LT(took, 5s);
+  // Two grace periods of 300 ms were waited (timers never fire early), then
+  // the server was killed.
+  EXPECT_GE(clock_type::now() - start, 600ms);
   EXPECT_TRUE(no_children_left());
 }
 

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <switchboard/orchestrator/checkpoint_store.hpp>
+#include <switchboard/testing/temp_dir.hpp>
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -58,27 +59,7 @@ inline std::string checkpoint_store_backend_name(
 }
 
 // A fresh directory under the system temp directory, removed by the destructor.
-class scratch_directory {
- public:
-  scratch_directory() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "switchboard-checkpoint-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) {
-      throw std::runtime_error("cannot create a temporary directory from " + pattern);
-    }
-    path_ = pattern;
-  }
-  ~scratch_directory() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  scratch_directory(const scratch_directory&) = delete;
-  scratch_directory& operator=(const scratch_directory&) = delete;
-
-  const std::filesystem::path& path() const noexcept { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
+using scratch_directory = ::switchboard::testing::temp_dir;
 
 // Runs `operation` to completion on a fresh io_context of this thread and
 // returns its result, or rethrows what it threw. Safe to call from several

@@ -2,6 +2,8 @@
 // one that swallows it, one that blocks its thread (on the workflow's strand
 // or opted into the hub's pool). The step fails with `timeout`, the hub does
 // not wait for the agent, and an answer that comes later is never recorded.
+// No test times the hub: the agents misbehave for 60 s, run_until() gives up
+// after 30 s, and an agent that has not returned shows the run did not wait.
 #include <switchboard/orchestrator/hub.hpp>
 
 #include <switchboard/orchestrator/checkpoint_store.hpp>
@@ -27,10 +29,6 @@ namespace asio = boost::asio;
 namespace json = boost::json;
 using namespace std::chrono_literals;
 using steady = std::chrono::steady_clock;
-
-// Far below the 60 s the stubborn agents take: a step that waited for them
-// would blow it.
-constexpr auto well_before_the_agent = 20s;
 
 enum class misbehaviour {
   deaf,          // awaits a timer through an empty cancellation slot: never sees the cancellation
@@ -167,9 +165,7 @@ void expect_timed_out_to_fallback(const workflow_state& s, const std::string& ag
 TEST_F(deadline_test, an_agent_deaf_to_cancellation_times_out_on_time_and_the_run_follows_on_error) {
   auto deaf = add_misbehaving("deaf", misbehaviour::deaf, 60s);
   registry_.add(constant_agent("fallback"));
-  const auto started = steady::now();
   auto s = run(with_fallback("deaf", 200ms));
-  EXPECT_LT(steady::now() - started, well_before_the_agent);
   expect_timed_out_to_fallback(s, "deaf");
   EXPECT_EQ(deaf->returned(), 0);  // still waiting: the hub did not wait for it
 }
@@ -179,9 +175,7 @@ TEST_F(deadline_test, an_agent_that_swallows_cancellation_times_out_and_without_
   workflow_builder wf{"deadline"};
   wf.agent("stubborn").timeout(200ms).otherwise("done");
   wf.end("done");
-  const auto started = steady::now();
   auto s = run(wf);
-  EXPECT_LT(steady::now() - started, well_before_the_agent);
   EXPECT_EQ(s.status, workflow_status::failed);
   EXPECT_EQ(s.first_error()->type, "timeout");
   EXPECT_TRUE(s.first_error()->retryable);
@@ -227,11 +221,10 @@ TEST_F(deadline_test, cancelling_a_run_does_not_wait_for_an_agent_deaf_to_cancel
   make_hub();
   auto handle = hub_->start(wf.compile(registry_), json::object{});
   run_until([&] { return deaf->calls() == 1; });
-  const auto cancelled_at = steady::now();
   handle.cancel();
   run_until([&] { return handle.done(); });
   ASSERT_TRUE(handle.done());
-  EXPECT_LT(steady::now() - cancelled_at, well_before_the_agent);
+  EXPECT_EQ(deaf->returned(), 0);  // still waiting: the run did not wait for it
   EXPECT_EQ(handle.wait().status, workflow_status::cancelled);
   EXPECT_EQ(handle.wait().latest("deaf"), nullptr);
 }

@@ -95,8 +95,8 @@ inline std::shared_ptr<protocol::schema_registry> test_schemas() {
   return schemas;
 }
 
-// Option builders (g++ 12 warns about designated initializers that omit
-// members, so the tests name what they set through these).
+// Option builders: the tests name what they set (designated initializers
+// that leave members out warn under -Wextra).
 inline hub_options options(std::shared_ptr<checkpoint_store> store, agents::model_set models = {},
                            std::shared_ptr<spdlog::logger> logger = {}) {
   hub_options o;

@@ -125,7 +125,7 @@ class native_booker final : public agents::agent {
   std::string output_schema() const override { return "test.output@1"; }
   bool uses_tools() const noexcept override { return true; }
   boost::asio::awaitable<protocol::envelope> run(agents::agent_context& context) override {
-    // Named first: g++ 12 mishandles temporaries inside a co_await expression.
+    // g++ 12: named before co_await (README, "Development").
     const std::string slot = "2026-11-28T10:00";
     boost::json::value arguments{{"slot", slot}};
     std::string call_id = "book:" + slot;

@@ -1,5 +1,7 @@
 #include <switchboard/protocol/schema_registry.hpp>
 
+#include <switchboard/testing/temp_dir.hpp>
+
 #include <boost/json/parse.hpp>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -12,30 +14,9 @@ namespace sp = switchboard::protocol;
 namespace json = boost::json;
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using switchboard::testing::temp_dir;
 
 namespace {
-
-class temp_dir {
- public:
-  temp_dir() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = fs::temp_directory_path() /
-            ("switchboard-registry-" + std::string(info->name()) + "-" + std::to_string(::getpid()));
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~temp_dir() { fs::remove_all(path_); }
-  const fs::path& path() const { return path_; }
-  fs::path write(const std::string& name, const std::string& text) const {
-    const fs::path file = path_ / name;
-    fs::create_directories(file.parent_path());
-    std::ofstream(file) << text;
-    return file;
-  }
-
- private:
-  fs::path path_;
-};
 
 const char* object_schema = R"({"type": "object", "properties": {"n": {"type": "integer"}},
                                 "required": ["n"]})";

@@ -1,12 +1,6 @@
 // Calling agents: one agent with its timeout, retries and envelope checks,
 // and a parallel group of them.
 
-// g++ 12 reports Asio's own awaitable frame allocator/deallocator pair as
-// mismatched (a known false positive, GCC bug 109224); nothing here allocates
-// frames by hand.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-#endif
 #include "workflow_run.hpp"
 #include "stream_relay.hpp"  // streaming: deltas to observers
 
@@ -137,8 +131,7 @@ asio::awaitable<void> workflow_run::call_inline(agents::agent& a, const std::str
   context.workflow_id = state_.id;
   give_tools(context, a);
   // --- streaming: deltas to the observers that want them, on the run's strand
-  // Named locals, not temporaries of the co_await expression: g++ 12
-  // destroys those twice.
+  // g++ 12: named before co_await (README, "Development").
   const auto run_strand = co_await asio::this_coro::executor;
   stream_origin origin{state_.id, state_.workflow_name, state_.step, state_.next_node, std::string(a.name())};
   context.stream = make_stream_relay(hub_->observers, run_strand, std::move(origin));

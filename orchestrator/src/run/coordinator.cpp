@@ -1,12 +1,6 @@
 // Coordinator nodes: a router function or a model chooses which candidate
 // agent runs next; the default agent runs when the choice fails.
 
-// g++ 12 reports Asio's own awaitable frame allocator/deallocator pair as
-// mismatched (a known false positive, GCC bug 109224); nothing here allocates
-// frames by hand.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-#endif
 #include "workflow_run.hpp"
 
 #include <switchboard/models/structured.hpp>

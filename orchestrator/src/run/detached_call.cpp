@@ -1,9 +1,3 @@
-// g++ 12 reports Asio's own awaitable frame allocator/deallocator pair as
-// mismatched (a known false positive, GCC bug 109224); nothing here allocates
-// frames by hand.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-#endif
 #include "detached_call.hpp"
 
 #include <boost/asio/associated_cancellation_slot.hpp>
@@ -214,8 +208,7 @@ void detached_call::cancel_wait() {
 }
 
 asio::awaitable<void> detached_call::answered() {
-  // Named locals, not temporaries of the co_await expression: g++ 12 may
-  // destroy those twice.
+  // g++ 12: named before co_await (README, "Development").
   auto initiation = wait_initiation{shared_from_this()};
   auto operation = asio::async_initiate<decltype(asio::use_awaitable), void(boost::system::error_code)>(
       std::move(initiation), asio::use_awaitable);

@@ -1,12 +1,6 @@
 // Checkpoints: what a run writes to the store after every step, what it
 // does when the store refuses, and the retention of finished runs.
 
-// g++ 12 reports Asio's own awaitable frame allocator/deallocator pair as
-// mismatched (a known false positive, GCC bug 109224); nothing here allocates
-// frames by hand.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-#endif
 #include "workflow_run.hpp"
 
 #include <spdlog/spdlog.h>

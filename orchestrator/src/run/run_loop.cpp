@@ -2,12 +2,6 @@
 // completes, fails, pauses for clarification, is cancelled or interrupted;
 // routing and the endings; how a run is started and awaited.
 
-// g++ 12 reports Asio's own awaitable frame allocator/deallocator pair as
-// mismatched (a known false positive, GCC bug 109224); nothing here allocates
-// frames by hand.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-#endif
 #include "workflow_run.hpp"
 
 #include <switchboard/orchestrator/error.hpp>

@@ -1,12 +1,6 @@
 // Synthesis nodes: the final answer from every agent's output, written by
 // an agent, a model, or deterministically.
 
-// g++ 12 reports Asio's own awaitable frame allocator/deallocator pair as
-// mismatched (a known false positive, GCC bug 109224); nothing here allocates
-// frames by hand.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-#endif
 #include "workflow_run.hpp"
 
 #include <switchboard/models/model_error.hpp>

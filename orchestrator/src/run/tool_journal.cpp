@@ -1,11 +1,5 @@
 // The step's tool journal: saved record by record, refused once the step ended.
 
-// g++ 12 reports Asio's own awaitable frame allocator/deallocator pair as
-// mismatched (a known false positive, GCC bug 109224); nothing here allocates
-// frames by hand.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-#endif
 #include "tool_journal.hpp"
 
 #include <boost/json/serialize.hpp>

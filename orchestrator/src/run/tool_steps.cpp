@@ -2,12 +2,6 @@
 // tools, the pause for approval and the decision a resume brings, and the
 // calls' place in the audit log and the events.
 
-// g++ 12 reports Asio's own awaitable frame allocator/deallocator pair as
-// mismatched (a known false positive, GCC bug 109224); nothing here allocates
-// frames by hand.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-#endif
 #include "workflow_run.hpp"
 
 #include <spdlog/spdlog.h>

@@ -98,10 +98,10 @@ class workflow_run {
   }
 
   // Runs until the workflow stops; the final state stays here for
-  // take_state(). No parameters: an argument built inside
-  // `co_await run.go(...)` is a temporary of the co_await expression, which
-  // g++ 12 may destroy twice. No result either: an awaitable's frame keeps a
-  // slot for its result (a workflow_state is ~570 bytes) for its whole life.
+  // take_state(). No parameters (g++ 12: an argument of an awaited call is
+  // a temporary of the co_await; README, "Development"). No result either:
+  // an awaitable's frame keeps a slot for its result (a workflow_state is
+  // ~570 bytes) for its whole life.
   asio::awaitable<void> go();
   workflow_state take_state() { return std::move(state_); }
 
@@ -191,8 +191,7 @@ class workflow_run {
   std::shared_ptr<const output_snapshot> call_outputs_;
 };
 
-// Passed instead of `{}`: a temporary std::string inside a co_await
-// expression is destroyed twice by g++ 12.
+// Passed instead of `{}`. g++ 12: named before co_await (README, "Development").
 inline const std::string no_instructions;
 
 }  // namespace switchboard::orchestrator::detail

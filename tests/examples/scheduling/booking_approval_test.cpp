@@ -49,7 +49,7 @@ const json::value soccer_arguments = json::parse(
 // The fixture most tests use, with confirm_bookings on: the run stops before
 // the booking step writes anything.
 TEST(booking_approval, a_clear_request_waits_for_approval_before_the_calendar_changes) {
-  scratch_dir state;
+  temp_dir state;
   sample_workflow_runner runner(state.path(), false, /*confirm_bookings=*/true);
   const auto paused = runner.run(soccer);
   const auto& call = pending_call(paused, book_tool);
@@ -65,7 +65,7 @@ TEST(booking_approval, a_clear_request_waits_for_approval_before_the_calendar_ch
 }
 
 TEST(booking_approval, approved_the_booking_is_written_and_in_the_steps_audit_entry) {
-  scratch_dir state;
+  temp_dir state;
   sample_workflow_runner runner(state.path(), false, /*confirm_bookings=*/true, /*keep_runs=*/true);
   const auto paused = runner.run(soccer);
   ASSERT_EQ(pending_call(paused, book_tool).arguments, soccer_arguments);
@@ -96,7 +96,7 @@ TEST(booking_approval, approved_the_booking_is_written_and_in_the_steps_audit_en
 }
 
 TEST(booking_approval, rejected_the_run_ends_declined_with_nothing_written) {
-  scratch_dir state;
+  temp_dir state;
   sample_workflow_runner runner(state.path(), false, /*confirm_bookings=*/true, /*keep_runs=*/true);
   const auto paused = runner.run(soccer);
   pending_call(paused, book_tool);
@@ -116,7 +116,7 @@ TEST(booking_approval, rejected_the_run_ends_declined_with_nothing_written) {
 }
 
 TEST(booking_approval, another_hub_on_the_same_state_directory_approves_a_paused_run) {
-  scratch_dir state;
+  temp_dir state;
   std::string id;
   {
     sample_workflow_runner first(state.path(), false, /*confirm_bookings=*/true, /*keep_runs=*/true);
@@ -142,7 +142,7 @@ TEST(booking_approval, another_hub_on_the_same_state_directory_approves_a_paused
 }
 
 TEST(booking_approval, a_cancellation_waits_too_and_its_calendar_read_is_not_repeated) {
-  scratch_dir state;
+  temp_dir state;
   sample_workflow_runner runner(state.path(), false, /*confirm_bookings=*/true, /*keep_runs=*/true);
   const auto paused = runner.run("Cancel the swim meet on Saturday");
   const auto& call = pending_call(paused, cancel_tool);
@@ -170,7 +170,7 @@ TEST(booking_approval, a_cancellation_waits_too_and_its_calendar_read_is_not_rep
 }
 
 TEST(booking_approval, a_rejected_cancellation_leaves_the_event) {
-  scratch_dir state;
+  temp_dir state;
   sample_workflow_runner runner(state.path(), false, /*confirm_bookings=*/true, /*keep_runs=*/true);
   const auto paused = runner.run("Cancel the swim meet on Saturday");
   pending_call(paused, cancel_tool);

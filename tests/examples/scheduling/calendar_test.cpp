@@ -52,7 +52,7 @@ int tennis_entries(const household& h) {
 }
 
 TEST(calendar, a_new_file_is_private_and_holds_the_seed) {
-  scratch_dir dir;
+  temp_dir dir;
   const auto file = dir.path() / "scheduling" / "calendar.db";
   const auto cal = calendar::open_file(file, seed());
   struct stat info {};
@@ -67,7 +67,7 @@ TEST(calendar, a_new_file_is_private_and_holds_the_seed) {
 }
 
 TEST(calendar, a_keyed_change_is_applied_once_and_replayed_after) {
-  scratch_dir dir;
+  temp_dir dir;
   const auto cal = calendar::open_file(dir.path() / "calendar.db", seed());
   EXPECT_EQ(cal->apply(add_tennis("wf-1")).outcome, apply_result::status::applied);
   const auto again = cal->apply(add_tennis("wf-1"));
@@ -97,7 +97,7 @@ TEST(calendar, a_refused_change_writes_nothing) {
 }
 
 TEST(calendar, reset_restores_the_seed) {
-  scratch_dir dir;
+  temp_dir dir;
   const auto file = dir.path() / "calendar.db";
   calendar::open_file(file, seed())->apply(add_tennis("wf-3"));
   EXPECT_EQ(tennis_entries(calendar::open_file(file, seed())->snapshot()), 1);
@@ -107,7 +107,7 @@ TEST(calendar, reset_restores_the_seed) {
 }
 
 TEST(calendar, a_file_that_is_not_a_database_is_named) {
-  scratch_dir dir;
+  temp_dir dir;
   const auto file = dir.path() / "calendar.db";
   std::ofstream(file) << "groceries: milk, eggs\n" << std::string(4096, '.');
   try {
@@ -119,7 +119,7 @@ TEST(calendar, a_file_that_is_not_a_database_is_named) {
 }
 
 TEST(calendar, another_applications_database_is_named) {
-  scratch_dir dir;
+  temp_dir dir;
   const auto file = dir.path() / "calendar.db";
   sql(file, "CREATE TABLE recipes(name TEXT)");
   try {
@@ -132,7 +132,7 @@ TEST(calendar, another_applications_database_is_named) {
 }
 
 TEST(calendar, corrupt_rows_are_named_with_the_file_and_the_entry) {
-  scratch_dir dir;
+  temp_dir dir;
   const auto file = dir.path() / "calendar.db";
   const auto cal = calendar::open_file(file, seed());
   sql(file, "UPDATE entries SET start = '2026-13-45T99:00' WHERE id = 5");
@@ -156,7 +156,7 @@ TEST(calendar, corrupt_rows_are_named_with_the_file_and_the_entry) {
 }
 
 TEST(calendar, the_plugin_keeps_its_calendar_in_the_state_directory_or_in_memory) {
-  scratch_dir dir;
+  temp_dir dir;
   sample_workflow_runner with_state(dir.path());
   EXPECT_EQ(with_state.cal().file(), dir.path() / "scheduling" / "calendar.db");
   sample_workflow_runner without({});

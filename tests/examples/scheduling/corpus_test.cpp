@@ -150,7 +150,7 @@ TEST(scheduling_corpus, every_outcome_is_right_and_no_wrong_one_is_confident) {
     const auto& expected = item.as_object();
     const std::string text = str(expected.if_contains("text"));
     SCOPED_TRACE(str(expected.if_contains("id")) + ": " + text);
-    scratch_dir state;
+    temp_dir state;
     sample_workflow_runner runner(state.path());
     for (const auto& before : strings(expected.if_contains("before"))) {
       const auto s = runner.run(before);

@@ -11,6 +11,7 @@
 #include <switchboard/orchestrator/hub.hpp>
 #include <switchboard/orchestrator/workflow_file.hpp>
 #include <switchboard/scheduling/agents.hpp>
+#include <switchboard/testing/temp_dir.hpp>
 
 #include "scheduling/sample_fixture.hpp"
 
@@ -25,28 +26,12 @@
 #include <string>
 #include <vector>
 
-#include <stdlib.h>
-
 namespace switchboard::scheduling::testing {
 
 inline const std::filesystem::path sample_workflow_dir =
     std::filesystem::path(SWITCHBOARD_SOURCE_DIR) / "examples" / "scheduling";
 
-// A private temporary directory, removed on destruction.
-class scratch_dir {
- public:
-  scratch_dir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "sb-sched-XXXXXX").string();
-    path_ = ::mkdtemp(pattern.data());
-  }
-  ~scratch_dir() { std::filesystem::remove_all(path_); }
-  scratch_dir(const scratch_dir&) = delete;
-  scratch_dir& operator=(const scratch_dir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
+using ::switchboard::testing::temp_dir;
 
 class sample_workflow_runner {
  public:

@@ -4,11 +4,16 @@
 // (tool_registry.hpp); plugins register them like agents (plugin.hpp), and
 // prompt files name the tools an agent may use (docs/prompt-files.md).
 //
-// llm_agent runs the tool loop (llm_agent.hpp, "Tools"); approvals and
-// durable call records in the hub come later, and the flags below are
-// declared now so tools written today carry them:
-//   needs_approval()  the hub asks the user before each call (a tool with
-//                     side effects a person should confirm: sending mail);
+// llm_agent runs the tool loop (llm_agent.hpp, "Tools"), and native agents
+// call tools through call_tool() (call_tool.hpp); both make every call
+// through the same steps: argument checks, approval, the
+// durable journal and its replay. Two flags steer those steps:
+//   needs_approval()  the user must approve each call before it is made (a
+//                     tool with side effects a person should confirm:
+//                     sending mail). The loop stops with approval_required,
+//                     the hub pauses the run (awaiting_approval) and a
+//                     resume with the decision makes or refuses the call
+//                     (hub_options::approval_policy may decide instead);
 //   idempotent()      calling it twice with the same arguments has the same
 //                     effect as once, so a call interrupted by a crash may be
 //                     repeated; a non-idempotent call whose outcome is

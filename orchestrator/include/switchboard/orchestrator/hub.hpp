@@ -203,9 +203,9 @@ class hub {
 
   boost::asio::awaitable<workflow_state> run(std::shared_ptr<const compiled_workflow> workflow,
                                              boost::json::value input, run_options options);
-  // run() with default options. An overload, not a default argument: g++ 12
-  // destroys the defaulted argument of a coroutine awaited inside another
-  // coroutine twice (`co_await hub.run(w, input)` crashed with a double free).
+  // run() with default options. An overload, not a default argument: a
+  // defaulted argument of an awaited call is a temporary of the co_await
+  // (g++ 12; README, "Development").
   boost::asio::awaitable<workflow_state> run(std::shared_ptr<const compiled_workflow> workflow,
                                              boost::json::value input) {
     return run(std::move(workflow), std::move(input), run_options{});
