@@ -1,13 +1,14 @@
 // switchboard agents — lists the agents a workflow would use (what its file
-// names, plus the command line and the environment: workflow_loader.hpp), or
+// names, plus the command line and the environment:
+// switchboard/host/workflow_loader.hpp), or
 // without a workflow the agents of the plugins and prompt files given, with
 // their output schema and origin.
 #include "command.hpp"
 #include "terminal_output.hpp"
-#include "model_options.hpp"
-#include "workflow_loader.hpp"
+#include "loader_arguments.hpp"
 
 #include <switchboard/agents/agent_registry.hpp>
+#include <switchboard/host/model_options.hpp>
 #include <switchboard/orchestrator/workflow_file.hpp>
 
 #include <boost/json/array.hpp>
@@ -35,7 +36,7 @@ std::string usage() {
 
 struct options {
   fs::path workflow;
-  sb::cli::loader_settings loader;
+  sb::host::loader_settings loader;
   bool json = false;
 };
 
@@ -98,9 +99,9 @@ int list_agents(const options& opts) {
   }
   // As `run` would with this environment: a plugin may offer other agents
   // when a model is configured.
-  sb::cli::loader_settings loader = opts.loader;
-  loader.model_configured = sb::cli::configured({});
-  const auto loaded = sb::cli::load_agents(definition, opts.workflow, loader);
+  sb::host::loader_settings loader = opts.loader;
+  loader.model_configured = sb::host::configured({});
+  const auto loaded = sb::host::load_agents(definition, opts.workflow, loader);
   const auto infos = loaded.registry->list();
   if (opts.json) {
     print_json(infos);
@@ -118,12 +119,10 @@ int run_agents(std::span<const std::string> args) {
   }
   try {
     return list_agents(parse(args));
-  } catch (const sb::cli::usage_error& e) {
-    std::cerr << "switchboard agents: " << sb::cli::shown(e.what()) << "\n\n" << usage();
-    return sb::cli::exit_usage;
   } catch (const std::exception& e) {
-    std::cerr << "switchboard agents: " << sb::cli::shown(e.what()) << "\n";
-    return sb::cli::exit_failure;
+    const bool usage_mistake = sb::cli::is_usage_mistake(e);
+    std::cerr << "switchboard agents: " << sb::cli::shown(e.what()) << "\n" << (usage_mistake ? "\n" + usage() : "");
+    return usage_mistake ? sb::cli::exit_usage : sb::cli::exit_failure;
   }
 }
 

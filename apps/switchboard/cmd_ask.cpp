@@ -1,17 +1,18 @@
 // switchboard ask — sends one structured request to a model and prints the
 // validated value with every attempt and the token usage as JSON.
 //
-//   switchboard ask --schema FILE_OR_NAME [the model options: model_options.hpp]
+//   switchboard ask --schema FILE_OR_NAME [the model options: model_arguments.hpp]
 //                   [--schemas DIR]... [--metrics DEST] PROMPT
 //
 // Exit 0 when a valid value came back, 1 when the model failed to give one
 // (or the request failed), 2 on a usage or configuration error.
 #include "command.hpp"
 #include "metrics_output.hpp"
-#include "model_options.hpp"
+#include "model_arguments.hpp"
 #include "schema_lookup.hpp"
 #include "terminal_output.hpp"
 
+#include <switchboard/host/model_options.hpp>
 #include <switchboard/models/caching_model.hpp>
 #include <switchboard/models/model_error.hpp>
 #include <switchboard/models/structured.hpp>
@@ -66,7 +67,7 @@ void print_usage(std::ostream& out) { out << usage_head << switchboard::cli::mod
 struct options {
   std::string schema;
   std::string prompt;
-  model_options model;
+  switchboard::host::model_options model;
   std::vector<fs::path> schema_dirs;
   std::string metrics;  // --metrics DEST, empty: none
 };
@@ -128,12 +129,12 @@ int run_ask(std::span<const std::string> args) {
   use_stderr_logger("switchboard-ask", spdlog::level::info);
   options opts;
   std::optional<sp::compiled_schema> schema;
-  cli_model model;
+  switchboard::host::configured_model model;
   try {
     opts = parse_options(args);
     sp::schema_registry registry;
     schema = resolve_schema(opts.schema, opts.schema_dirs, registry);
-    model = make_model_from_env(opts.model);
+    model = switchboard::host::make_configured_model(opts.model);
   } catch (const usage_error& e) {
     std::cerr << "switchboard ask: " << shown(e.what()) << "\n\n";
     print_usage(std::cerr);
@@ -156,7 +157,7 @@ int run_ask(std::span<const std::string> args) {
   structured.schema_name = schema->id();
   sp::parser_metrics parser_metrics;
   structured.metrics = &parser_metrics;
-  apply_model_options(opts.model, structured);
+  switchboard::host::apply_model_options(opts.model, structured);
 
   boost::asio::io_context io;
   auto pending = boost::asio::co_spawn(io, sm::complete_structured(*model.model, request, structured),

@@ -2,15 +2,17 @@
 // each agent's confidence, explanation and the route taken, then the outcome.
 //
 // What a workflow uses comes from the workflow file (its "schemas",
-// "plugins" and "prompts", relative to the file), the command line and the
-// environment (workflow_loader.hpp). A stored run is data, not authority:
+// "plugins", "prompts" and "mcp_servers", relative to the file), the command
+// line and the environment (switchboard/host/workflow_loader.hpp). A stored
+// run is data, not authority:
 // resume takes all of it from its own command line, never from the
 // checkpoint. SIGINT, SIGTERM and SIGHUP stop a run between steps and leave
 // it resumable (exit 128 + the signal).
 //
 // Exit codes: 0 completed, 1 failed (or refused: another process owns the
 // run, the definition changed), 2 usage (bad option, missing file), 3 paused
-// for clarification with no answer available, 128 + N interrupted by signal N.
+// for clarification with no answer available, 4 awaiting approval of tool
+// calls with no decision available, 128 + N interrupted by signal N.
 #include "command.hpp"
 #include "run_session.hpp"
 #include "state_store.hpp"
@@ -34,6 +36,7 @@ namespace fs = std::filesystem;
 namespace json = boost::json;
 namespace cli = switchboard::cli;
 namespace orch = switchboard::orchestrator;
+namespace host = switchboard::host;
 using switchboard::cli::shown;
 using switchboard::cli::usage_error;
 using switchboard::cli::absolute_path;
@@ -99,9 +102,7 @@ std::string usage_of_run() {
          "                        read from standard input when it is not a terminal, one per line\n"
          "  --now YYYY-MM-DDTHH:MM  sets the input's \"now\" (the reference time of agents that read one)\n"
          "  --reset               plugins restore their state to its seed first (the sample: its calendar)\n" +
-         cli::run_options_usage() +
-         "exit codes: 0 completed, 1 failed, 2 usage, 3 paused for clarification (continue with\n"
-         "            `switchboard resume`), 128+N interrupted by signal N (resume without --answer)\n";
+         cli::run_options_usage() + std::string(cli::run_exit_codes_usage);
 }
 
 std::string usage_of_resume() {
@@ -111,7 +112,7 @@ std::string usage_of_resume() {
          "tool calls needs --approve or --reject (with --reason, told to the model); an interrupted one (its\n"
          "process stopped or died) continues without. The workflow file, plugins, prompts, schemas and\n"
          "model come from this command line, never from the stored run.\n" +
-         cli::run_options_usage();
+         cli::run_options_usage() + std::string(cli::run_exit_codes_usage);
 }
 
 // YYYY-MM-DDTHH:MM naming a real minute of the Gregorian calendar.
@@ -144,20 +145,20 @@ int run_run(std::span<const std::string> args) {
       else if (a == "--input-file") input.file = absolute_path(option_value(args, i));
       else if (a == "--answer") answers.push_back(option_value(args, i));
       else if (a == "--now") now = option_value(args, i);
-      else if (a == "--reset") settings.loader.reset_state = true;
+      else if (a == "--reset") settings.workflow.loader.reset_state = true;
       else if (a.starts_with("-")) throw usage_error("unknown option '" + a + "'");
-      else if (settings.workflow_file.empty()) settings.workflow_file = absolute_path(a);
+      else if (settings.workflow.workflow_file.empty()) settings.workflow.workflow_file = absolute_path(a);
       else throw usage_error("unexpected argument '" + a + "'");
     }
-    if (settings.workflow_file.empty()) throw usage_error("missing the workflow file");
+    if (settings.workflow.workflow_file.empty()) throw usage_error("missing the workflow file");
     if (!input.text && !input.file) throw usage_error("missing --input TEXT or --input-file FILE");
     if (input.text && input.file) throw usage_error("give --input or --input-file, not both");
     if (now && !valid_now(*now)) throw usage_error("--now expects YYYY-MM-DDTHH:MM, got '" + *now + "'");
 
     json::object object = input.build();
     if (now) object["now"] = *now;
-    cli::session s = cli::open_session(settings);
-    s.store = cli::open_state_store(settings.store_spec);
+    cli::session s = cli::open_session(settings, nullptr);
+    s.store = cli::open_state_store(settings.store_url);
     const auto* request = object.if_contains("request");
     cli::print_header(s, request && request->is_string() ? std::string(request->get_string()) : std::string{},
                       settings);
@@ -188,7 +189,7 @@ int run_resume(std::span<const std::string> args) {
         if (!decision) decision.emplace();
         decision->approve = a == "--approve";
       } else if (a == "--reason") reason = option_value(args, i);
-      else if (a == "--workflow") settings.workflow_file = absolute_path(option_value(args, i));
+      else if (a == "--workflow") settings.workflow.workflow_file = absolute_path(option_value(args, i));
       else if (a.starts_with("-")) throw usage_error("unknown option '" + a + "'");
       else if (id.empty()) id = a;
       else throw usage_error("unexpected argument '" + a + "'");
@@ -197,24 +198,22 @@ int run_resume(std::span<const std::string> args) {
     if (reason && (!decision || decision->approve)) throw usage_error("--reason goes with --reject");
     if (decision && reason) decision->reason = *reason;
 
-    auto store = cli::open_state_store(settings.store_spec);
+    auto store = cli::open_state_store(settings.store_url);
     const auto stored = cli::wait_for(store->load(id));
     if (!stored)
       throw std::runtime_error("no workflow with id '" + id + "' in the store" +
-                               (settings.store_spec.empty() ? std::string{} : " " + settings.store_spec) +
+                               (settings.store_url.empty() ? std::string{} : " " + settings.store_url) +
                                " (it was started with another --store, or pruned)");
     const auto state = orch::workflow_state::from_checkpoint(*stored);
-    if (settings.workflow_file.empty())
+    if (settings.workflow.workflow_file.empty())
       throw usage_error("missing --workflow FILE: the file of workflow '" + state.workflow_name + "' that run " +
                         id + " was started with (a stored run never decides which files are loaded)");
-    cli::session s = cli::open_session(settings);
-    s.store = store;
+    cli::session s = cli::open_session(settings, store);
     cli::print_header(s, {}, settings);
     cli::answer_source source(std::move(answers));
-    orch::resume_options options;
-    options.expected_step = state.step;
-    if (state.approval &&
-        (state.status == orch::workflow_status::awaiting_approval || state.status == orch::workflow_status::interrupted)) {
+    orch::resume_options options = host::resume_options_for(state);
+    const auto awaited = host::awaited_by(state);
+    if (awaited == host::awaited_input::decision) {
       if (!decision) decision = cli::ask_decision(*state.approval, settings.json_output);
       if (!decision) {
         // No decision: the run stays paused, reported as it paused (exit 4),
@@ -226,7 +225,6 @@ int run_resume(std::span<const std::string> args) {
         return cli::report(waiting, settings);
       }
       options.decision = decision;
-      options.expected_calls = state.approval->calls_key();
       if (!settings.json_output) {
         std::cout << (decision->approve ? "approved" : "rejected") << ": the pending tool calls of workflow "
                   << shown(id) << "\n\n";
@@ -238,11 +236,10 @@ int run_resume(std::span<const std::string> args) {
       throw usage_error("run '" + id + "' is " + std::string(orch::to_string(state.status)) +
                         " and awaits no approval; --approve and --reject apply only to a run awaiting approval");
     }
-    const bool paused = state.status == orch::workflow_status::awaiting_clarification && state.clarification;
+    const bool paused = awaited == host::awaited_input::answer;
     // Interrupted while its question was being answered: the question stands
     // and may be answered now, or the run continues to ask it again.
-    const bool question_stands = state.status == orch::workflow_status::interrupted && state.clarification;
-    if (paused || question_stands) {
+    if (paused || awaited == host::awaited_input::optional_answer) {
       options.answer = source.next(state.clarification->question, settings.json_output);
       if (!options.answer && paused) {
         // No answer: the run stays paused, reported as a run that paused is (exit 3).

@@ -7,9 +7,11 @@
 // http(s):// URL. Everything a plugin or server sends is escaped before it
 // reaches the terminal.
 #include "command.hpp"
-#include "model_options.hpp"
+#include "loader_arguments.hpp"
 #include "terminal_output.hpp"
-#include "workflow_loader.hpp"
+
+#include <switchboard/host/model_options.hpp>
+#include <switchboard/host/workflow_loader.hpp>
 
 #include <switchboard/orchestrator/workflow_file.hpp>
 
@@ -164,7 +166,7 @@ bool names_a_workflow(std::span<const std::string> args) {
 
 int list_workflow_tools(std::span<const std::string> args) {
   std::filesystem::path workflow;
-  sb::cli::loader_settings loader;
+  sb::host::loader_settings loader;
   bool json_output = false;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -177,8 +179,8 @@ int list_workflow_tools(std::span<const std::string> args) {
   if (!std::filesystem::is_regular_file(workflow))
     throw sb::cli::usage_error("workflow file '" + workflow.string() + "' does not exist");
   const auto definition = sb::orchestrator::load_workflow_file(workflow);
-  loader.model_configured = sb::cli::configured({});  // as `run` would load the plugins
-  const auto loaded = sb::cli::load_agents(definition, workflow, loader);
+  loader.model_configured = sb::host::configured({});  // as `run` would load the plugins
+  const auto loaded = sb::host::load_agents(definition, workflow, loader);
   const auto infos = loaded.tools->list();
   if (json_output) {
     json::array out;
@@ -216,12 +218,11 @@ int run_tools(std::span<const std::string> args) {
     sbm::server_host host;
     const auto client = host.connect(config);
     return opts.call ? call(host, client, opts) : list(host, client, opts.json_output);
-  } catch (const sb::cli::usage_error& e) {
-    std::cerr << "switchboard tools: " << sb::cli::shown(e.what()) << "\n\n" << usage_text;
-    return sb::cli::exit_usage;
   } catch (const std::exception& e) {
-    std::cerr << "switchboard tools: " << sb::cli::shown(e.what()) << "\n";
-    return sb::cli::exit_failure;
+    const bool usage_mistake = sb::cli::is_usage_mistake(e);
+    std::cerr << "switchboard tools: " << sb::cli::shown(e.what()) << "\n"
+              << (usage_mistake ? "\n" + std::string(usage_text) : std::string{});
+    return usage_mistake ? sb::cli::exit_usage : sb::cli::exit_failure;
   }
 }
 

@@ -3,7 +3,8 @@
 //   static const switchboard::cli::command_registration reg{
 //       "validate", "check a model's raw output against a schema", &run_validate};
 //
-// Exit codes shared by every subcommand.
+// Exit codes shared by every subcommand (run and resume add 3, 4 and
+// 128 + N: run_session.hpp).
 #pragma once
 
 #include <filesystem>
@@ -24,6 +25,11 @@ class usage_error : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+// Whether `e` is a mistake on the command line: a usage_error, or a file or
+// directory it named that does not exist (host::host_errc::missing_path).
+// Such errors exit with exit_usage and show the command's usage.
+bool is_usage_mistake(const std::exception& e) noexcept;
 
 // The value of the option at args[i] (advancing i past it); a usage_error
 // naming the option when it is missing.

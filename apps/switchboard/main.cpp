@@ -3,6 +3,8 @@
 #include "command.hpp"
 #include "terminal_output.hpp"
 
+#include <switchboard/host/error.hpp>
+
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
@@ -23,6 +25,12 @@ command_registration::command_registration(std::string_view name, std::string_vi
 }
 
 const std::vector<command>& commands() { return command_table(); }
+
+bool is_usage_mistake(const std::exception& e) noexcept {
+  if (dynamic_cast<const usage_error*>(&e)) return true;
+  const auto* host_error = dynamic_cast<const host::host_error*>(&e);
+  return host_error && host_error->errc() == host::host_errc::missing_path;
+}
 
 }  // namespace switchboard::cli
 

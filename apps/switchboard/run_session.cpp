@@ -5,7 +5,6 @@
 #include "command.hpp"
 #include "metrics_output.hpp"
 #include "run_output.hpp"
-#include "state_store.hpp"
 #include "stream_output.hpp"
 #include "terminal_output.hpp"
 
@@ -24,15 +23,12 @@
 
 #include <unistd.h>
 
-#include <algorithm>
-#include <cctype>
 #include <csignal>
 #include <iostream>
 
 namespace switchboard::cli {
 namespace {
 
-namespace fs = std::filesystem;
 namespace orch = switchboard::orchestrator;
 
 // The longest clarification answer read from standard input: the rest of
@@ -88,62 +84,15 @@ orch::workflow_state run_to_completion(boost::asio::io_context& io,
   return std::move(*result);
 }
 
-// The model options as given, for a command to repeat.
-template <class Add>
-void add_model_arguments(const model_options& model, const Add& add) {
-  if (!model.model.empty()) add("--model", model.model);
-  if (!model.base_url.empty()) add("--base-url", model.base_url);
-  if (!model.provider.empty()) add("--provider", model.provider);
-  if (model.mode) add("--mode", std::string(models::to_string(*model.mode)));
-  if (model.max_attempts) add("--max-attempts", std::to_string(*model.max_attempts));
-  if (!model.ca_file.empty()) add("--ca-file", model.ca_file);
-  if (model.timeout) add("--timeout", std::to_string(model.timeout->count()));
-  if (!model.cache_dir.empty()) add("--cache", model.cache_dir.string());
-}
-
-// `word` as one shell word: quoted when it holds anything but the
-// characters paths and ids are usually made of.
-std::string shell_word(const std::string& word) {
-  const bool plain = !word.empty() && std::ranges::all_of(word, [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("/._-:@=+,").find(c) != std::string_view::npos;
-  });
-  if (plain) return word;
-  std::string out = "'";
-  for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-// "sqlite:runs.db" as "sqlite:/abs/runs.db": a resume command printed for
-// later must find the same file from any directory.
-std::string store_spec_of(const std::string& spec) {
-  constexpr std::string_view sqlite = "sqlite:";
-  if (!spec.starts_with(sqlite) || spec.size() == sqlite.size()) return spec;
-  return std::string(sqlite) + absolute_path(spec.substr(sqlite.size())).string();
-}
-
-bool model_options_given(const model_options& m) {
-  return m.mode || m.max_attempts || !m.ca_file.empty() || m.timeout || !m.cache_dir.empty();
-}
-
-bool keeps_runs(const run_settings& settings) { return settings.store_spec != "memory"; }
+bool keeps_runs(const run_settings& settings) { return settings.store_url != "memory"; }
 
 // The command that continues `state`, for the user to copy: everything
 // that decides what is loaded comes from this command line again.
 std::string resume_command(const orch::workflow_state& state, const run_settings& settings, bool with_answer,
                            std::string_view tail = {}) {
-  std::vector<std::string> words{"switchboard", "resume", state.id, "--workflow", settings.workflow_file.string()};
-  auto add = [&](std::string_view option, const std::string& value) {
-    words.emplace_back(option);
-    words.push_back(value);
-  };
-  for (const auto& p : settings.loader.schema_dirs) add("--schemas", p.string());
-  for (const auto& p : settings.loader.plugins) add("--plugin", p.string());
-  for (const auto& p : settings.loader.plugin_dirs) add("--plugin-path", p.string());
-  for (const auto& p : settings.loader.prompt_dirs) add("--prompts", p.string());
-  add_model_arguments(settings.model, add);
-  if (!settings.store_spec.empty()) add("--store", settings.store_spec);
-  std::string command;
-  for (const auto& word : words) command += (command.empty() ? "" : " ") + shell_word(word);
+  std::vector<std::string> words{"switchboard"};
+  for (auto& word : resume_arguments(state.id, settings)) words.push_back(std::move(word));
+  std::string command = shell_command(words);
   if (with_answer) command += " --answer \"...\"";
   return command + std::string(tail);
 }
@@ -214,35 +163,6 @@ int finish_run(const orch::workflow_state& state, const run_settings& settings) 
 
 }  // namespace
 
-bool take_run_option(std::span<const std::string> args, std::size_t& i, run_settings& settings) {
-  const std::string& a = args[i];
-  if (take_loader_option(args, i, settings.loader)) return true;
-  if (take_model_option(args, i, settings.model)) {
-    // Printed again in resume commands: those must work from any directory.
-    settings.model.ca_file = absolute_path(settings.model.ca_file).string();
-    settings.model.cache_dir = absolute_path(settings.model.cache_dir);
-    return true;
-  }
-  if (a == "--store") settings.store_spec = store_spec_of(option_value(args, i));
-  else if (a == "--metrics") settings.metrics_file = option_value(args, i);
-  else if (a == "--json") settings.json_output = true;
-  else if (a == "--verbose") settings.verbose = true;
-  else if (a == "--stream") settings.stream = true;
-  else return false;
-  return true;
-}
-
-std::string run_options_usage() {
-  return std::string(loader_options_usage) + std::string(model_options_usage) +
-         "  --store SPEC          memory, or sqlite:PATH (default: workflows.db in the state directory,\n"
-         "                        SWITCHBOARD_STATE_DIR or ~/.local/state/switchboard)\n"
-         "  --metrics FILE        write the parser, model, cache and hub counters in Prometheus text\n"
-         "                        format to FILE after the run ('-': standard error)\n"
-         "  --json                print the final state as one JSON document, notes on standard error\n"
-         "  --verbose             log the hub's decisions to standard error\n"
-         "  --stream              print each agent's model text as it arrives (on standard error with --json)\n";
-}
-
 std::optional<std::string> answer_source::take_given() {
   if (given_.empty()) return std::nullopt;
   std::string answer = std::move(given_.front());
@@ -284,28 +204,12 @@ std::optional<orch::approval_decision> ask_decision(const orch::approval_request
   return orch::approval_decision{approve, approve ? "" : "declined at the prompt"};
 }
 
-session open_session(const run_settings& settings) {
-  if (!fs::is_regular_file(settings.workflow_file))
-    throw usage_error("workflow file '" + settings.workflow_file.string() + "' does not exist");
-  orch::workflow_definition definition = orch::load_workflow_file(settings.workflow_file);
-
-  session out;
-  loader_settings loader = settings.loader;
-  loader.model_configured = configured(settings.model);
-  if (loader.state_dir.empty()) loader.state_dir = state_directory();
-  if (!loader.model_configured && model_options_given(settings.model))
+session open_session(const run_settings& settings, std::shared_ptr<orch::checkpoint_store> store) {
+  const auto& model = settings.workflow.model;
+  if (!host::configured(model) && host::model_only_options_given(model))
     std::cerr << "switchboard: no model is configured (--model, --base-url, OPENAI_BASE_URL or OPENAI_API_KEY): "
                  "the model options given have no effect\n";
-  if (loader.model_configured) {
-    out.model = make_model_from_env(settings.model);
-    out.models.add("default", out.model.model);
-    auto limits = call_limits_of(settings.model);
-    limits.metrics = out.parser_counts.get();
-    out.models.set_limits(limits);
-  }
-  out.agents = load_agents(definition, settings.workflow_file, loader);
-  out.workflow = orch::compile(std::move(definition), *out.agents.registry);
-  return out;
+  return host::open_workflow(settings.workflow, std::move(store));
 }
 
 void print_header(const session& s, const std::string& request, const run_settings& settings) {
@@ -319,9 +223,7 @@ void print_header(const session& s, const std::string& request, const run_settin
 int drive(session& s, const run_settings& settings, answer_source& answers,
           const std::function<orch::workflow_handle(orch::hub&)>& first) {
   boost::asio::io_context io;
-  orch::hub_options options;
-  options.store = s.store;
-  options.models = s.models;
+  orch::hub_options options = s.hub_options();
   options.logger = make_logger(settings.verbose);
   orch::hub hub{io.get_executor(), *s.agents.registry, options};
   // --stream first: it ends its line of streamed text before the progress printer writes.
@@ -331,16 +233,17 @@ int drive(session& s, const run_settings& settings, answer_source& answers,
   hub.add_observer(counters);
 
   orch::workflow_state state = run_to_completion(io, [&] { return first(hub); });
-  for (;;) {
-    orch::resume_options resume;
-    resume.expected_step = state.step;
-    if (state.status == orch::workflow_status::awaiting_clarification && state.clarification) {
+  // A paused run continues here while the terminal or --answer can give
+  // what it waits for; an interrupted one stops (it is resumed later).
+  while (state.status != orch::workflow_status::interrupted) {
+    orch::resume_options resume = host::resume_options_for(state);
+    const auto awaited = host::awaited_by(state);
+    if (awaited == host::awaited_input::answer) {
       resume.answer = answers.next(state.clarification->question, settings.json_output);
       if (!resume.answer) break;
-    } else if (state.status == orch::workflow_status::awaiting_approval && state.approval) {
+    } else if (awaited == host::awaited_input::decision) {
       resume.decision = ask_decision(*state.approval, settings.json_output);
       if (!resume.decision) break;
-      resume.expected_calls = state.approval->calls_key();
     } else {
       break;
     }
@@ -348,8 +251,7 @@ int drive(session& s, const run_settings& settings, answer_source& answers,
   }
   const int code = finish_run(state, settings);
   if (!settings.metrics_file.empty()) {
-    std::vector<const protocol::metrics_source*> sources{s.parser_counts.get()};
-    for (const auto* source : s.model.metrics_sources()) sources.push_back(source);
+    auto sources = s.metrics_sources();
     sources.push_back(counters.get());
     try {
       write_metrics(settings.metrics_file.string(), render_prometheus(sources));
@@ -366,15 +268,13 @@ int report(const orch::workflow_state& state, const run_settings& settings) { re
 int guarded(std::string_view usage, const std::function<int()>& body) {
   try {
     return body();
-  } catch (const usage_error& e) {
-    std::cerr << "switchboard: " << shown(e.what()) << "\n" << usage;
-    return exit_usage;
   } catch (const models::model_error& e) {
     std::cerr << "switchboard: " << shown(e.what()) << "\n";
     return e.errc() == models::model_errc::not_configured ? exit_usage : exit_failure;
   } catch (const std::exception& e) {
-    std::cerr << "switchboard: " << shown(e.what()) << "\n";
-    return exit_failure;
+    const bool usage_mistake = is_usage_mistake(e);
+    std::cerr << "switchboard: " << shown(e.what()) << "\n" << (usage_mistake ? usage : std::string_view{});
+    return usage_mistake ? exit_usage : exit_failure;
   }
 }
 

@@ -1,7 +1,8 @@
 // What `switchboard run` and `resume` share once their command lines are
-// read: opening a workflow (its agents, the model, the store), driving the
-// hub until the run stops, taking clarification answers, and printing the
-// ending with the right exit code.
+// read (run_arguments.hpp): opening the workflow (the host library's
+// open_workflow), driving the hub until the run stops, taking clarification
+// answers and approvals at the terminal, and printing the ending with the
+// right exit code.
 //
 // Standard output holds what a user or a script reads: the steps and the
 // outcome, or with --json exactly one JSON document (the final state).
@@ -10,16 +11,13 @@
 // Thread-safety: one session per thread.
 #pragma once
 
-#include "model_options.hpp"
-#include "workflow_loader.hpp"
+#include "run_arguments.hpp"
 
-#include <switchboard/agents/agent_registry.hpp>
-#include <switchboard/orchestrator/checkpoint_store.hpp>
+#include <switchboard/host/opened_workflow.hpp>
 #include <switchboard/orchestrator/hub.hpp>
-#include <switchboard/orchestrator/workflow.hpp>
-#include <switchboard/protocol/metrics.hpp>
 
 #include <deque>
+#include <string_view>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -32,24 +30,12 @@ namespace switchboard::cli {
 inline constexpr int exit_paused = 3;
 inline constexpr int exit_awaiting_approval = 4;  // tool calls wait for resume --approve / --reject
 
-// What a run or a resume is built from: the invoker's command line and
-// environment (never a stored run).
-struct run_settings {
-  std::filesystem::path workflow_file;
-  loader_settings loader;
-  model_options model;
-  std::string store_spec;               // --store; "" = the default SQLite file
-  std::filesystem::path metrics_file;   // --metrics FILE ("-": standard error)
-  bool json_output = false;
-  bool verbose = false;
-  bool stream = false;                  // --stream: agents' model text as it arrives (stream_output.hpp)
-};
-
-// Takes the options run and resume share; false when args[i] is none.
-bool take_run_option(std::span<const std::string> args, std::size_t& i, run_settings& settings);
-
-// The usage lines of those options.
-std::string run_options_usage();
+// The exit codes of run and resume, for their usage texts.
+inline constexpr std::string_view run_exit_codes_usage =
+    "exit codes: 0 completed, 1 failed, 2 usage, 3 paused for clarification (continue with\n"
+    "            `switchboard resume ID --answer TEXT`), 4 awaiting approval of tool calls (continue\n"
+    "            with `switchboard resume ID --approve` or `--reject`), 128+N interrupted by signal N\n"
+    "            (resume without --answer)\n";
 
 // Clarification answers: --answer values first, then lines of standard
 // input when it is not a terminal (a pipe, a file), else the terminal is
@@ -71,18 +57,13 @@ class answer_source {
 std::optional<orchestrator::approval_decision> ask_decision(const orchestrator::approval_request& approval,
                                                             bool quiet);
 
-struct session {
-  loaded_agents agents;
-  cli_model model;  // no model: every member null
-  std::shared_ptr<protocol::parser_metrics> parser_counts = std::make_shared<protocol::parser_metrics>();
-  agents::model_set models;
-  std::shared_ptr<const orchestrator::compiled_workflow> workflow;
-  std::shared_ptr<orchestrator::checkpoint_store> store;
-};
+using session = host::opened_workflow;
 
-// Loads the workflow file and what it names, and the model when one is
-// configured. Throws usage_error (exit 2) or a std::exception (exit 1).
-session open_session(const run_settings& settings);
+// Opens the workflow file and what it names, the model when one is
+// configured, with `store` for its runs (host::open_workflow); tells the
+// user when model options were given without a model. Throws what
+// open_workflow throws (guarded() turns it into the exit code).
+session open_session(const run_settings& settings, std::shared_ptr<orchestrator::checkpoint_store> store);
 
 // The plugins' notes and the request, before the first step (not with --json).
 void print_header(const session& s, const std::string& request, const run_settings& settings);
@@ -97,7 +78,10 @@ int drive(session& s, const run_settings& settings, answer_source& answers,
 // exit code.
 int report(const orchestrator::workflow_state& state, const run_settings& settings);
 
-// Runs `body`, turning its exceptions into messages and exit codes.
+// Runs `body`, turning its exceptions into messages and exit codes: 2 for a
+// usage_error, a missing file or directory the command line named
+// (host_errc::missing_path) and a model that is not configured, 1 for the
+// others.
 int guarded(std::string_view usage, const std::function<int()>& body);
 
 }  // namespace switchboard::cli

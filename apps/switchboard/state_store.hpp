@@ -1,7 +1,7 @@
-// Where `switchboard run`, `resume` and `runs` keep workflow runs: the
-// default SQLite file in the user's state directory (created 0700, the
-// file 0600), or the store --store names. Also the blocking helper the
-// commands use to wait for the store's asynchronous operations.
+// The checkpoint store `switchboard run`, `resume` and `runs` use (the
+// host library's open_store: --store URL, default sqlite:<state
+// directory>/workflows.db), and the blocking helper the commands use to
+// wait for the store's asynchronous operations.
 #pragma once
 
 #include <switchboard/orchestrator/checkpoint_store.hpp>
@@ -11,25 +11,16 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_future.hpp>
 
-#include <filesystem>
 #include <memory>
 #include <string>
 
 namespace switchboard::cli {
 
-// The user's state directory: SWITCHBOARD_STATE_DIR, else
-// $XDG_STATE_HOME/switchboard, else ~/.local/state/switchboard. Creates it
-// (0700) when missing; throws std::runtime_error when it cannot.
-std::filesystem::path state_directory();
-
-// "sqlite:<state directory>/workflows.db".
-std::string default_store_spec();
-
-// Opens `spec` ("" = default_store_spec()). With
-// SWITCHBOARD_FAULT_KILL_AFTER_WRITES=N in the environment (a testing hook
-// for crash tests) the process kills itself with SIGKILL right after the
-// Nth write the store committed (create, claim or save).
-std::shared_ptr<orchestrator::checkpoint_store> open_state_store(const std::string& spec);
+// host::open_store(url). With SWITCHBOARD_FAULT_KILL_AFTER_WRITES=N in the
+// environment (a testing hook for crash tests) the process kills itself
+// with SIGKILL right after the Nth write the store committed (create,
+// claim or save).
+std::shared_ptr<orchestrator::checkpoint_store> open_state_store(const std::string& url);
 
 // Runs `operation` on a private io_context until it completes.
 template <class T>

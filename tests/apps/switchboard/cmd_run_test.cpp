@@ -247,6 +247,33 @@ TEST_F(CmdRunClarification, the_printed_resume_command_works_as_printed) {
   EXPECT_THAT(resumed.out, HasSubstr("A house listing."));
 }
 
+// The resume command repeats --mcp: the prompt names a tool of the MCP
+// server, so a resume without the server would refuse to load the prompt.
+TEST_F(CmdRunClarification, the_printed_resume_command_starts_the_same_mcp_servers) {
+  const fs::path peers = SWITCHBOARD_MCP_PEERS;
+  ASSERT_TRUE(fs::exists(peers / "node_modules")) << "run scripts/test.sh (npm ci in tests/mcp_peers)";
+  write(flow() / "prompts" / "listing.v1.json", R"({
+      "name": "listing", "version": 1,
+      "description": "Reads a house listing out of an advertisement.",
+      "output_schema": "listing.output@1",
+      "system": "You read house listings.",
+      "user": ["Advertisement: {{input/request}}"],
+      "tools": ["mcp:everything/get-sum"]})");
+  const std::string server = "everything=stdio:" SWITCHBOARD_NODE " " +
+                             (peers / "node_modules/@modelcontextprotocol/server-everything/dist/index.js").string() +
+                             " stdio";
+  const auto paused = run("run " + workflow() + " --input 'a cottage' --mcp " + shell_quoted(server), "", true, "first");
+  ASSERT_EQ(paused.exit_code, 3) << describe(paused, stderr_text());
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(paused.out, m, std::regex{R"(switchboard (resume .*) --answer "\.\.\.")"}))
+      << paused.out;
+  const std::string command = m[1].str();
+  EXPECT_THAT(command, HasSubstr("--mcp " + shell_quoted(server)));
+  const auto resumed = run(command + " --answer '250000 euros'", "", true, "second");
+  ASSERT_EQ(resumed.exit_code, 0) << describe(resumed, stderr_text());
+  EXPECT_THAT(resumed.out, HasSubstr("A house listing."));
+}
+
 TEST_F(CmdRun, a_plugin_named_in_the_workflow_gets_its_configuration) {
   write(flow() / "workflow.json", R"({
     "name": "echo",
@@ -450,17 +477,33 @@ TEST_F(CmdRun, usage_errors_name_the_problem) {
   EXPECT_THAT(stderr_text(), HasSubstr("not both"));
   r = run("run " + workflow() + " --input a --plugin-path /nonexistent/plugins");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_THAT(stderr_text(), HasSubstr("--plugin-path: directory '/nonexistent/plugins' does not exist"));
+  EXPECT_THAT(stderr_text(), HasSubstr("plugin search directory '/nonexistent/plugins' does not exist"));
   r = run("run /nonexistent/workflow.json --input a");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(stderr_text(), HasSubstr("/nonexistent/workflow.json"));
   r = run("run " + workflow() + " --input a --plugin /nonexistent/libx.so");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_THAT(stderr_text(), HasSubstr("--plugin: file '/nonexistent/libx.so' does not exist"));
+  EXPECT_THAT(stderr_text(), HasSubstr("plugin file '/nonexistent/libx.so' does not exist"));
   for (const char* now : {"2026-02-30T10:00", "2026-03-01T24:00", "2026-03-01T10:60", "tomorrow"}) {
     r = run("run " + workflow() + " --input a --now " + now);
     EXPECT_EQ(r.exit_code, 2) << now;
     EXPECT_THAT(stderr_text(), HasSubstr("--now expects YYYY-MM-DDTHH:MM")) << now;
+  }
+}
+
+TEST_F(CmdRun, a_store_url_that_names_no_store_is_named) {
+  const auto r = run("run " + workflow() + " --input a --store postgres://db/runs", "", false);
+  EXPECT_EQ(r.exit_code, 1) << describe(r, stderr_text());
+  EXPECT_THAT(stderr_text(), HasSubstr("unknown checkpoint store 'postgres://db/runs'"));
+}
+
+TEST_F(CmdRun, help_names_every_exit_code_of_run_and_resume) {
+  for (const char* command : {"run --help", "resume --help"}) {
+    const auto r = run(command, "", false);
+    EXPECT_EQ(r.exit_code, 0) << command;
+    EXPECT_THAT(r.out, HasSubstr("3 paused for clarification")) << command;
+    EXPECT_THAT(r.out, HasSubstr("4 awaiting approval of tool calls")) << command;
+    EXPECT_THAT(r.out, HasSubstr("128+N interrupted by signal N")) << command;
   }
 }
 

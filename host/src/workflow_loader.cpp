@@ -1,37 +1,38 @@
 // Loading what a workflow file names (see workflow_loader.hpp).
-#include "workflow_loader.hpp"
+#include <switchboard/host/workflow_loader.hpp>
 
-#include "command.hpp"
+#include <switchboard/host/error.hpp>
 
 #include <switchboard/agents/llm_agent.hpp>
 #include <switchboard/agents/plugin_loader.hpp>
 #include <switchboard/agents/prompt_library.hpp>
 #include <switchboard/protocol/schema_registry.hpp>
 
-#include <cstdlib>
 #include <algorithm>
+#include <cstdlib>
 #include <set>
 #include <stdexcept>
 
-namespace switchboard::cli {
+namespace switchboard::host {
 namespace {
 
 namespace fs = std::filesystem;
 
-// The ':'-separated entries of an environment variable.
+// The ':'-separated entries of an environment variable, made absolute.
 std::vector<fs::path> path_list(const char* variable) {
   std::vector<fs::path> out;
   const char* value = std::getenv(variable);
   std::string_view rest = value ? value : "";
   while (!rest.empty()) {
     const auto colon = rest.find(':');
-    if (const auto entry = rest.substr(0, colon); !entry.empty()) out.push_back(absolute_path(std::string(entry)));
+    if (const auto entry = rest.substr(0, colon); !entry.empty())
+      out.push_back(fs::absolute(std::string(entry)).lexically_normal());
     rest = colon == std::string_view::npos ? std::string_view{} : rest.substr(colon + 1);
   }
   return out;
 }
 
-// Where `switchboard` itself keeps the plugins installed with it.
+// Where the running program keeps the plugins installed with it.
 fs::path own_plugin_dir() {
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
@@ -45,19 +46,22 @@ fs::path named_directory(const fs::path& workflow_file, std::string_view key, st
   const fs::path p = fs::path(dir).is_absolute() ? fs::path(dir) : workflow_file.parent_path() / dir;
   std::error_code ec;
   if (!fs::is_directory(p, ec))
-    throw std::runtime_error(workflow_file.string() + ": /" + std::string(key) + "/" + std::to_string(index) +
-                             ": directory '" + p.lexically_normal().string() + "' does not exist");
+    throw host_error(host_errc::bad_workflow, workflow_file.string() + ": /" + std::string(key) + "/" +
+                                                  std::to_string(index) + ": directory '" +
+                                                  p.lexically_normal().string() + "' does not exist");
   return p.lexically_normal();
 }
 
-void require_directory(const fs::path& dir, std::string_view option) {
+// A directory the settings name (`what`: "schema", "plugin search", ...).
+void require_directory(const fs::path& dir, std::string_view what) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec))
-    throw usage_error(std::string(option) + ": directory '" + dir.string() + "' does not exist");
+    throw host_error(host_errc::missing_path,
+                     std::string(what) + " directory '" + dir.string() + "' does not exist");
 }
 
 // Directories in order, each once however often it was named (the
-// workflow's own and the same one on the command line, say).
+// workflow's own and the same one in the settings, say).
 class directory_list {
  public:
   void add(const fs::path& dir) {
@@ -73,14 +77,14 @@ class directory_list {
 };
 
 // The directories of one kind, in the order they apply: the workflow
-// file's (under `key`), the command line's (`option`), the environment's.
+// file's (under `key`), the settings' (`what`), the environment's.
 std::vector<fs::path> directories(const std::vector<std::string>& named, const fs::path& workflow_file,
-                                  std::string_view key, const std::vector<fs::path>& given,
-                                  std::string_view option, const char* variable) {
+                                  std::string_view key, const std::vector<fs::path>& given, std::string_view what,
+                                  const char* variable) {
   directory_list dirs;
   for (std::size_t i = 0; i < named.size(); ++i) dirs.add(named_directory(workflow_file, key, i, named[i]));
   for (const auto& dir : given) {
-    require_directory(dir, option);
+    require_directory(dir, what);
     dirs.add(dir);
   }
   for (const auto& dir : path_list(variable))
@@ -91,7 +95,7 @@ std::vector<fs::path> directories(const std::vector<std::string>& named, const f
 void load_schemas(protocol::schema_registry& schemas, const orchestrator::workflow_definition& definition,
                   const fs::path& workflow_file, const loader_settings& settings) {
   for (const auto& dir : directories(definition.schema_dirs, workflow_file, "schemas", settings.schema_dirs,
-                                     "--schemas", "SWITCHBOARD_SCHEMA_PATH"))
+                                     "schema", "SWITCHBOARD_SCHEMA_PATH"))
     schemas.load_directory(dir);
 }
 
@@ -121,6 +125,21 @@ class plugin_set {
   std::set<fs::path> loaded_;
 };
 
+// Where plugins the workflow names are looked for, in order.
+std::vector<fs::path> plugin_search_path(const fs::path& workflow_file, const loader_settings& settings,
+                                         const std::vector<fs::path>& from_environment) {
+  std::vector<fs::path> search;
+  if (!workflow_file.empty()) search.push_back(workflow_file.parent_path());
+  for (const auto& dir : settings.plugin_dirs) {
+    require_directory(dir, "plugin search");
+    search.push_back(dir);
+  }
+  for (const auto& entry : from_environment)
+    if (fs::is_directory(entry)) search.push_back(entry);
+  if (const auto own = own_plugin_dir(); !own.empty()) search.push_back(own);
+  return search;
+}
+
 void load_plugins(plugin_set& plugins, const orchestrator::workflow_definition& definition,
                   const fs::path& workflow_file, const loader_settings& settings) {
   agents::plugin_host host;
@@ -128,19 +147,10 @@ void load_plugins(plugin_set& plugins, const orchestrator::workflow_definition& 
   host.model_configured = settings.model_configured;
 
   const auto from_environment = path_list("SWITCHBOARD_PLUGIN_PATH");
-  std::vector<fs::path> search;
-  if (!workflow_file.empty()) search.push_back(workflow_file.parent_path());
-  for (const auto& dir : settings.plugin_dirs) {
-    require_directory(dir, "--plugin-path");
-    search.push_back(dir);
-  }
-  for (const auto& entry : from_environment)
-    if (fs::is_directory(entry)) search.push_back(entry);
-  if (const auto own = own_plugin_dir(); !own.empty()) search.push_back(own);
-
+  const auto search = plugin_search_path(workflow_file, settings, from_environment);
   for (std::size_t i = 0; i < definition.plugins.size(); ++i) {
     const auto& reference = definition.plugins[i];
-    // --reset is for the workflow's own plugins: a plugin that only happens
+    // A reset is for the workflow's own plugins: a plugin that only happens
     // to be on the search path keeps its state.
     agents::plugin_host configured = host;
     configured.base_dir = workflow_file.parent_path();
@@ -149,12 +159,14 @@ void load_plugins(plugin_set& plugins, const orchestrator::workflow_definition& 
     try {
       plugins.load(agents::find_plugin(reference.name, workflow_file.parent_path(), search), std::move(configured));
     } catch (const std::exception& e) {
-      throw std::runtime_error(workflow_file.string() + ": /plugins/" + std::to_string(i) + ": " + e.what());
+      throw host_error(host_errc::bad_workflow,
+                       workflow_file.string() + ": /plugins/" + std::to_string(i) + ": " + e.what());
     }
   }
   for (const auto& file : settings.plugins) {
     std::error_code ec;
-    if (!fs::is_regular_file(file, ec)) throw usage_error("--plugin: file '" + file.string() + "' does not exist");
+    if (!fs::is_regular_file(file, ec))
+      throw host_error(host_errc::missing_path, "plugin file '" + file.string() + "' does not exist");
     plugins.load(file, host);
   }
   for (const auto& entry : from_environment) {
@@ -175,29 +187,36 @@ void load_prompts(agents::agent_registry& registry, const agents::tool_registry&
                   const loader_settings& settings) {
   agents::prompt_library library;
   for (const auto& dir : directories(definition.prompt_dirs, workflow_file, "prompts", settings.prompt_dirs,
-                                     "--prompts", "SWITCHBOARD_PROMPT_PATH"))
+                                     "prompt", "SWITCHBOARD_PROMPT_PATH"))
     library.load_directory(dir);
   // A prompt naming a tool no plugin brought is refused, naming both.
   agents::register_prompt_agents(registry, library, {}, &tools);
 }
 
-// The file's MCP servers and the command line's (which win on a name),
-// started and registered before the prompt files that name their tools.
+// The file's MCP servers and the settings' (which win on a name), started
+// and registered before the prompt files that name their tools.
 void load_mcp_servers(loaded_agents& out, const orchestrator::workflow_definition& definition,
                       const fs::path& workflow_file, const loader_settings& settings) {
-  std::vector<mcp::server_config> servers = definition.mcp_servers;
+  struct origin_server {
+    mcp::server_config config;
+    bool from_file;
+  };
+  std::vector<origin_server> servers;
+  for (const auto& s : definition.mcp_servers) servers.push_back({s, true});
   for (const auto& extra : settings.mcp_servers) {
-    std::erase_if(servers, [&](const auto& s) { return s.name == extra.name; });
-    servers.push_back(extra);
+    std::erase_if(servers, [&](const auto& s) { return s.config.name == extra.name; });
+    servers.push_back({extra, false});
   }
   if (servers.empty()) return;
   out.mcp = std::make_unique<mcp::server_host>();
   for (const auto& server : servers) {
     try {
-      for (auto& warning : out.mcp->connect_and_register(server, *out.tools)) out.notices.push_back(std::move(warning));
+      for (auto& warning : out.mcp->connect_and_register(server.config, *out.tools))
+        out.notices.push_back(std::move(warning));
     } catch (const mcp::mcp_error& e) {
-      const std::string where = workflow_file.empty() ? "--mcp" : workflow_file.string() + ": mcp_servers";
-      throw std::runtime_error(where + "/" + server.name + ": " + e.what());
+      const std::string where = server.from_file ? workflow_file.string() + ": /mcp_servers/" + server.config.name
+                                                 : "MCP server '" + server.config.name + "'";
+      throw host_error(host_errc::mcp_server_failed, where + ": " + e.what());
     }
   }
 }
@@ -217,25 +236,4 @@ loaded_agents load_agents(const orchestrator::workflow_definition& definition, c
   return out;
 }
 
-mcp::server_config parse_mcp_option(const std::string& value) {
-  const auto eq = value.find('=');
-  if (eq == std::string::npos) throw usage_error("--mcp expects NAME=SPEC, got '" + value + "'");
-  try {
-    return mcp::parse_spec(value.substr(0, eq), std::string_view(value).substr(eq + 1));
-  } catch (const std::invalid_argument& e) {
-    throw usage_error(std::string("--mcp: ") + e.what());
-  }
-}
-
-bool take_loader_option(std::span<const std::string> args, std::size_t& i, loader_settings& settings) {
-  const std::string& a = args[i];
-  if (a == "--schemas") settings.schema_dirs.push_back(absolute_path(option_value(args, i)));
-  else if (a == "--plugin") settings.plugins.push_back(absolute_path(option_value(args, i)));
-  else if (a == "--plugin-path") settings.plugin_dirs.push_back(absolute_path(option_value(args, i)));
-  else if (a == "--prompts") settings.prompt_dirs.push_back(absolute_path(option_value(args, i)));
-  else if (a == "--mcp") settings.mcp_servers.push_back(parse_mcp_option(option_value(args, i)));
-  else return false;
-  return true;
-}
-
-}  // namespace switchboard::cli
+}  // namespace switchboard::host
