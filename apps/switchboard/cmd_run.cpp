@@ -3,8 +3,11 @@
 //
 // What a workflow uses comes from the workflow file (its "schemas",
 // "plugins", "prompts" and "mcp_servers", relative to the file), the command
-// line and the environment (switchboard/host/workflow_loader.hpp). A stored
-// run is data, not authority:
+// line and the environment (switchboard/host/workflow_loader.hpp). The tool
+// knows no workflow in particular: what a workflow's agents read beyond the
+// request comes with the input (--input-field KEY=VALUE, --input-file
+// FILE.json), what its plugins need with their configuration in the
+// workflow file. A stored run is data, not authority:
 // resume takes all of it from its own command line, never from the
 // checkpoint. SIGINT, SIGTERM and SIGHUP stop a run between steps and leave
 // it resumable (exit 128 + the signal).
@@ -24,11 +27,10 @@
 #include <boost/json/parse.hpp>
 
 #include <cerrno>
-#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <iostream>
-#include <regex>
+#include <map>
 
 namespace {
 
@@ -83,16 +85,30 @@ json::object input_from_file(const fs::path& file) {
 
 // --input TEXT is the request, always text: a script passing a user's words
 // must not have "@/home/me/.ssh/id_rsa" read and sent to a model. Only
-// --input-file FILE reads a file.
+// --input-file FILE reads a file. --input-field KEY=VALUE sets one more
+// string field of the input (over the file's), such as the reference time
+// an agent reads.
 struct input_choice {
   std::optional<std::string> text;
   std::optional<fs::path> file;
+  std::map<std::string, std::string> fields;
 
   json::object build() const {
-    if (file) return input_from_file(*file);
-    return json::object{{"request", *text}};
+    json::object input = file ? input_from_file(*file) : json::object{{"request", *text}};
+    for (const auto& [key, value] : fields) input[key] = value;
+    return input;
   }
 };
+
+// KEY=VALUE of --input-field, into `input`.
+void take_input_field(const std::string& text, input_choice& input) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw usage_error("--input-field expects KEY=VALUE, got '" + text + "'");
+  std::string key = text.substr(0, eq);
+  if (key == "request") throw usage_error("--input-field: the request is given with --input or --input-file");
+  input.fields[std::move(key)] = text.substr(eq + 1);
+}
 
 std::string usage_of_run() {
   return "usage: switchboard run WORKFLOW (--input TEXT | --input-file FILE) [options]\n"
@@ -100,8 +116,10 @@ std::string usage_of_run() {
          "  --input-file FILE     the request from FILE: FILE.json is the whole workflow input\n"
          "  --answer TEXT         a clarification answer (repeatable, used in order); more answers are\n"
          "                        read from standard input when it is not a terminal, one per line\n"
-         "  --now YYYY-MM-DDTHH:MM  sets the input's \"now\" (the reference time of agents that read one)\n"
-         "  --reset               plugins restore their state to its seed first (the sample: its calendar)\n" +
+         "  --input-field KEY=VALUE  sets the input's string field KEY besides the request (repeatable;\n"
+         "                        over the fields of --input-file), e.g. a reference time its agents read\n"
+         "  --reset               the workflow's plugins restore their state to its seed first (for this\n"
+         "                        run only: a resume does not repeat it)\n" +
          cli::run_options_usage() + std::string(cli::run_exit_codes_usage);
 }
 
@@ -115,24 +133,11 @@ std::string usage_of_resume() {
          cli::run_options_usage() + std::string(cli::run_exit_codes_usage);
 }
 
-// YYYY-MM-DDTHH:MM naming a real minute of the Gregorian calendar.
-bool valid_now(const std::string& text) {
-  static const std::regex form{R"((\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}))"};
-  std::smatch m;
-  if (text.size() != 16 || !std::regex_match(text, m, form)) return false;
-  const int year = std::stoi(m[1]), month = std::stoi(m[2]), day = std::stoi(m[3]);
-  const int hour = std::stoi(m[4]), minute = std::stoi(m[5]);
-  const auto ymd = std::chrono::year{year} / std::chrono::month{static_cast<unsigned>(month)} /
-                   std::chrono::day{static_cast<unsigned>(day)};
-  return ymd.ok() && hour < 24 && minute < 60;
-}
-
 int run_run(std::span<const std::string> args) {
   const std::string usage = usage_of_run();
   return cli::guarded(usage, [&] {
     cli::run_settings settings;
     input_choice input;
-    std::optional<std::string> now;
     std::deque<std::string> answers;
     for (std::size_t i = 0; i < args.size(); ++i) {
       const std::string& a = args[i];
@@ -144,7 +149,7 @@ int run_run(std::span<const std::string> args) {
       if (a == "--input") input.text = option_value(args, i);
       else if (a == "--input-file") input.file = absolute_path(option_value(args, i));
       else if (a == "--answer") answers.push_back(option_value(args, i));
-      else if (a == "--now") now = option_value(args, i);
+      else if (a == "--input-field") take_input_field(option_value(args, i), input);
       else if (a == "--reset") settings.workflow.loader.reset_state = true;
       else if (a.starts_with("-")) throw usage_error("unknown option '" + a + "'");
       else if (settings.workflow.workflow_file.empty()) settings.workflow.workflow_file = absolute_path(a);
@@ -153,10 +158,8 @@ int run_run(std::span<const std::string> args) {
     if (settings.workflow.workflow_file.empty()) throw usage_error("missing the workflow file");
     if (!input.text && !input.file) throw usage_error("missing --input TEXT or --input-file FILE");
     if (input.text && input.file) throw usage_error("give --input or --input-file, not both");
-    if (now && !valid_now(*now)) throw usage_error("--now expects YYYY-MM-DDTHH:MM, got '" + *now + "'");
 
     json::object object = input.build();
-    if (now) object["now"] = *now;
     cli::session s = cli::open_session(settings, nullptr);
     s.store = cli::open_state_store(settings.store_url);
     const auto* request = object.if_contains("request");

@@ -203,16 +203,29 @@ TEST_F(run_sample, missing_files_and_bad_options_are_usage_errors) {
   r = run({"--bogus"});
   EXPECT_EQ(r.exit_code, 2) << describe(r);
   EXPECT_NE(r.err.find("unknown option '--bogus'"), std::string::npos) << describe(r);
-  r = run({"--input", "x", "--now", "tomorrow"});
+  r = run({"--input", "x", "--input-field", "now"});
   EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_NE(r.err.find("--input-field expects KEY=VALUE, got 'now'"), std::string::npos) << describe(r);
 }
 
 TEST_F(run_sample, input_may_be_a_file_and_now_may_be_overridden) {
   const auto request = scratch_.path() / "request.txt";
   std::ofstream(request) << "Soccer practice for Maya on Saturday 2-4pm\n";
-  const auto r = run({"--input-file", request.string(), "--now", "2026-03-09T08:00"});
+  const auto r = run({"--input-file", request.string(), "--input-field", "now=2026-03-09T08:00"});
   ASSERT_EQ(r.exit_code, 0) << describe(r);
   EXPECT_NE(r.out.find("Sat 2026-03-14 14:00"), std::string::npos) << describe(r);
+}
+
+// The sample's agents refuse a reference time they cannot read, rather
+// than plan for the household's week.
+TEST_F(run_sample, a_now_that_is_not_a_date_and_time_fails_the_run_naming_it) {
+  for (const std::string now : {"2026-02-30T10:00", "2026-03-01T24:00", "2026-03-01T10:60", "tomorrow"}) {
+    const auto r = run({"--input", "Soccer practice for Maya on Saturday 2-4pm", "--input-field", "now=" + now});
+    EXPECT_EQ(r.exit_code, 1) << now << describe(r);
+    EXPECT_NE(r.err.find("\"now\" must be a date and time \"YYYY-MM-DDTHH:MM\", got \"" + now + "\""),
+              std::string::npos)
+        << now << describe(r);
+  }
 }
 
 TEST_F(run_sample, tools_lists_the_calendar_tools_and_which_wait_for_approval) {

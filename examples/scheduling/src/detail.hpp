@@ -137,6 +137,8 @@ household planning_view(const household& h, const request& r, minute_t now, std:
 household view_for_event(const household& h, const json::object& event);
 
 // The reference "now": the input's "now" when set, else the household's.
+// Throws std::invalid_argument naming the value when the input's "now" is
+// not a date and time "YYYY-MM-DDTHH:MM".
 minute_t reference_now(const household& h, const json::value& input);
 // The request text: the input itself when a string, else input["request"].
 std::string request_text(const json::value& input);

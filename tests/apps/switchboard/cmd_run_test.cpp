@@ -484,11 +484,35 @@ TEST_F(CmdRun, usage_errors_name_the_problem) {
   r = run("run " + workflow() + " --input a --plugin /nonexistent/libx.so");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(stderr_text(), HasSubstr("plugin file '/nonexistent/libx.so' does not exist"));
-  for (const char* now : {"2026-02-30T10:00", "2026-03-01T24:00", "2026-03-01T10:60", "tomorrow"}) {
-    r = run("run " + workflow() + " --input a --now " + now);
-    EXPECT_EQ(r.exit_code, 2) << now;
-    EXPECT_THAT(stderr_text(), HasSubstr("--now expects YYYY-MM-DDTHH:MM")) << now;
-  }
+  r = run("run " + workflow() + " --input a --input-field region");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(stderr_text(), HasSubstr("--input-field expects KEY=VALUE, got 'region'"));
+  r = run("run " + workflow() + " --input a --input-field request=b");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(stderr_text(), HasSubstr("the request is given with --input or --input-file"));
+  r = run("run " + workflow() + " --input a --now 2026-03-09T08:00");  // the sample's option is gone
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(stderr_text(), HasSubstr("unknown option '--now'"));
+}
+
+// --input-field sets a field of the input the agents read, over the input
+// file's, and the run keeps it: a resume answers the same input.
+TEST_F(CmdRun, input_fields_join_the_request_in_the_input) {
+  write(flow() / "prompts" / "listing.v1.json", R"json({
+      "name": "listing", "version": 1,
+      "description": "Reads a house listing out of an advertisement.",
+      "output_schema": "listing.output@1",
+      "system": "You read house listings.",
+      "user": ["Advertisement: {{input/request}} (region {{input/region}})"]})json");
+  write(dir_ / "request.json", R"({"request": "Sunny cottage", "region": "south"})");
+  server_.enqueue(server_action::reply(listing("Sunny cottage")));
+  const auto r = run("run " + workflow() + " --input-file " + shell_quoted((dir_ / "request.json").string()) +
+                     " --input-field region=north --input-field 'note=a b' --json");
+  ASSERT_EQ(r.exit_code, 0) << describe(r, stderr_text());
+  ASSERT_EQ(server_.request_count(), 1u);
+  EXPECT_THAT(json::serialize(server_.requests()[0].json()), HasSubstr("Sunny cottage (region north)"));
+  const auto state = json::parse(r.out);
+  EXPECT_EQ(state.at("input").at("note"), "a b");
 }
 
 TEST_F(CmdRun, a_store_url_that_names_no_store_is_named) {
