@@ -1,5 +1,10 @@
 // switchboard — command line entry point; dispatches to the registered
 // subcommands (cmd_*.cpp).
+//
+// Exit codes: 0 success, 1 failed (an invalid answer, a failed or refused
+// run), 2 usage (a bad option, a missing file), 3 a run paused for
+// clarification, 4 a run awaiting approval of tool calls, 128 + N a run
+// interrupted by signal N (resumable).
 #include "command.hpp"
 #include "terminal_output.hpp"
 
@@ -44,7 +49,9 @@ void print_usage(std::ostream& out) {
     out << "  " << c.name << std::string(12 - std::min<std::size_t>(c.name.size(), 11), ' ')
         << c.summary << "\n";
   }
-  out << "\nRun 'switchboard <command> --help' for the options of a command.\n";
+  out << "\nRun 'switchboard <command> --help' for the options of a command.\n"
+         "exit codes: 0 success, 1 failed, 2 usage, 3 paused for clarification,\n"
+         "            4 awaiting approval of tool calls, 128+N interrupted by signal N\n";
 }
 
 }  // namespace

@@ -522,7 +522,7 @@ TEST_F(CmdRun, a_store_url_that_names_no_store_is_named) {
 }
 
 TEST_F(CmdRun, help_names_every_exit_code_of_run_and_resume) {
-  for (const char* command : {"run --help", "resume --help"}) {
+  for (const char* command : {"--help", "run --help", "resume --help"}) {
     const auto r = run(command, "", false);
     EXPECT_EQ(r.exit_code, 0) << command;
     EXPECT_THAT(r.out, HasSubstr("3 paused for clarification")) << command;
