@@ -43,6 +43,27 @@ TEST_F(run_sample, clear_request_is_auto_confirmed) {
   EXPECT_NE(r.out.find("] booking"), std::string::npos) << describe(r);
 }
 
+// Every command line test runs the tool in one isolated environment
+// (tests/cli_runner.hpp): a developer's own Anthropic configuration, or
+// their own prompt files, must not turn the offline sample online.
+TEST_F(run_sample, the_developers_own_model_configuration_does_not_reach_the_run) {
+  struct environment_guard {
+    environment_guard() {
+      ::setenv("SWITCHBOARD_PROVIDER", "anthropic", 1);
+      ::setenv("ANTHROPIC_API_KEY", "a-developers-key", 1);
+      ::setenv("SWITCHBOARD_PROMPT_PATH", "/nonexistent-prompts", 1);
+    }
+    ~environment_guard() {
+      ::unsetenv("SWITCHBOARD_PROVIDER");
+      ::unsetenv("ANTHROPIC_API_KEY");
+      ::unsetenv("SWITCHBOARD_PROMPT_PATH");
+    }
+  } guard;
+  const auto r = run({"--input", "When is everyone free on Sunday?"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("offline: rule-based nl_parser"), std::string::npos) << describe(r);
+}
+
 TEST_F(run_sample, a_huge_request_is_refused_clearly_not_a_crash) {
   // 60 KB of "for Maya and Leo and ...": the offline parser's phrase patterns
   // would recurse per character; the request is refused before they run.

@@ -62,9 +62,7 @@ class CmdRunStream : public ::testing::Test {
   }
   switchboard::test::cli_result run(const std::string& args) {
     const std::string environment =
-        "env -u OPENAI_API_KEY -u ANTHROPIC_API_KEY -u OPENAI_BASE_URL -u ANTHROPIC_BASE_URL -u SWITCHBOARD_MODEL "
-        "-u SWITCHBOARD_PROVIDER SWITCHBOARD_STATE_DIR=" + shell_quoted((dir_ / "state").string()) +
-        " OPENAI_BASE_URL=" + shell_quoted(server_.base_url() + "/v1") + " OPENAI_API_KEY=k SWITCHBOARD_MODEL=gpt-test";
+        switchboard::test::isolated_environment(dir_ / "state") + " OPENAI_BASE_URL=" + shell_quoted(server_.base_url() + "/v1") + " OPENAI_API_KEY=k SWITCHBOARD_MODEL=gpt-test";
     return switchboard::test::run_switchboard(dir_, "run " + shell_quoted((dir_ / "flow" / "workflow.json").string()) +
                                                         " --input cottage --store memory " + args,
                                               dir_ / "stdin.txt", false, environment);

@@ -89,10 +89,7 @@ class CmdRun : public ::testing::Test {
   switchboard::test::cli_result run(const std::string& args, const std::string& stdin_text = "",
                                     bool with_model = true, const std::string& directory = "elsewhere") {
     write(dir_ / "stdin.txt", stdin_text);
-    std::string environment =
-        "env -u OPENAI_API_KEY -u ANTHROPIC_API_KEY -u OPENAI_BASE_URL -u ANTHROPIC_BASE_URL -u SWITCHBOARD_MODEL "
-        "-u SWITCHBOARD_PROVIDER -u SWITCHBOARD_SCHEMA_PATH -u SWITCHBOARD_PLUGIN_PATH -u SWITCHBOARD_PROMPT_PATH "
-        "SWITCHBOARD_STATE_DIR=" + shell_quoted((dir_ / "state").string());
+    std::string environment = switchboard::test::isolated_environment(dir_ / "state");
     if (with_model) environment += " OPENAI_BASE_URL=" + shell_quoted(server_.base_url() + "/v1") + " OPENAI_API_KEY=k SWITCHBOARD_MODEL=gpt-test";
     fs::create_directories(dir_ / directory);
     last_dir_ = dir_ / directory;
