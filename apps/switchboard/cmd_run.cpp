@@ -160,6 +160,8 @@ int run_run(std::span<const std::string> args) {
     if (input.text && input.file) throw usage_error("give --input or --input-file, not both");
 
     json::object object = input.build();
+    // The workflow first: what is wrong with the user's own files is named
+    // before a store is opened (or created).
     cli::session s = cli::open_session(settings, nullptr);
     s.store = cli::open_state_store(settings.store_url);
     const auto* request = object.if_contains("request");

@@ -11,7 +11,6 @@
 #include <switchboard/models/model_error.hpp>
 #include <switchboard/orchestrator/error.hpp>
 #include <switchboard/orchestrator/hub_metrics.hpp>
-#include <switchboard/orchestrator/workflow_file.hpp>
 #include <switchboard/orchestrator/workflow_state.hpp>
 
 #include <boost/asio/co_spawn.hpp>
