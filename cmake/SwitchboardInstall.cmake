@@ -1,6 +1,7 @@
 # cmake --install puts headers, libraries and switchboardConfig.cmake in a
 # prefix; consumers then use find_package(switchboard) and link
-# switchboard::protocol, switchboard::agents, switchboard::orchestrator.
+# switchboard::protocol, switchboard::agents, switchboard::orchestrator,
+# switchboard::host.
 # tests/install proves it (and add_subdirectory) with a consumer project.
 include(CMakePackageConfigHelpers)
 
@@ -20,7 +21,7 @@ install(TARGETS ${switchboard_libraries}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-foreach(module protocol net models agents mcp orchestrator)
+foreach(module protocol net models agents mcp orchestrator host)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${module}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 endforeach()
 

@@ -1,21 +1,30 @@
-// Runs the built `switchboard` binary as a user would, for the CLI tests:
-// through the shell, in a given directory, with standard input from a file,
-// and returns the exit status with what it printed. Also the check that
-// what it printed holds nothing a terminal would act on.
+// Runs the built `switchboard` binary as a user would, for every test of
+// the command line: through the shell, in a given directory, with standard
+// input from a file, in an environment the developer's own configuration
+// cannot reach, and returns the exit status with what it printed. Also the
+// check that what it printed holds nothing a terminal would act on.
 #pragma once
 
 #include <sys/wait.h>
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace switchboard::test {
+
+// The built tool.
+inline const std::filesystem::path switchboard_binary =
+    std::filesystem::path(SWITCHBOARD_BINARY_DIR) / "bin" / "switchboard";
 
 struct cli_result {
   int exit_code = -1;
   std::string out;  // standard output (with standard error too when merged)
+  std::string err;  // standard error when not merged
 };
 
 inline std::string shell_quoted(const std::string& s) {
@@ -27,17 +36,43 @@ inline std::string shell_quoted(const std::string& s) {
   return out + "'";
 }
 
-// Runs `switchboard <arguments>` in `dir`. `arguments` are already quoted;
-// `environment` ("NAME=value ..." assignments, quoted) is set for the command
-// only. With `merge_stderr` standard error goes into `out` as well; otherwise
-// it goes to `dir`/stderr.txt.
+// `words`, each quoted, joined by spaces.
+inline std::string shell_words(const std::vector<std::string>& words) {
+  std::string out;
+  for (const auto& word : words) out += (out.empty() ? "" : " ") + shell_quoted(word);
+  return out;
+}
+
+// The command prefix every test runs the tool with ("env -u ... NAME=value"):
+// each variable that would let the developer's own configuration change a
+// run (a model, a provider, schemas, plugins, prompt files) cleared, and the
+// state directory the test's own. A test that wants a model adds its
+// assignments after it.
+inline std::string isolated_environment(const std::filesystem::path& state_dir) {
+  return "env -u OPENAI_API_KEY -u ANTHROPIC_API_KEY -u OPENAI_BASE_URL -u ANTHROPIC_BASE_URL -u SWITCHBOARD_MODEL "
+         "-u SWITCHBOARD_PROVIDER -u SWITCHBOARD_OUTPUT_MODE -u SWITCHBOARD_SCHEMA_PATH -u SWITCHBOARD_PLUGIN_PATH "
+         "-u SWITCHBOARD_PROMPT_PATH SWITCHBOARD_STATE_DIR=" +
+         shell_quoted(state_dir.string());
+}
+
+inline std::string file_text(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Runs `switchboard <arguments>` in `dir`. `arguments` are already quoted
+// (shell_words quotes a list); `environment` (isolated_environment, and
+// "NAME=value" assignments, quoted) is set for the command only. With
+// `merge_stderr` standard error goes into `out` as well; otherwise it goes
+// to `dir`/stderr.txt and into `err`.
 inline cli_result run_switchboard(const std::filesystem::path& dir, const std::string& arguments,
                                   const std::filesystem::path& stdin_file, bool merge_stderr = true,
                                   const std::string& environment = "") {
   const std::string command = "cd " + shell_quoted(dir.string()) + " && " + environment + " " +
-                              shell_quoted(SWITCHBOARD_BINARY_DIR "/bin/switchboard") + " " + arguments +
-                              " < " + shell_quoted(stdin_file.string()) +
-                              (merge_stderr ? " 2>&1" : " 2> stderr.txt");
+                              shell_quoted(switchboard_binary.string()) + " " + arguments + " < " +
+                              shell_quoted(stdin_file.string()) + (merge_stderr ? " 2>&1" : " 2> stderr.txt");
   cli_result result;
   FILE* pipe = ::popen(command.c_str(), "r");
   if (!pipe) return result;
@@ -45,6 +80,7 @@ inline cli_result run_switchboard(const std::filesystem::path& dir, const std::s
   for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) result.out.append(buffer, n);
   const int status = ::pclose(pipe);
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (!merge_stderr) result.err = file_text(dir / "stderr.txt");
   return result;
 }
 

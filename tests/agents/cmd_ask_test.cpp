@@ -53,9 +53,7 @@ class CmdAsk : public ::testing::Test {
   // `switchboard ask` against the loopback server, with no API key or model
   // settings inherited from the environment.
   switchboard::test::cli_result ask(const std::string& args) {
-    const std::string environment =
-        "env -u OPENAI_API_KEY -u ANTHROPIC_API_KEY -u OPENAI_BASE_URL -u ANTHROPIC_BASE_URL "
-        "-u SWITCHBOARD_MODEL -u SWITCHBOARD_PROVIDER -u SWITCHBOARD_SCHEMA_PATH";
+    const std::string environment = switchboard::test::isolated_environment(dir_);
     const std::string base = "--base-url " + shell_quoted(server_.base_url() + "/v1") + " --model gpt-test ";
     return switchboard::test::run_switchboard(dir_, "ask " + base + args, dir_ / "stdin.txt", false, environment);
   }

@@ -1,24 +1,28 @@
-// Runs the built `switchboard` binary in a child process (stdin from
-// /dev/null, so never a terminal) and captures its exit code and output.
+// The end-to-end tests of the sample: where it is, a scratch directory per
+// test (its state directory too) and `switchboard` run there through the
+// one runner of the command line tests (tests/cli_runner.hpp), standard
+// input from /dev/null, so never a terminal.
 #pragma once
+
+#include "../cli_runner.hpp"
 
 #include <switchboard/testing/temp_dir.hpp>
 
 #include <sqlite3.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 namespace switchboard::testing {
 
-inline const std::filesystem::path switchboard_binary =
-    std::filesystem::path(SWITCHBOARD_BINARY_DIR) / "bin" / "switchboard";
+using test::cli_result;
+using test::file_text;
+using test::shell_quoted;
+using test::switchboard_binary;
+
 // The sample as shipped: its bookings wait for the user's approval.
 inline const std::filesystem::path shipped_sample_workflow = std::filesystem::path(SWITCHBOARD_SOURCE_DIR) /
                                                              "examples" / "scheduling" / "workflow.json";
@@ -28,51 +32,19 @@ inline const std::filesystem::path shipped_sample_workflow = std::filesystem::pa
 inline const std::filesystem::path sample_workflow =
     std::filesystem::path(SWITCHBOARD_UNCONFIRMED_SAMPLE) / "workflow.json";
 
-struct cli_result {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
 // The whole result, for a failure message.
 inline std::string describe(const cli_result& r) {
   return "exit " + std::to_string(r.exit_code) + "\n--- stdout\n" + r.out + "--- stderr\n" + r.err;
 }
 
-inline std::string shell_quote(const std::string& arg) {
-  std::string out = "'";
-  for (char c : arg) {
-    if (c == '\'') out += "'\\''";
-    else out += c;
-  }
-  return out + "'";
-}
-
-inline std::string slurp(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// `env` entries are NAME=VALUE; OPENAI_* variables are cleared unless given,
-// so that a developer's own configuration cannot turn the run online.
+// `switchboard ARGS...` in `scratch` (also its state directory), isolated
+// from the developer's own configuration (test::isolated_environment) with
+// `env` (NAME=VALUE entries) added.
 inline cli_result run_switchboard(const std::vector<std::string>& args, const temp_dir& scratch,
                                   const std::vector<std::string>& env = {}) {
-  std::string command = "env -u OPENAI_BASE_URL -u OPENAI_API_KEY -u SWITCHBOARD_MODEL -u SWITCHBOARD_PLUGIN_PATH";
-  command += " SWITCHBOARD_STATE_DIR=" + shell_quote(scratch.path().string());
-  for (const auto& e : env) command += " " + shell_quote(e);
-  command += " " + shell_quote(switchboard_binary.string());
-  for (const auto& a : args) command += " " + shell_quote(a);
-  const auto out = scratch.path() / "stdout.txt";
-  const auto err = scratch.path() / "stderr.txt";
-  command += " >" + shell_quote(out.string()) + " 2>" + shell_quote(err.string()) + " </dev/null";
-  const int status = std::system(command.c_str());
-  cli_result r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = slurp(out);
-  r.err = slurp(err);
-  return r;
+  std::string environment = test::isolated_environment(scratch.path());
+  for (const auto& e : env) environment += " " + test::shell_quoted(e);
+  return test::run_switchboard(scratch.path(), test::shell_words(args), "/dev/null", false, environment);
 }
 
 // How many entries of `owner` (a member or resource) are titled `title`

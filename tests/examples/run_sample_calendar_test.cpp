@@ -35,7 +35,7 @@ class sample_calendar : public ::testing::Test {
     const auto copy = scratch_.path() / "sample";
     std::filesystem::copy(sample_workflow.parent_path(), copy, std::filesystem::copy_options::recursive);
     workflow_ = copy / "workflow.json";
-    std::string text = slurp(workflow_);
+    std::string text = file_text(workflow_);
     text = std::regex_replace(text, std::regex{R"("confirm_bookings": false)"},
                               R"("confirm_bookings": false, "booking_hold_ms": 1500)");
     std::ofstream(workflow_) << text;
@@ -48,16 +48,15 @@ class sample_calendar : public ::testing::Test {
     std::string command;
     for (std::size_t i = 0; i < requests.size(); ++i) {
       const auto out = (scratch_.path() / ("race" + std::to_string(i))).string();
-      command += "( env -u OPENAI_BASE_URL -u OPENAI_API_KEY SWITCHBOARD_STATE_DIR=" +
-                 shell_quote(scratch_.path().string()) + " " + shell_quote(switchboard_binary.string()) + " run " +
-                 shell_quote(workflow_.string()) + " --input " + shell_quote(requests[i]) + " > " + shell_quote(out) +
-                 " 2>&1; echo \"exit $?\" >> " + shell_quote(out) + " ) &\n";
+      command += "( " + test::isolated_environment(scratch_.path()) + " " + shell_quoted(switchboard_binary.string()) +
+                 " run " + shell_quoted(workflow_.string()) + " --input " + shell_quoted(requests[i]) + " > " + shell_quoted(out) +
+                 " 2>&1; echo \"exit $?\" >> " + shell_quoted(out) + " ) &\n";
     }
     command += "wait\n";
     EXPECT_EQ(std::system(command.c_str()), 0);
     std::vector<std::string> outputs;
     for (std::size_t i = 0; i < requests.size(); ++i)
-      outputs.push_back(slurp(scratch_.path() / ("race" + std::to_string(i))));
+      outputs.push_back(file_text(scratch_.path() / ("race" + std::to_string(i))));
     return outputs;
   }
 

@@ -169,7 +169,7 @@ TEST_P(interrupted_by_signal, leaves_the_run_resumable) {
   ::kill(child, signal_number);
   int status = 0;
   ASSERT_EQ(::waitpid(child, &status, 0), child);
-  const std::string printed = slurp(out) + slurp(out.string() + ".err");
+  const std::string printed = file_text(out) + file_text(out.string() + ".err");
   ASSERT_TRUE(WIFEXITED(status)) << "killed instead of stopping cleanly: " << printed;
   EXPECT_EQ(WEXITSTATUS(status), 128 + signal_number) << printed;
   const std::string id = id_in(printed);
@@ -196,18 +196,17 @@ TEST_F(durable_cli, racing_resumes_have_one_winner) {
   for (int i = 0; i < 4; ++i) {
     // In a subshell each, so that the four really run at once; in the
     // test's state directory, so that the calendar is the test's own.
-    command += "( env -u OPENAI_BASE_URL -u OPENAI_API_KEY SWITCHBOARD_STATE_DIR=" +
-               shell_quote(scratch_.path().string()) + " " + shell_quote(switchboard_binary.string()) +
-               " resume " + id + " --workflow " + shell_quote(sample_workflow.string()) + " --store " +
-               shell_quote(store()) + " --answer " + shell_quote(i % 2 ? "Wednesday 5-6pm" : "Thursday 5-6pm") +
-               " > " + shell_quote((scratch_.path() / ("race" + std::to_string(i))).string()) + " 2>&1; echo $? >> " +
-               shell_quote((scratch_.path() / ("race" + std::to_string(i))).string()) + " ) &\n";
+    command += "( " + test::isolated_environment(scratch_.path()) + " " + shell_quoted(switchboard_binary.string()) +
+               " resume " + id + " --workflow " + shell_quoted(sample_workflow.string()) + " --store " +
+               shell_quoted(store()) + " --answer " + shell_quoted(i % 2 ? "Wednesday 5-6pm" : "Thursday 5-6pm") +
+               " > " + shell_quoted((scratch_.path() / ("race" + std::to_string(i))).string()) + " 2>&1; echo $? >> " +
+               shell_quoted((scratch_.path() / ("race" + std::to_string(i))).string()) + " ) &\n";
   }
   command += "wait\n";
   ASSERT_EQ(std::system(command.c_str()), 0);
   int winners = 0;
   for (int i = 0; i < 4; ++i) {
-    const auto text = slurp(scratch_.path() / ("race" + std::to_string(i)));
+    const auto text = file_text(scratch_.path() / ("race" + std::to_string(i)));
     if (text.find("Confirmed:") != std::string::npos) {
       ++winners;
       continue;
@@ -270,7 +269,7 @@ TEST_F(durable_cli, a_changed_workflow_file_is_refused_and_the_run_kept) {
                            scratch_);
   ASSERT_EQ(r.exit_code, 3) << describe(r);
   const std::string id = id_in(r.out);
-  std::string text = slurp(workflow);
+  std::string text = file_text(workflow);
   text = std::regex_replace(text, std::regex{R"("auto_confirm")"}, R"("confirm_now")");
   std::ofstream(workflow) << text;
   r = run_switchboard({"resume", id, "--workflow", workflow.string(), "--answer", "Wednesday 5-6pm", "--store",

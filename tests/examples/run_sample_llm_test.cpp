@@ -115,6 +115,19 @@ TEST_F(run_sample_llm, clear_request_never_reaches_resolution) {
   EXPECT_EQ(server_.request_count(), 1u);
 }
 
+// The LLM-backed agents check the input's reference time as the rule-based
+// ones do, before a model reads it.
+TEST_F(run_sample_llm, a_now_that_is_not_a_date_and_time_fails_before_the_model_is_asked) {
+  const auto r = run_switchboard({"run", sample_workflow.string(), "--input", "Soccer practice for Maya on Saturday 2-4pm",
+                                  "--input-field", "now=next monday", "--model", "gpt-test"},
+                                 scratch_, {"OPENAI_BASE_URL=" + server_.base_url(), "OPENAI_API_KEY=test-key"});
+  EXPECT_EQ(r.exit_code, 1) << describe(r);
+  EXPECT_NE(r.err.find("\"now\" must be a date and time \"YYYY-MM-DDTHH:MM\", got \"next monday\""),
+            std::string::npos)
+      << describe(r);
+  EXPECT_EQ(server_.request_count(), 0u);
+}
+
 TEST_F(run_sample_llm, a_model_that_never_answers_validly_fails_the_run_clearly) {
   server_.set_default(server_action::reply("this is not JSON at all"));
   const auto r = run("Soccer practice for Maya on Saturday 2-4pm");

@@ -39,6 +39,27 @@ TEST_F(run_sample, clear_request_is_auto_confirmed) {
   EXPECT_NE(r.out.find("] booking"), std::string::npos) << describe(r);
 }
 
+// Every command line test runs the tool in one isolated environment
+// (tests/cli_runner.hpp): a developer's own Anthropic configuration, or
+// their own prompt files, must not turn the offline sample online.
+TEST_F(run_sample, the_developers_own_model_configuration_does_not_reach_the_run) {
+  struct environment_guard {
+    environment_guard() {
+      ::setenv("SWITCHBOARD_PROVIDER", "anthropic", 1);
+      ::setenv("ANTHROPIC_API_KEY", "a-developers-key", 1);
+      ::setenv("SWITCHBOARD_PROMPT_PATH", "/nonexistent-prompts", 1);
+    }
+    ~environment_guard() {
+      ::unsetenv("SWITCHBOARD_PROVIDER");
+      ::unsetenv("ANTHROPIC_API_KEY");
+      ::unsetenv("SWITCHBOARD_PROMPT_PATH");
+    }
+  } guard;
+  const auto r = run({"--input", "When is everyone free on Sunday?"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_NE(r.out.find("offline: rule-based nl_parser"), std::string::npos) << describe(r);
+}
+
 TEST_F(run_sample, a_huge_request_is_refused_clearly_not_a_crash) {
   // 60 KB of "for Maya and Leo and ...": the offline parser's phrase patterns
   // would recurse per character; the request is refused before they run.
@@ -199,16 +220,29 @@ TEST_F(run_sample, missing_files_and_bad_options_are_usage_errors) {
   r = run({"--bogus"});
   EXPECT_EQ(r.exit_code, 2) << describe(r);
   EXPECT_NE(r.err.find("unknown option '--bogus'"), std::string::npos) << describe(r);
-  r = run({"--input", "x", "--now", "tomorrow"});
+  r = run({"--input", "x", "--input-field", "now"});
   EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_NE(r.err.find("--input-field expects KEY=VALUE, got 'now'"), std::string::npos) << describe(r);
 }
 
 TEST_F(run_sample, input_may_be_a_file_and_now_may_be_overridden) {
   const auto request = scratch_.path() / "request.txt";
   std::ofstream(request) << "Soccer practice for Maya on Saturday 2-4pm\n";
-  const auto r = run({"--input-file", request.string(), "--now", "2026-03-09T08:00"});
+  const auto r = run({"--input-file", request.string(), "--input-field", "now=2026-03-09T08:00"});
   ASSERT_EQ(r.exit_code, 0) << describe(r);
   EXPECT_NE(r.out.find("Sat 2026-03-14 14:00"), std::string::npos) << describe(r);
+}
+
+// The sample's agents refuse a reference time they cannot read, rather
+// than plan for the household's week.
+TEST_F(run_sample, a_now_that_is_not_a_date_and_time_fails_the_run_naming_it) {
+  for (const std::string now : {"2026-02-30T10:00", "2026-03-01T24:00", "2026-03-01T10:60", "tomorrow"}) {
+    const auto r = run({"--input", "Soccer practice for Maya on Saturday 2-4pm", "--input-field", "now=" + now});
+    EXPECT_EQ(r.exit_code, 1) << now << describe(r);
+    EXPECT_NE(r.err.find("\"now\" must be a date and time \"YYYY-MM-DDTHH:MM\", got \"" + now + "\""),
+              std::string::npos)
+        << now << describe(r);
+  }
 }
 
 TEST_F(run_sample, tools_lists_the_calendar_tools_and_which_wait_for_approval) {

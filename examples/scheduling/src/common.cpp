@@ -6,9 +6,12 @@
 #include <switchboard/scheduling/agents.hpp>
 #include <switchboard/scheduling/tools.hpp>
 
+#include <boost/json/serialize.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <stdexcept>
 
 namespace switchboard::scheduling::detail {
 namespace {
@@ -228,11 +231,22 @@ std::vector<slot_check> find_slots(const household& h, const std::vector<const m
   return picked;
 }
 
+std::optional<minute_t> input_now(const json::object& input) {
+  const auto* v = input.if_contains("now");
+  if (!v) return std::nullopt;
+  // A reference time that is given but unreadable is refused: falling back
+  // to the household's would plan every request for the wrong week.
+  const auto t = v->is_string() ? parse_datetime(v->get_string()) : std::nullopt;
+  if (!t)
+    throw std::invalid_argument("the input's \"now\" must be a date and time \"YYYY-MM-DDTHH:MM\", got " +
+                                json::serialize(*v));
+  return t;
+}
+
 minute_t reference_now(const household& h, const json::value& input) {
-  if (const auto* o = input.if_object())
-    if (const auto* v = o->if_contains("now"); v && v->is_string())
-      if (const auto t = parse_datetime(v->get_string())) return *t;
-  return h.now;
+  const auto* o = input.if_object();
+  const auto given = o ? input_now(*o) : std::nullopt;
+  return given ? *given : h.now;
 }
 
 std::string request_text(const json::value& input) {

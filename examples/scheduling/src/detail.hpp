@@ -136,7 +136,11 @@ household planning_view(const household& h, const request& r, minute_t now, std:
 // scheduling's `event` is moved from (its "moved_from"), if any.
 household view_for_event(const household& h, const json::object& event);
 
+// The input's "now", if it has one. Throws std::invalid_argument naming
+// the value when it is not a date and time "YYYY-MM-DDTHH:MM".
+std::optional<minute_t> input_now(const json::object& input);
 // The reference "now": the input's "now" when set, else the household's.
+// Throws as input_now does.
 minute_t reference_now(const household& h, const json::value& input);
 // The request text: the input itself when a string, else input["request"].
 std::string request_text(const json::value& input);

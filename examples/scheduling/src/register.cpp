@@ -105,9 +105,11 @@ class with_household final : public agents::agent {
   // from its input (no tools) the household as it is now.
   void add_household(boost::json::object& input, const std::string& requested_version) const {
     const bool reads_tools = reads_through_tools(requested_version);
-    if (reads_tools && input.contains("now")) return;
+    // Checked before a model reads it, as the native agents check it.
+    const auto given_now = detail::input_now(input);
+    if (reads_tools && given_now) return;
     const household now = calendar_->snapshot();
-    if (!input.contains("now")) input["now"] = format_datetime(now.now);
+    if (!given_now) input["now"] = format_datetime(now.now);
     if (!reads_tools) input["context"] = sample_context(now);
   }
 

@@ -1,0 +1,57 @@
+// Where a host keeps workflow runs: the checkpoint store a URL names.
+//
+//   memory        an in-memory store: nothing outlives the process
+//   sqlite:PATH   an SQLite database file (created 0600; its directory must exist)
+//   ""            the default: sqlite:<state directory>/workflows.db
+//
+// The URL is the invoker's configuration (a command line, a server's
+// settings), never stored state. open_store is the one place that maps a
+// scheme to a backend.
+//
+// Thread-safety: plain functions; state_directory and the default URL read
+// the environment and may create the state directory. The stores returned
+// are safe to use from any thread (checkpoint_store.hpp).
+#pragma once
+
+#include <switchboard/orchestrator/checkpoint_store.hpp>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace switchboard::host {
+
+// A store URL, read.
+struct store_url {
+  enum class backend { memory, sqlite };
+  backend scheme = backend::memory;
+  std::filesystem::path path;  // sqlite: the database file, as written; memory: empty
+};
+
+// Reads `url`; host_error(bad_store_url) naming it when it is neither
+// "memory" nor "sqlite:PATH" with a non-empty PATH.
+store_url parse_store_url(std::string_view url);
+
+// `url` with a relative SQLite path made absolute ("sqlite:runs.db" as
+// "sqlite:/cwd/runs.db"), so that a command printed for later finds the
+// same file from any directory. Anything else, an unreadable URL included,
+// is returned unchanged: open_store reports it.
+std::string absolute_store_url(std::string_view url);
+
+// The user's state directory: SWITCHBOARD_STATE_DIR, else
+// $XDG_STATE_HOME/switchboard, else ~/.local/state/switchboard. Created
+// private (0700) when missing; a directory of another user's, or a symbolic
+// link, is refused, one of this user's with looser modes tightened. Throws
+// std::runtime_error naming the directory when it cannot be used.
+std::filesystem::path state_directory();
+
+// "sqlite:<state directory>/workflows.db".
+std::string default_store_url();
+
+// Opens the store `url` names ("" = default_store_url()). Throws
+// host_error(bad_store_url) for a URL parse_store_url refuses, and the
+// backend's checkpoint_error (naming the file) when it cannot open.
+std::shared_ptr<orchestrator::checkpoint_store> open_store(std::string_view url);
+
+}  // namespace switchboard::host
