@@ -171,13 +171,13 @@ class refusing_once final : public body_stream {
 
 TEST(HttpClient, AStreamThatFailsAnAttemptAsTransientIsRetried) {
   loopback_model_server server;
-  server.set_default(server_action::raw_body(200, "data: {\"n\":1}\n\n").with_header("Content-Type", "text/event-stream"));
+  server.set_default(server_action::reply("hello").streamed());  // an event stream, both times
   http_client client(fast_options(server), "svc");
   refusing_once stream;
   const http_response response = post(client, nullptr, &stream);
   EXPECT_TRUE(response.streamed);
   EXPECT_EQ(stream.begun, 2);
-  EXPECT_EQ(stream.received, "data: {\"n\":1}\n\n");
+  EXPECT_NE(stream.received.find("data: [DONE]"), std::string::npos) << stream.received;  // the retry's stream, whole
   EXPECT_EQ(server.requests().size(), 2u);
 }
 
