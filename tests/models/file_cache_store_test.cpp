@@ -56,7 +56,7 @@ mode_t mode_of(const fs::path& p) {
 class FileCacheStore : public ::testing::Test {
  protected:
   test::temp_dir tmp;
-  fs::path dir = tmp / "cache";
+  fs::path dir = tmp.path() / "cache";
   std::string key = request_hash(user_request("What is x?"));
 };
 
@@ -119,7 +119,7 @@ TEST_F(FileCacheStore, another_requests_entry_under_this_name_is_a_miss) {
 TEST_F(FileCacheStore, keys_that_are_not_hashes_touch_no_file) {
   file_cache_store store({dir});
   store.save("../escape", sample_answer());
-  EXPECT_FALSE(fs::exists(tmp / "escape.entry"));
+  EXPECT_FALSE(fs::exists(tmp.path() / "escape.entry"));
   EXPECT_FALSE(store.load("../escape"));
 }
 
@@ -134,8 +134,8 @@ TEST_F(FileCacheStore, entries_over_the_size_limit_are_neither_written_nor_read)
 }
 
 TEST_F(FileCacheStore, a_path_that_is_a_file_is_refused) {
-  write_all(tmp / "plain", "x");
-  EXPECT_THROW(file_cache_store({tmp / "plain"}), std::runtime_error);
+  write_all(tmp.path() / "plain", "x");
+  EXPECT_THROW(file_cache_store({tmp.path() / "plain"}), std::runtime_error);
 }
 
 // A second caching_model (a later process) answers from the disk without

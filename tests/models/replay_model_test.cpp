@@ -36,7 +36,7 @@ void write_file(const std::filesystem::path& file, const std::string& text) {
 
 TEST(replay_model, record_then_replay_round_trip) {
   temp_dir dir;
-  const auto file = dir / "session.jsonl";
+  const auto file = dir.path() / "session.jsonl";
   chat_result rich;
   rich.text = R"({"city":"Oslo"})";
   rich.finish_reason = "stop";
@@ -80,7 +80,7 @@ TEST(replay_model, record_then_replay_round_trip) {
 
 TEST(replay_model, unknown_request_names_the_hash_and_summarizes_the_request) {
   temp_dir dir;
-  const auto file = dir / "session.jsonl";
+  const auto file = dir.path() / "session.jsonl";
   scripted_model inner({scripted_response::text("x")});
   {
     record_model recorder(inner, file);
@@ -105,7 +105,7 @@ TEST(replay_model, unknown_request_names_the_hash_and_summarizes_the_request) {
 
 TEST(replay_model, errors_of_the_recorded_model_propagate_and_are_not_recorded) {
   temp_dir dir;
-  const auto file = dir / "session.jsonl";
+  const auto file = dir.path() / "session.jsonl";
   scripted_model inner({scripted_response::error(model_error(model_errc::timeout, "deadline"))});
   record_model recorder(inner, file);
   EXPECT_THROW(run(recorder.complete(user_request("a"))), model_error);
@@ -114,7 +114,7 @@ TEST(replay_model, errors_of_the_recorded_model_propagate_and_are_not_recorded) 
 
 TEST(replay_model, later_recordings_of_the_same_request_win) {
   temp_dir dir;
-  const auto file = dir / "session.jsonl";
+  const auto file = dir.path() / "session.jsonl";
   scripted_model first({scripted_response::text("old")});
   scripted_model second({scripted_response::text("new")});
   { record_model recorder(first, file); run(recorder.complete(user_request("q"))); }
@@ -127,7 +127,7 @@ TEST(replay_model, later_recordings_of_the_same_request_win) {
 
 TEST(replay_model, concurrent_recorders_never_interleave_lines) {
   temp_dir dir;
-  const auto file = dir / "shared.jsonl";
+  const auto file = dir.path() / "shared.jsonl";
   constexpr int threads = 4, per_thread = 50;
   auto echo = scripted_response::from([](const chat_request& request) {
     chat_result result;
@@ -153,7 +153,7 @@ TEST(replay_model, concurrent_recorders_never_interleave_lines) {
 TEST(replay_model, missing_file_is_not_configured) {
   temp_dir dir;
   try {
-    replay_model replay(dir / "absent.jsonl");
+    replay_model replay(dir.path() / "absent.jsonl");
     FAIL() << "expected not_configured";
   } catch (const model_error& error) {
     EXPECT_EQ(error.errc(), model_errc::not_configured);
@@ -165,7 +165,7 @@ TEST(replay_model, record_into_a_missing_directory_is_not_configured) {
   temp_dir dir;
   scripted_model inner;
   try {
-    record_model recorder(inner, dir / "no" / "such" / "dir.jsonl");
+    record_model recorder(inner, dir.path() / "no" / "such" / "dir.jsonl");
     FAIL() << "expected not_configured";
   } catch (const model_error& error) {
     EXPECT_EQ(error.errc(), model_errc::not_configured);
@@ -175,7 +175,7 @@ TEST(replay_model, record_into_a_missing_directory_is_not_configured) {
 
 void expect_bad_file(const std::string& content, const std::string& expected) {
   temp_dir dir;
-  const auto file = dir / "bad.jsonl";
+  const auto file = dir.path() / "bad.jsonl";
   write_file(file, content);
   try {
     replay_model replay(file);
@@ -202,7 +202,7 @@ TEST(replay_model, damaged_files_fail_naming_file_and_line) {
 
 TEST(replay_model, blank_lines_are_skipped) {
   temp_dir dir;
-  const auto file = dir / "blank.jsonl";
+  const auto file = dir.path() / "blank.jsonl";
   const chat_request request = user_request("q");
   write_file(file, "\n" R"({"hash":")" + request_hash(request) + R"(","response":{"text":"ok"}})" "\n\n");
   replay_model replay(file);

@@ -82,7 +82,7 @@ TEST(scripted_tool_calls, a_scripted_turn_of_calls_comes_back_as_given) {
 
 TEST(replay_tool_calls, recorded_calls_replay_with_their_stop) {
   temp_dir dir;
-  const auto file = dir / "tools.jsonl";
+  const auto file = dir.path() / "tools.jsonl";
   chat_result stop_beside_calls;  // an OpenAI-compatible server that says "stop" beside its calls
   stop_beside_calls.tool_calls = calls;
   stop_beside_calls.finish_reason = "stop";
@@ -114,7 +114,7 @@ TEST(replay_tool_calls, recorded_calls_replay_with_their_stop) {
 
 TEST(replay_tool_calls, a_recording_with_a_malformed_call_is_refused) {
   temp_dir dir;
-  const auto file = dir / "bad.jsonl";
+  const auto file = dir.path() / "bad.jsonl";
   const std::string hash(64, 'a');
   std::ofstream(file) << R"({"hash":")" << hash
                       << R"(","response":{"text":"","tool_calls":[{"id":"c1","name":"rm -rf","arguments":"{}"}]}})"
