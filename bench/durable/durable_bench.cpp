@@ -344,11 +344,11 @@ class counting_store final : public orch::forwarding_checkpoint_store {
   explicit counting_store(std::shared_ptr<orch::checkpoint_store> inner)
       : forwarding_checkpoint_store(std::move(inner)) {}
 
-  asio::awaitable<void> create(orch::checkpoint cp, std::chrono::milliseconds lease) override {
+  asio::awaitable<void> create(orch::save_request cp, std::chrono::milliseconds lease) override {
     count(cp);
     co_await inner().create(std::move(cp), lease);
   }
-  asio::awaitable<void> save(orch::checkpoint cp) override {
+  asio::awaitable<void> save(orch::save_request cp) override {
     count(cp);
     co_await inner().save(std::move(cp));
   }
@@ -357,7 +357,7 @@ class counting_store final : public orch::forwarding_checkpoint_store {
   std::uintmax_t head_bytes = 0, max_head = 0, journal_bytes = 0, max_record = 0;
 
  private:
-  void count(const orch::checkpoint& cp) {
+  void count(const orch::save_request& cp) {
     ++saves;
     head_bytes += cp.state_json.size();
     max_head = std::max<std::uintmax_t>(max_head, cp.state_json.size());

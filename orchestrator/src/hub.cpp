@@ -197,10 +197,11 @@ std::string definition_changes(const detail::definition_identity& stored, const 
 // Throws unless the decision in `options` fits the run: one is needed for
 // a run awaiting approval (and allowed for one interrupted while a decision
 // was being saved), refused otherwise; an answer is refused there.
-void check_decision(const workflow_state& state, const std::string& status, const resume_options& options) {
+void check_decision(const workflow_state& state, workflow_status status, const resume_options& options) {
   const auto& id = state.id;
-  const bool calls_wait = state.approval.has_value() && (status == "awaiting_approval" || status == "interrupted");
-  if (status == "awaiting_approval" && !options.decision) {
+  const bool calls_wait = state.approval.has_value() &&
+                          (status == workflow_status::awaiting_approval || status == workflow_status::interrupted);
+  if (status == workflow_status::awaiting_approval && !options.decision) {
     throw orchestrator_error(orchestrator_errc::decision_required,
                              "resume: workflow '" + id + "' awaits approval of " +
                                  std::to_string(state.approval ? state.approval->calls.size() : 0) +
@@ -208,7 +209,8 @@ void check_decision(const workflow_state& state, const std::string& status, cons
   }
   if (options.decision && !calls_wait) {
     throw orchestrator_error(orchestrator_errc::decision_required,
-                             "resume: workflow '" + id + "' is " + status + " and awaits no approval; "
+                             "resume: workflow '" + id + "' is " + std::string(to_string(status)) +
+                                 " and awaits no approval; "
                              "a decision applies only to a run awaiting approval");
   }
   if (calls_wait && options.decision && options.expected_calls && *options.expected_calls != state.approval->calls_key()) {
@@ -224,23 +226,28 @@ void check_decision(const workflow_state& state, const std::string& status, cons
   }
 }
 
+// Paused for the user or interrupted: what resume() and cancel_stored_run() take.
+bool is_resumable(workflow_status status) noexcept {
+  return is_paused(status) || status == workflow_status::interrupted;
+}
+
 // Throws unless `stored` may continue under `workflow` with `options`.
-void check_resumable(const detail::stored_run& stored, const std::string& status, const compiled_workflow& workflow,
+void check_resumable(const detail::stored_run& stored, workflow_status status, const compiled_workflow& workflow,
                      const resume_options& options, const checkpoint* cp) {
   const auto& id = stored.state.id;
-  if (status == "running") {
+  if (status == workflow_status::running) {
     throw orchestrator_error(orchestrator_errc::run_owned,
                              "resume: workflow '" + id + "' is being resumed by another process (owner " +
                                  cp->owner + ", since " + detail::format_utc(cp->updated_at) + ")");
   }
-  if (status != "awaiting_clarification" && status != "awaiting_approval" && status != "interrupted") {
+  if (!is_resumable(status)) {
     throw orchestrator_error(orchestrator_errc::not_awaiting_clarification,
-                             "resume: workflow '" + id + "' is " + status +
+                             "resume: workflow '" + id + "' is " + std::string(to_string(status)) +
                                  "; only a workflow awaiting clarification or approval, or interrupted, can be "
                                  "resumed");
   }
   check_decision(stored.state, status, options);
-  if (status == "awaiting_clarification" && !options.answer) {
+  if (status == workflow_status::awaiting_clarification && !options.answer) {
     throw orchestrator_error(orchestrator_errc::answer_required,
                              "resume: workflow '" + id + "' is awaiting clarification and needs an answer" +
                                  (stored.state.clarification ? ": " + stored.state.clarification->question : ""));
@@ -248,7 +255,7 @@ void check_resumable(const detail::stored_run& stored, const std::string& status
   // Interrupted after a claim to answer it, before the answer was saved: the
   // question stands, and may be answered.
   const bool question_stands = stored.state.clarification.has_value();
-  if (status == "interrupted" && options.answer && !question_stands) {
+  if (status == workflow_status::interrupted && options.answer && !question_stands) {
     throw orchestrator_error(orchestrator_errc::answer_required,
                              "resume: workflow '" + id + "' was interrupted, not paused for a question; "
                              "continue it without an answer");
@@ -317,7 +324,7 @@ asio::awaitable<hub::impl::claimable> hub::impl::read_for_claim(std::string id, 
   auto& store = *options.store;
   claimable run;
   auto loaded = co_await store.load(id);
-  if (loaded && loaded->status == "running" && detail::owner_is_dead_on_this_host(loaded->owner)) {
+  if (loaded && loaded->status == workflow_status::running && detail::owner_is_dead_on_this_host(loaded->owner)) {
     // The owner may have paused or finished the run just before it exited:
     // read again, now that it can no longer write.
     run.dead_owner = loaded->owner;
@@ -328,8 +335,8 @@ asio::awaitable<hub::impl::claimable> hub::impl::read_for_claim(std::string id, 
                                                                       id + "' in the checkpoint store");
   }
   run.status = loaded->status;
-  if (run.status == "running" && !run.dead_owner.empty() && loaded->owner == run.dead_owner) {
-    run.status = "interrupted";
+  if (run.status == workflow_status::running && !run.dead_owner.empty() && loaded->owner == run.dead_owner) {
+    run.status = workflow_status::interrupted;
   }
   run.cp = std::move(*loaded);
   co_return run;
@@ -378,7 +385,7 @@ detail::prepared_run hub::impl::take_paused(const compiled_workflow& workflow, c
                              "resume: no workflow with id '" + id + "' in this hub (it has no store)");
   }
   detail::stored_run stored{it->second, {}};
-  check_resumable(stored, std::string(to_string(stored.state.status)), workflow, options, nullptr);
+  check_resumable(stored, stored.state.status, workflow, options, nullptr);
   if (options.expected_step && *options.expected_step != stored.state.step) {
     throw orchestrator_error(orchestrator_errc::run_moved_on,
                              "resume: workflow '" + id + "' moved on since it was read (step " +
@@ -520,10 +527,10 @@ asio::awaitable<workflow_state> hub::cancel_stored_run(std::string workflow_id) 
     throw orchestrator_error(orchestrator_errc::unknown_workflow, "cancel: this hub has no checkpoint store");
   }
   const auto run = co_await impl_->read_for_claim(workflow_id, "cancel");
-  if (run.status != "awaiting_clarification" && run.status != "awaiting_approval" && run.status != "interrupted") {
-    const bool owned = run.status == "running";
+  if (!is_resumable(run.status)) {
+    const bool owned = run.status == workflow_status::running;
     throw orchestrator_error(owned ? orchestrator_errc::run_owned : orchestrator_errc::not_awaiting_clarification,
-                             "cancel: workflow '" + workflow_id + "' is " + run.status +
+                             "cancel: workflow '" + workflow_id + "' is " + std::string(to_string(run.status)) +
                                  (owned ? " (owner " + run.cp.owner + ")" : "") +
                                  "; only a paused or interrupted run can be cancelled here");
   }
@@ -534,17 +541,11 @@ asio::awaitable<workflow_state> hub::cancel_stored_run(std::string workflow_id) 
   state.status = workflow_status::cancelled;
   state.clarification.reset();
   state.approval.reset();  // the pending calls are never made
-  state.errors.push_back({"cancelled", "workflow '" + workflow_id + "' was cancelled while " + run.status, false, {}});
-  checkpoint cp;
-  cp.workflow_id = state.id;
-  cp.workflow_name = state.workflow_name;
-  cp.status = "cancelled";
-  cp.step = state.step;
-  cp.state_json = detail::state_head(state, stored.definition);
-  if (auto record = detail::next_journal_record(state, marks)) cp.journal.push_back(std::move(*record));
-  cp.owner = options.owner_id;
-  cp.fence = claimed.fence;
-  co_await options.store->save(std::move(cp));
+  state.errors.push_back({"cancelled", "workflow '" + workflow_id + "' was cancelled while " + std::string(to_string(run.status)),
+                          false,
+                          {}});
+  co_await options.store->save(
+      detail::make_save_request(state, stored.definition, &marks, options.owner_id, claimed.fence));
   co_return std::move(state);
 }
 

@@ -143,39 +143,63 @@ inline void sleep_past_short_lease() { std::this_thread::sleep_for(short_lease *
 
 // A new run as its first owner hands it to create(): running, step 0, and
 // the fencing number create() gives every new run.
-inline checkpoint new_run(std::string id, std::string owner = "worker-a", std::string state_json = R"({"step":0})",
-                          std::vector<std::string> journal = {}) {
-  checkpoint cp;
-  cp.workflow_id = std::move(id);
-  cp.workflow_name = "family_scheduler";
-  cp.status = "running";
-  cp.step = 0;
-  cp.state_json = std::move(state_json);
-  cp.journal = std::move(journal);
-  cp.owner = std::move(owner);
-  cp.fence = 1;
-  return cp;
-}
-
-// What the owner of `run` saves after taking it to `step`: same id, owner
-// and fence, a new head and status, `journal` to append.
-inline checkpoint next_step(checkpoint run, std::int64_t step, std::string status, std::string state_json,
+inline save_request new_run(std::string id, std::string owner = "worker-a", std::string state_json = R"({"step":0})",
                             std::vector<std::string> journal = {}) {
-  run.step = step;
-  run.status = std::move(status);
+  save_request run;
+  run.workflow_id = std::move(id);
+  run.workflow_name = "family_scheduler";
+  run.status = workflow_status::running;
+  run.step = 0;
   run.state_json = std::move(state_json);
   run.journal = std::move(journal);
+  run.owner = std::move(owner);
+  run.fence = 1;
   return run;
 }
 
+// The request its owner saves a claimed (or loaded) run with: same id,
+// name, owner and fence.
+inline save_request request_of(const checkpoint& run) {
+  save_request request;
+  request.workflow_id = run.workflow_id;
+  request.workflow_name = run.workflow_name;
+  request.status = run.status;
+  request.step = run.step;
+  request.state_json = run.state_json;
+  request.owner = run.owner;
+  request.fence = run.fence;
+  return request;
+}
+inline save_request request_of(save_request run) { return run; }
+
+// What the owner of `run` saves after taking it to `step`: same id, owner
+// and fence, a new head and status, `journal` to append.
+template <class Run>
+save_request next_step(const Run& run, std::int64_t step, workflow_status status, std::string state_json,
+                       std::vector<std::string> journal = {}) {
+  save_request next = request_of(run);
+  next.step = step;
+  next.status = status;
+  next.state_json = std::move(state_json);
+  next.journal = std::move(journal);
+  return next;
+}
+
 inline claim_request claim_for(std::string id, std::string owner,
-                               std::string expected_status = "awaiting_clarification",
+                               workflow_status expected_status = workflow_status::awaiting_clarification,
                                std::optional<std::int64_t> expected_step = std::nullopt) {
   claim_request request;
   request.workflow_id = std::move(id);
   request.owner = std::move(owner);
-  request.expected_status = std::move(expected_status);
+  request.expected_status = expected_status;
   request.expected_step = expected_step;
+  return request;
+}
+
+// The runs in `status` (every run when empty), all of them.
+inline list_request in_status(std::optional<workflow_status> status) {
+  list_request request;
+  request.status = status;
   return request;
 }
 
@@ -191,14 +215,17 @@ class checkpoint_store_conformance : public ::testing::TestWithParam<checkpoint_
   void TearDown() override { store_.reset(); }
 
   std::optional<checkpoint> load(const std::string& id) { return run_now(store_->load(id)); }
-  std::vector<std::string> list_ids(const std::string& status = "") { return ids_of(run_now(store_->list(status))); }
+  // Every run in `status` (any when empty), most recently saved first.
+  std::vector<std::string> list_ids(std::optional<workflow_status> status = std::nullopt) {
+    return ids_of(run_now(list_all(*store_, in_status(status))));
+  }
 
   // Creates `id` as worker-a and pauses it for clarification at `step`;
   // returns the paused run as load() reports it.
   checkpoint paused_run(const std::string& id, std::int64_t step, std::string state_json = R"({"question":"?"})") {
-    const checkpoint run = new_run(id);
+    const save_request run = new_run(id);
     run_now(store_->create(run, long_lease));
-    run_now(store_->save(next_step(run, step, "awaiting_clarification", std::move(state_json),
+    run_now(store_->save(next_step(run, step, workflow_status::awaiting_clarification, std::move(state_json),
                                    {"paused at step " + std::to_string(step)})));
     return *load(id);
   }

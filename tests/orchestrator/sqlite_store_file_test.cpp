@@ -12,6 +12,7 @@ namespace {
 using testing::claim_for;
 using testing::claim_refusal;
 using testing::ids_of;
+using testing::in_status;
 using testing::long_lease;
 using testing::new_run;
 using testing::next_step;
@@ -109,25 +110,25 @@ TEST(sqlite_checkpoint_store, a_format_1_database_is_migrated_on_open) {
     const std::optional<checkpoint> paused = run_now(store->load("paused"));
     ASSERT_TRUE(paused.has_value());
     EXPECT_EQ(paused->workflow_name, "scheduling");
-    EXPECT_EQ(paused->status, "awaiting_clarification");
+    EXPECT_EQ(paused->status, workflow_status::awaiting_clarification);
     EXPECT_EQ(paused->step, 4);
     EXPECT_EQ(paused->state_json, R"({"whole":"paused","question":"Which day?"})");
     EXPECT_TRUE(paused->journal.empty());
     EXPECT_EQ(paused->owner, "");
     EXPECT_EQ(paused->updated_at, system_time(std::chrono::seconds(1700000001)));
     // A run that was running under format 1 has no lease: it is interrupted.
-    EXPECT_EQ(run_now(store->load("crashed"))->status, "interrupted");
-    EXPECT_EQ(ids_of(run_now(store->list(""))), (std::vector<std::string>{"paused", "crashed"}));
+    EXPECT_EQ(run_now(store->load("crashed"))->status, workflow_status::interrupted);
+    EXPECT_EQ(ids_of(run_now(list_all(*store))), (std::vector<std::string>{"crashed", "paused"}));
 
-    const checkpoint claimed = run_now(store->claim(claim_for("paused", "worker-b", "awaiting_clarification", 4)));
-    run_now(store->save(next_step(claimed, 5, "completed", R"({"head":5})", {"answered"})));
+    const checkpoint claimed = run_now(store->claim(claim_for("paused", "worker-b", workflow_status::awaiting_clarification, 4)));
+    run_now(store->save(next_step(claimed, 5, workflow_status::completed, R"({"head":5})", {"answered"})));
   }
   auto reopened = make_sqlite_checkpoint_store(path);  // format 2 now: opens without migrating again
   const std::optional<checkpoint> answered = run_now(reopened->load("paused"));
   ASSERT_TRUE(answered.has_value());
   EXPECT_EQ(answered->state_json, R"({"head":5})");
   EXPECT_EQ(answered->journal, std::vector<std::string>{"answered"});
-  EXPECT_EQ(run_now(reopened->list("interrupted")).size(), 1u);
+  EXPECT_EQ(run_now(list_all(*reopened, in_status(workflow_status::interrupted))).size(), 1u);
 }
 
 // Starts `process_count` processes together, each opening the store at
@@ -166,7 +167,7 @@ TEST(sqlite_checkpoint_store, processes_opening_a_new_database_at_once_all_open_
     run_now(store.create(new_run("run-" + std::to_string(i)), long_lease));
     return true;
   });
-  EXPECT_EQ(run_now(make_sqlite_checkpoint_store(path)->list("")).size(), std::size_t{process_count});
+  EXPECT_EQ(run_now(list_all(*make_sqlite_checkpoint_store(path))).size(), std::size_t{process_count});
 }
 
 // Processes started together on a format 1 file (say, after an upgrade):
@@ -179,7 +180,7 @@ TEST(sqlite_checkpoint_store, processes_opening_a_format_1_database_at_once_all_
     const std::optional<checkpoint> paused = run_now(store.load("paused"));
     return paused && paused->step == 4 && paused->state_json == R"({"whole":"paused","question":"Which day?"})";
   });
-  EXPECT_EQ(run_now(make_sqlite_checkpoint_store(path)->list("")).size(), 2u);
+  EXPECT_EQ(run_now(list_all(*make_sqlite_checkpoint_store(path))).size(), 2u);
 }
 
 TEST(sqlite_checkpoint_store, a_database_of_a_newer_format_is_refused) {
@@ -196,11 +197,11 @@ TEST(sqlite_checkpoint_store, prune_gives_the_space_back) {
   const auto path = database_in(dir.path());
   auto store = make_sqlite_checkpoint_store(path);
   run_now(store->create(new_run("kept", "worker-a", "{}", {"small"}), long_lease));
-  const checkpoint big = new_run("big");
+  const save_request big = new_run("big");
   run_now(store->create(big, long_lease));
   const std::string record(100 * 1024, 'j');
   for (int step = 1; step <= 50; ++step) {  // a 5 MB journal
-    run_now(store->save(next_step(big, step, step == 50 ? "completed" : "running", "{}", {record})));
+    run_now(store->save(next_step(big, step, step == 50 ? workflow_status::completed : workflow_status::running, "{}", {record})));
   }
   const std::uintmax_t before = size_with_wal(path);
   ASSERT_GT(before, 5'000'000u);

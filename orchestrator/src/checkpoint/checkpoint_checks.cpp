@@ -1,26 +1,11 @@
 #include "checkpoint_checks.hpp"
 
 #include <algorithm>
-#include <array>
+#include <charconv>
 #include <ctime>
 #include <string>
 
 namespace switchboard::orchestrator {
-
-namespace {
-
-constexpr std::array<std::string_view, 7> known_statuses{
-    "running", "awaiting_clarification", "awaiting_approval", "interrupted", "completed", "failed", "cancelled"};
-
-}  // namespace
-
-bool is_checkpoint_status(std::string_view status) noexcept {
-  return std::find(known_statuses.begin(), known_statuses.end(), status) != known_statuses.end();
-}
-
-bool is_finished_status(std::string_view status) noexcept {
-  return status == "completed" || status == "failed" || status == "cancelled";
-}
 
 namespace detail {
 
@@ -41,37 +26,76 @@ std::string format_utc(system_time t) {
   return buffer;
 }
 
-void check_checkpoint(const checkpoint& cp) {
-  if (cp.workflow_id.empty()) {
+store_clock or_system_clock(store_clock clock) {
+  if (clock) return clock;
+  return [] { return std::chrono::system_clock::now(); };
+}
+
+void check_save_request(const save_request& run) {
+  if (run.workflow_id.empty()) {
     throw checkpoint_error("checkpoint refused: empty workflow_id");
   }
-  if (cp.workflow_name.empty()) {
-    throw checkpoint_error("checkpoint of workflow '" + cp.workflow_id + "' refused: empty workflow_name");
+  if (run.workflow_name.empty()) {
+    throw checkpoint_error("checkpoint of workflow '" + run.workflow_id + "' refused: empty workflow_name");
   }
-  if (cp.step < 0) {
-    throw checkpoint_error("checkpoint of workflow '" + cp.workflow_id + "' refused: negative step " +
-                           std::to_string(cp.step));
+  if (run.step < 0) {
+    throw checkpoint_error("checkpoint of workflow '" + run.workflow_id + "' refused: negative step " +
+                           std::to_string(run.step));
   }
-  if (!is_checkpoint_status(cp.status)) {
-    throw checkpoint_error("checkpoint of workflow '" + cp.workflow_id + "' refused: unknown status '" + cp.status +
-                           "' (expected running, awaiting_clarification, awaiting_approval, interrupted, completed, failed or "
-                           "cancelled)");
-  }
-}
-
-void check_new_run(const checkpoint& cp) {
-  check_checkpoint(cp);
-  if (cp.status != "running") {
-    throw checkpoint_error("new run '" + cp.workflow_id + "' refused: it must start as running, not " + cp.status);
-  }
-  if (cp.owner.empty()) {
-    throw checkpoint_error("new run '" + cp.workflow_id + "' refused: empty owner");
+  if (!parse_workflow_status(to_string(run.status))) {
+    throw checkpoint_error("checkpoint of workflow '" + run.workflow_id + "' refused: unknown status " +
+                           std::to_string(static_cast<int>(run.status)));
   }
 }
 
-std::string effective_status(std::string_view stored_status, system_time lease_expires, system_time now) {
-  if (stored_status == "running" && lease_expires <= now) return "interrupted";
-  return std::string(stored_status);
+void check_new_run(const save_request& run) {
+  check_save_request(run);
+  if (run.status != workflow_status::running) {
+    throw checkpoint_error("new run '" + run.workflow_id + "' refused: it must start as running, not " +
+                           std::string(to_string(run.status)));
+  }
+  if (run.owner.empty()) {
+    throw checkpoint_error("new run '" + run.workflow_id + "' refused: empty owner");
+  }
+}
+
+workflow_status effective_status(workflow_status stored_status, system_time lease_expires, system_time now) {
+  if (stored_status == workflow_status::running && lease_expires <= now) return workflow_status::interrupted;
+  return stored_status;
+}
+
+bool selects(const list_request& request, const run_summary& run) {
+  return (!request.status || run.status == *request.status) &&
+         (request.workflow_name.empty() || run.workflow_name == request.workflow_name);
+}
+
+std::string make_cursor(std::int64_t save_order) { return "s" + std::to_string(save_order); }
+
+std::optional<std::int64_t> parse_cursor(std::string_view store_name, std::string_view cursor) {
+  if (cursor.empty()) return std::nullopt;
+  std::int64_t order = 0;
+  const char* first = cursor.data() + 1;
+  const char* last = cursor.data() + cursor.size();
+  if (cursor.front() != 's' || std::from_chars(first, last, order).ptr != last || order < 0) {
+    throw checkpoint_error(std::string(store_name) + ": list refused: '" + std::string(cursor.substr(0, 64)) +
+                           "' is not a cursor of this store");
+  }
+  return order;
+}
+
+checkpoint checkpoint_of(run_summary summary, std::string state_json, std::vector<std::string> journal) {
+  checkpoint cp;
+  cp.workflow_id = std::move(summary.workflow_id);
+  cp.workflow_name = std::move(summary.workflow_name);
+  cp.status = summary.status;
+  cp.step = summary.step;
+  cp.state_json = std::move(state_json);
+  cp.journal = std::move(journal);
+  cp.owner = std::move(summary.owner);
+  cp.lease_expires = summary.lease_expires;
+  cp.fence = summary.fence;
+  cp.updated_at = summary.updated_at;
+  return cp;
 }
 
 void check_claim(std::string_view store_name, const std::optional<run_summary>& stored,
@@ -84,18 +108,20 @@ void check_claim(std::string_view store_name, const std::optional<run_summary>& 
   if (!stored) {
     throw claim_error(reason::not_found, std::string(store_name) + ": no " + id, std::nullopt);
   }
-  std::string status = effective_status(stored->status, stored->lease_expires, now);
-  if (status == "running" && !request.dead_owner.empty() && stored->owner == request.dead_owner) {
-    status = "interrupted";
+  workflow_status status = effective_status(stored->status, stored->lease_expires, now);
+  if (status == workflow_status::running && !request.dead_owner.empty() && stored->owner == request.dead_owner) {
+    status = workflow_status::interrupted;
   }
-  if (status == "running") {
+  if (status == workflow_status::running) {
     throw claim_error(reason::owned,
                       id + " is being resumed by another process (" + owner_text(*stored) + ", lease until " +
                           format_utc(stored->lease_expires) + ")",
                       stored);
   }
   if (status != request.expected_status) {
-    throw claim_error(reason::wrong_status, id + " is " + status + ", not " + request.expected_status, stored);
+    throw claim_error(reason::wrong_status, id + " is " + std::string(to_string(status)) + ", not " +
+                                             std::string(to_string(request.expected_status)),
+                      stored);
   }
   if (request.expected_step && *request.expected_step != stored->step) {
     throw claim_error(reason::step_changed,
@@ -105,8 +131,8 @@ void check_claim(std::string_view store_name, const std::optional<run_summary>& 
   }
 }
 
-void check_save(std::string_view store_name, const std::optional<run_summary>& stored, const checkpoint& cp) {
-  check_checkpoint(cp);
+void check_save(std::string_view store_name, const std::optional<run_summary>& stored, const save_request& cp) {
+  check_save_request(cp);
   const std::string id = "workflow '" + cp.workflow_id + "'";
   if (!stored) {
     throw checkpoint_error(std::string(store_name) + ": save refused: no " + id + " (create it first)");
@@ -129,7 +155,7 @@ void check_save(std::string_view store_name, const std::optional<run_summary>& s
 void throw_exists(std::string_view store_name, const run_summary& stored) {
   throw claim_error(claim_error::reason::exists,
                     std::string(store_name) + ": a run with id '" + stored.workflow_id + "' already exists (" +
-                        stored.status + ")",
+                        std::string(to_string(stored.status)) + ")",
                     stored);
 }
 

@@ -32,13 +32,12 @@ namespace switchboard::orchestrator {
 namespace {
 
 namespace asio = boost::asio;
-using std::chrono::system_clock;
 using namespace detail::sqlite;
 
 class sqlite_checkpoint_store final : public checkpoint_store {
  public:
-  explicit sqlite_checkpoint_store(const std::filesystem::path& path) : path_(path.string()), name_(
-      "checkpoint store '" + path_ + "'") {
+  sqlite_checkpoint_store(const std::filesystem::path& path, store_clock clock)
+      : path_(path.string()), name_("checkpoint store '" + path_ + "'"), clock_(detail::or_system_clock(std::move(clock))) {
     make_private(path_);
     open();
     configure();
@@ -54,13 +53,13 @@ class sqlite_checkpoint_store final : public checkpoint_store {
   sqlite_checkpoint_store(const sqlite_checkpoint_store&) = delete;
   sqlite_checkpoint_store& operator=(const sqlite_checkpoint_store&) = delete;
 
-  asio::awaitable<void> create(checkpoint cp, std::chrono::milliseconds lease) override {
+  asio::awaitable<void> create(save_request cp, std::chrono::milliseconds lease) override {
     co_await on_store_thread([&] { create_now(cp, lease); });
   }
   asio::awaitable<checkpoint> claim(claim_request request) override {
     co_return co_await on_store_thread([&] { return claim_now(request); });
   }
-  asio::awaitable<void> save(checkpoint cp) override {
+  asio::awaitable<void> save(save_request cp) override {
     co_await on_store_thread([&] { save_now(cp); });
   }
   asio::awaitable<std::size_t> renew(std::string owner, std::chrono::milliseconds lease) override {
@@ -69,8 +68,8 @@ class sqlite_checkpoint_store final : public checkpoint_store {
   asio::awaitable<std::optional<checkpoint>> load(std::string workflow_id) override {
     co_return co_await on_store_thread([&] { return load_snapshot(workflow_id); });
   }
-  asio::awaitable<std::vector<run_summary>> list(std::string status) override {
-    co_return co_await on_store_thread([&] { return list_now(status); });
+  asio::awaitable<run_page> list(list_request request) override {
+    co_return co_await on_store_thread([&] { return list_now(request); });
   }
   asio::awaitable<bool> erase(std::string workflow_id) override {
     co_return co_await on_store_thread([&] { return erase_now(workflow_id); });
@@ -96,14 +95,14 @@ class sqlite_checkpoint_store final : public checkpoint_store {
 
   // ---------------------------------------------------------------- operations (store thread)
 
-  void create_now(const checkpoint& cp, std::chrono::milliseconds lease) {
+  void create_now(const save_request& cp, std::chrono::milliseconds lease) {
     detail::check_new_run(cp);
     transaction tx(*this);
     if (auto stored = select_summary(cp.workflow_id)) detail::throw_exists(name_, *stored);
-    const auto now = system_clock::now();
+    const auto now = clock_();
     {
       statement_use use(insert_run_);
-      bind_run(use.get(), cp, now + lease, 1, now);
+      bind_run(use.get(), cp, cp.owner, now + lease, 1, now);
       step_done(use.get(), "cannot create the run of workflow '" + cp.workflow_id + "'");
     }
     append_journal(cp.workflow_id, cp.journal);
@@ -112,7 +111,7 @@ class sqlite_checkpoint_store final : public checkpoint_store {
 
   checkpoint claim_now(const claim_request& request) {
     transaction tx(*this);
-    const auto now = system_clock::now();
+    const auto now = clock_();
     auto stored = select_summary(request.workflow_id);
     detail::check_claim(name_, stored, request, now);
     {
@@ -128,18 +127,17 @@ class sqlite_checkpoint_store final : public checkpoint_store {
     return std::move(*claimed);
   }
 
-  void save_now(const checkpoint& cp) {
+  void save_now(const save_request& cp) {
     transaction tx(*this);
     const auto stored = select_summary(cp.workflow_id);
     detail::check_save(name_, stored, cp);
-    const auto now = system_clock::now();
-    const bool running = cp.status == "running";
+    const auto now = clock_();
+    const bool running = cp.status == workflow_status::running;
     {
       statement_use use(update_run_);
-      checkpoint head = cp;
-      if (!running) head.owner.clear();
-      // The lease is the store's (create, claim, renew), not the caller's copy.
-      bind_run(use.get(), head, running ? stored->lease_expires : system_time{}, cp.fence, now);
+      // The lease is the store's (create, claim, renew); a save keeps it.
+      bind_run(use.get(), cp, running ? std::string_view(cp.owner) : std::string_view(),
+               running ? stored->lease_expires : system_time{}, cp.fence, now);
       step_done(use.get(), "cannot save the checkpoint of workflow '" + cp.workflow_id + "'");
     }
     append_journal(cp.workflow_id, cp.journal);
@@ -149,7 +147,7 @@ class sqlite_checkpoint_store final : public checkpoint_store {
   std::size_t renew_now(const std::string& owner, std::chrono::milliseconds lease) {
     statement_use use(renew_);
     bind_text(use.get(), 1, owner);
-    bind_int64(use.get(), 2, to_nanoseconds(system_clock::now() + lease));
+    bind_int64(use.get(), 2, to_nanoseconds(clock_() + lease));
     step_done(use.get(), "cannot renew the leases of owner '" + owner + "'");
     return static_cast<std::size_t>(sqlite3_changes(db_));
   }
@@ -165,40 +163,50 @@ class sqlite_checkpoint_store final : public checkpoint_store {
 
   // Within a transaction the caller holds.
   std::optional<checkpoint> load_now(const std::string& workflow_id) {
-    checkpoint cp;
+    run_summary summary;
+    std::string head;
     {
       statement_use use(select_run_);
       bind_text(use.get(), 1, workflow_id);
       if (!step_row(use.get(), "cannot load the checkpoint of workflow '" + workflow_id + "'")) return std::nullopt;
-      auto summary = read_summary(use.get());
-      cp.workflow_id = std::move(summary.workflow_id);
-      cp.workflow_name = std::move(summary.workflow_name);
-      cp.status = detail::effective_status(summary.status, summary.lease_expires, system_clock::now());
-      cp.step = summary.step;
-      cp.owner = std::move(summary.owner);
-      cp.lease_expires = summary.lease_expires;
-      cp.fence = summary.fence;
-      cp.updated_at = summary.updated_at;
-      cp.state_json = column_text(use.get(), 8);
+      summary = read_summary(use.get());
+      summary.status = detail::effective_status(summary.status, summary.lease_expires, clock_());
+      head = column_text(use.get(), 8);
     }
+    std::vector<std::string> journal;
     statement_use use(select_journal_);
     bind_text(use.get(), 1, workflow_id);
     while (step_row(use.get(), "cannot read the journal of workflow '" + workflow_id + "'")) {
-      cp.journal.push_back(column_text(use.get(), 0));
+      journal.push_back(column_text(use.get(), 0));
     }
-    return cp;
+    return detail::checkpoint_of(std::move(summary), std::move(head), std::move(journal));
   }
 
-  std::vector<run_summary> list_now(const std::string& status) {
+  // The filters run in SQL (the status as a reader sees it, a lapsed lease
+  // included), so a page costs what it returns, not the size of the table.
+  run_page list_now(const list_request& request) {
+    const auto before = detail::parse_cursor(name_, request.cursor);
+    const auto now = clock_();
     statement_use use(list_);
-    std::vector<run_summary> runs;
-    const auto now = system_clock::now();
+    bind_int64(use.get(), 1, before.value_or(0));
+    bind_text(use.get(), 2, request.workflow_name);
+    bind_text(use.get(), 3, request.status ? to_string(*request.status) : std::string_view());
+    bind_int64(use.get(), 4, to_nanoseconds(now));
+    // One row more than the page: whether another page follows.
+    bind_int64(use.get(), 5, request.limit > 0 ? static_cast<std::int64_t>(request.limit) + 1 : -1);
+    run_page page;
+    std::int64_t last_seq = 0;
     while (step_row(use.get(), "cannot list checkpoints")) {
+      if (request.limit > 0 && page.runs.size() == request.limit) {
+        page.next_cursor = detail::make_cursor(last_seq);
+        break;
+      }
       auto summary = read_summary(use.get());
       summary.status = detail::effective_status(summary.status, summary.lease_expires, now);
-      if (status.empty() || summary.status == status) runs.push_back(std::move(summary));
+      last_seq = sqlite3_column_int64(use.get(), 8);
+      page.runs.push_back(std::move(summary));
     }
-    return runs;
+    return page;
   }
 
   bool erase_now(const std::string& workflow_id) {
@@ -268,14 +276,14 @@ class sqlite_checkpoint_store final : public checkpoint_store {
     return read_summary(use.get());
   }
 
-  void bind_run(sqlite3_stmt* stmt, const checkpoint& cp, system_time lease_expires, std::int64_t fence,
-                system_time now) {
+  void bind_run(sqlite3_stmt* stmt, const save_request& cp, std::string_view owner, system_time lease_expires,
+                std::int64_t fence, system_time now) {
     bind_text(stmt, 1, cp.workflow_id);
     bind_text(stmt, 2, cp.workflow_name);
-    bind_text(stmt, 3, cp.status);
+    bind_text(stmt, 3, to_string(cp.status));
     bind_int64(stmt, 4, cp.step);
     bind_text(stmt, 5, cp.state_json);
-    bind_text(stmt, 6, cp.owner);
+    bind_text(stmt, 6, owner);
     bind_int64(stmt, 7, to_nanoseconds(lease_expires));
     bind_int64(stmt, 8, fence);
     bind_int64(stmt, 9, to_nanoseconds(now));
@@ -458,7 +466,10 @@ class sqlite_checkpoint_store final : public checkpoint_store {
         "INSERT INTO journal (workflow_id, seq, record) VALUES "
         "(?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM journal WHERE workflow_id = ?1), ?2)");
     renew_ = prepare("UPDATE runs SET lease_expires_ns = ?2 WHERE owner = ?1 AND status = 'running'");
-    list_ = prepare("SELECT " + summary + " FROM runs ORDER BY save_seq");
+    list_ = prepare("SELECT " + summary + ", save_seq FROM runs WHERE (?1 = 0 OR save_seq < ?1) "
+                    "AND (?2 = '' OR workflow_name = ?2) "
+                    "AND (?3 = '' OR (CASE WHEN status = 'running' AND lease_expires_ns <= ?4 THEN 'interrupted' "
+                    "ELSE status END) = ?3) ORDER BY save_seq DESC LIMIT ?5");
     erase_journal_ = prepare("DELETE FROM journal WHERE workflow_id = ?1");
     erase_run_ = prepare("DELETE FROM runs WHERE workflow_id = ?1");
     const std::string finished =
@@ -469,7 +480,9 @@ class sqlite_checkpoint_store final : public checkpoint_store {
 
   void bind_text(sqlite3_stmt* stmt, int index, std::string_view text) const {
     // SQLITE_STATIC: the text outlives the statement's use within this call.
-    if (sqlite3_bind_text64(stmt, index, text.data(), text.size(), SQLITE_STATIC, SQLITE_UTF8) != SQLITE_OK) {
+    // An empty view may have no data: bind "" (a null pointer binds NULL).
+    const char* data = text.data() != nullptr ? text.data() : "";
+    if (sqlite3_bind_text64(stmt, index, data, text.size(), SQLITE_STATIC, SQLITE_UTF8) != SQLITE_OK) {
       fail("cannot bind parameter " + std::to_string(index));
     }
   }
@@ -501,6 +514,7 @@ class sqlite_checkpoint_store final : public checkpoint_store {
 
   std::string path_;
   std::string name_;
+  store_clock clock_;
   sqlite3* db_ = nullptr;
   // One thread: operations run one at a time, in the order they were
   // started, on the only thread that touches the connection.
@@ -511,11 +525,11 @@ class sqlite_checkpoint_store final : public checkpoint_store {
 
 }  // namespace
 
-std::shared_ptr<checkpoint_store> make_sqlite_checkpoint_store(const std::filesystem::path& path) {
+std::shared_ptr<checkpoint_store> make_sqlite_checkpoint_store(const std::filesystem::path& path, store_clock clock) {
   if (path.empty()) {
     throw checkpoint_error("checkpoint store: empty SQLite database path");
   }
-  return std::make_shared<sqlite_checkpoint_store>(path);
+  return std::make_shared<sqlite_checkpoint_store>(path, std::move(clock));
 }
 
 }  // namespace switchboard::orchestrator

@@ -102,12 +102,19 @@ inline std::string column_text(sqlite3_stmt* stmt, int column) {
   return std::string(text, static_cast<std::size_t>(sqlite3_column_bytes(stmt, column)));
 }
 
-// Reads the summary columns (in summary_columns' order) from `first` on.
+// Reads the summary columns (in summary_columns' order). The status is the
+// stored text; a text no build ever wrote is refused, not guessed at.
 inline run_summary read_summary(sqlite3_stmt* stmt) {
   run_summary s;
   s.workflow_id = column_text(stmt, 0);
   s.workflow_name = column_text(stmt, 1);
-  s.status = column_text(stmt, 2);
+  const std::string status = column_text(stmt, 2);
+  const auto parsed = parse_workflow_status(status);
+  if (!parsed) {
+    throw checkpoint_error("workflow '" + s.workflow_id + "' has an unknown stored status '" + status.substr(0, 64) +
+                           "'");
+  }
+  s.status = *parsed;
   s.step = sqlite3_column_int64(stmt, 3);
   s.owner = column_text(stmt, 4);
   s.lease_expires = from_nanoseconds(sqlite3_column_int64(stmt, 5));

@@ -48,7 +48,7 @@ struct hub::impl {
   // running run of a dead owner of this host counting as interrupted.
   struct claimable {
     checkpoint cp;
-    std::string status;
+    workflow_status status = workflow_status::running;
     std::string dead_owner;  // the owner to take over ("" = none)
   };
   // Reads `id` for a claim (reading again once its owner is known dead);

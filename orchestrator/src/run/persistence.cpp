@@ -21,17 +21,8 @@ asio::awaitable<void> workflow_run::save() {
   if (!store || lost_) co_return;
   const auto& options = hub_->options;
   auto marks = marks_;
-  checkpoint cp;
-  cp.workflow_id = state_.id;
-  cp.workflow_name = state_.workflow_name;
-  cp.status = std::string(to_string(state_.status));
-  cp.step = state_.step;
   if (identity_.fingerprint.empty()) identity_ = {workflow_->fingerprint(), node_names()};
-  cp.state_json = state_head(state_, identity_);
-  if (auto record = next_journal_record(state_, marks)) cp.journal.push_back(std::move(*record));
-  cp.owner = options.owner_id;
-  cp.lease_expires = std::chrono::system_clock::now() + options.lease;
-  cp.fence = fence_;
+  auto cp = make_save_request(state_, identity_, &marks, options.owner_id, fence_);
   try {
     if (stored_) {
       co_await store->save(std::move(cp));
