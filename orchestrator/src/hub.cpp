@@ -12,7 +12,7 @@
 
 #include <switchboard/protocol/limits.hpp>
 
-#include "checkpoint/checkpoint_checks.hpp"
+#include <switchboard/orchestrator/store_support.hpp>
 #include "detail/compiled.hpp"
 #include "detail/owner.hpp"
 #include "detail/run_control.hpp"
@@ -238,7 +238,7 @@ void check_resumable(const detail::stored_run& stored, workflow_status status, c
   if (status == workflow_status::running) {
     throw orchestrator_error(orchestrator_errc::run_owned,
                              "resume: workflow '" + id + "' is being resumed by another process (owner " +
-                                 cp->owner + ", since " + detail::format_utc(cp->updated_at) + ")");
+                                 cp->owner + ", since " + store_support::format_utc(cp->updated_at) + ")");
   }
   if (!is_resumable(status)) {
     throw orchestrator_error(orchestrator_errc::not_awaiting_clarification,

@@ -1,7 +1,8 @@
 #include <switchboard/orchestrator/checkpoint_store.hpp>
+#include <switchboard/stores/sqlite_store.hpp>
 
-#include "checkpoint_store_conformance.hpp"
-#include "checkpoint_store_conformance_ownership.hpp"
+#include <switchboard/testing/checkpoint_store_conformance.hpp>
+
 #include "sqlite_store_test_support.hpp"
 
 #include <fstream>
@@ -35,12 +36,20 @@ using testing::scoped_umask;
 using testing::execute_sql;
 
 checkpoint_store_backend in_memory_backend() {
-  return {"in_memory", [](const std::filesystem::path&) { return make_in_memory_checkpoint_store(); }};
+  return {"in_memory", [](const std::filesystem::path&) { return make_in_memory_checkpoint_store(); },
+          [](const std::filesystem::path&, store_clock clock) { return make_in_memory_run_queue(std::move(clock)); },
+          [](const std::filesystem::path&, store_clock clock) { return make_in_memory_event_feed(std::move(clock)); }};
 }
 
 checkpoint_store_backend sqlite_backend() {
   return {"sqlite",
-          [](const std::filesystem::path& dir) { return make_sqlite_checkpoint_store(database_in(dir)); }};
+          [](const std::filesystem::path& dir) { return stores::make_sqlite_checkpoint_store(database_in(dir)); },
+          [](const std::filesystem::path& dir, store_clock clock) {
+            return stores::make_sqlite_run_queue(database_in(dir), std::move(clock));
+          },
+          [](const std::filesystem::path& dir, store_clock clock) {
+            return stores::make_sqlite_event_feed(database_in(dir), std::move(clock));
+          }};
 }
 
 INSTANTIATE_TEST_SUITE_P(stores, checkpoint_store_conformance,
@@ -53,13 +62,13 @@ TEST(sqlite_checkpoint_store, checkpoints_survive_reopening_the_file) {
   scratch_directory dir;
   const save_request first = new_run("first", "worker-a", "{}", {"first created"});
   {
-    auto store = make_sqlite_checkpoint_store(database_in(dir.path()));
+    auto store = stores::make_sqlite_checkpoint_store(database_in(dir.path()));
     run_now(store->create(first, long_lease));
     run_now(store->create(new_run("second"), long_lease));
     run_now(store->save(next_step(first, 2, workflow_status::awaiting_clarification, R"({"question":"Which Sunday?"})",
                                   {"first paused"})));
   }
-  auto reopened = make_sqlite_checkpoint_store(database_in(dir.path()));
+  auto reopened = stores::make_sqlite_checkpoint_store(database_in(dir.path()));
   const std::optional<checkpoint> loaded = run_now(reopened->load("first"));
   ASSERT_TRUE(loaded.has_value());
   EXPECT_EQ(loaded->step, 2);
@@ -79,7 +88,7 @@ TEST(sqlite_checkpoint_store, a_second_process_reads_what_a_killed_process_wrote
   scratch_directory dir;
   const auto path = database_in(dir.path());
   const int status = run_in_child_process([&] {
-    auto store = make_sqlite_checkpoint_store(path);
+    auto store = stores::make_sqlite_checkpoint_store(path);
     const save_request paused = new_run("paused", "child", "{}", {"created"});
     run_now(store->create(paused, long_lease));
     run_now(store->save(next_step(paused, 4, workflow_status::awaiting_clarification, R"({"question":"Which day?"})", {"asked"})));
@@ -90,7 +99,7 @@ TEST(sqlite_checkpoint_store, a_second_process_reads_what_a_killed_process_wrote
   ASSERT_TRUE(WIFSIGNALED(status)) << "child exited with " << WEXITSTATUS(status);
   ASSERT_EQ(WTERMSIG(status), SIGKILL);
 
-  auto store = make_sqlite_checkpoint_store(path);
+  auto store = stores::make_sqlite_checkpoint_store(path);
   const std::optional<checkpoint> loaded = run_now(store->load("paused"));
   ASSERT_TRUE(loaded.has_value());
   EXPECT_EQ(loaded->status, workflow_status::awaiting_clarification);
@@ -111,14 +120,14 @@ TEST(sqlite_checkpoint_store, a_second_process_reads_what_a_killed_process_wrote
 TEST(sqlite_checkpoint_store, a_second_process_sees_the_first_ones_writes_while_it_is_open) {
   scratch_directory dir;
   const auto path = database_in(dir.path());
-  auto store = make_sqlite_checkpoint_store(path);
+  auto store = stores::make_sqlite_checkpoint_store(path);
   const save_request parent_run = new_run("from-parent", "parent", "{}");
   run_now(store->create(parent_run, long_lease));
   run_now(store->save(next_step(parent_run, 9, workflow_status::awaiting_clarification, R"({"who":"parent"})", {"parent"})));
 
   // 0: saw the parent's run, claimed it and wrote its own; 1: did not see it.
   const int status = run_in_child_process([&] {
-    auto child_store = make_sqlite_checkpoint_store(path);
+    auto child_store = stores::make_sqlite_checkpoint_store(path);
     const std::optional<checkpoint> seen = run_now(child_store->load("from-parent"));
     if (!seen || seen->step != 9 || seen->state_json != R"({"who":"parent"})") {
       return 1;
@@ -146,7 +155,7 @@ TEST(sqlite_checkpoint_store, two_processes_writing_at_once_lose_nothing) {
   const auto path = database_in(dir.path());
   constexpr int runs = 100;
   auto write_many = [&](const std::string& prefix) {
-    auto store = make_sqlite_checkpoint_store(path);
+    auto store = stores::make_sqlite_checkpoint_store(path);
     for (int i = 0; i < runs; ++i) {
       const save_request run = new_run(prefix + std::to_string(i), prefix, "{}", {"created"});
       run_now(store->create(run, long_lease));
@@ -160,7 +169,7 @@ TEST(sqlite_checkpoint_store, two_processes_writing_at_once_lose_nothing) {
   const int status = wait_for_child_process(child);
   ASSERT_TRUE(WIFEXITED(status));
   ASSERT_EQ(WEXITSTATUS(status), 0);
-  auto store = make_sqlite_checkpoint_store(path);
+  auto store = stores::make_sqlite_checkpoint_store(path);
   EXPECT_EQ(run_now(list_all(*store, in_status(workflow_status::completed))).size(), std::size_t{2 * runs});
   for (const std::string prefix : {"child-", "parent-"}) {
     for (int i = 0; i < runs; ++i) {
@@ -179,7 +188,7 @@ TEST(sqlite_checkpoint_store, two_processes_racing_claims_have_one_winner_per_ro
   constexpr int rounds = 50;
   auto round_id = [](int round) { return "round-" + std::to_string(round); };
   {
-    auto store = make_sqlite_checkpoint_store(path);
+    auto store = stores::make_sqlite_checkpoint_store(path);
     for (int round = 0; round < rounds; ++round) {
       const save_request run = new_run(round_id(round), "setup");
       run_now(store->create(run, long_lease));
@@ -212,7 +221,7 @@ TEST(sqlite_checkpoint_store, two_processes_racing_claims_have_one_winner_per_ro
 
   // The child's exit code is how many rounds it won (100 + n: it failed in round n).
   const pid_t child = start_child_process([&] {
-    auto store = make_sqlite_checkpoint_store(path);
+    auto store = stores::make_sqlite_checkpoint_store(path);
     int wins = 0;
     for (int round = 0; round < rounds; ++round) {
       try {
@@ -224,7 +233,7 @@ TEST(sqlite_checkpoint_store, two_processes_racing_claims_have_one_winner_per_ro
     }
     return wins;
   });
-  auto store = make_sqlite_checkpoint_store(path);
+  auto store = stores::make_sqlite_checkpoint_store(path);
   std::vector<bool> parent_won;
   for (int round = 0; round < rounds; ++round) {
     meet(to_child[1], to_parent[0]);
@@ -254,16 +263,16 @@ TEST(sqlite_checkpoint_store, a_load_sees_one_save_while_another_process_saves) 
   const auto path = database_in(dir.path());
   constexpr int saves = 300;
   const save_request run = new_run("busy", "child", "0", {"0"});
-  run_now(make_sqlite_checkpoint_store(path)->create(run, long_lease));
+  run_now(stores::make_sqlite_checkpoint_store(path)->create(run, long_lease));
 
   const pid_t child = start_child_process([&] {
-    auto store = make_sqlite_checkpoint_store(path);
+    auto store = stores::make_sqlite_checkpoint_store(path);
     for (int step = 1; step <= saves; ++step) {
       run_now(store->save(next_step(run, step, workflow_status::running, std::to_string(step), {std::to_string(step)})));
     }
     return 0;
   });
-  auto store = make_sqlite_checkpoint_store(path);
+  auto store = stores::make_sqlite_checkpoint_store(path);
   int torn = 0;
   int loads = 0;
   std::int64_t seen = 0;

@@ -1,6 +1,7 @@
 // Durable runs in one process: interrupt(), a changed definition, values
 // that cannot be stored.
 #include <switchboard/orchestrator/hub.hpp>
+#include <switchboard/stores/sqlite_store.hpp>
 
 #include "durable_run_fixture.hpp"
 
@@ -162,7 +163,7 @@ TEST_F(durable_run, a_changed_definition_is_refused_and_the_stored_run_kept) {
   EXPECT_EQ(after->journal, before->journal);
   EXPECT_EQ(after->updated_at, before->updated_at);
 
-  hub other{io_.get_executor(), registry, testing::options(make_sqlite_checkpoint_store(db_), {}, silent())};
+  hub other{io_.get_executor(), registry, testing::options(stores::make_sqlite_checkpoint_store(db_), {}, silent())};
   s = await(other.resume(original, "changed", answer("the answer")));
   EXPECT_EQ(s.status, workflow_status::completed);
   ASSERT_TRUE(s.result);
@@ -217,7 +218,7 @@ TEST_F(durable_run, a_deep_input_within_the_limit_survives_a_pause_and_a_resume_
   testing::register_durable_agents(registry, counter("deep"));
   auto workflow = testing::durable_workflow().compile(registry);
   hub h{io_.get_executor(), registry, hub_opts()};
-  hub other{io_.get_executor(), registry, testing::options(make_sqlite_checkpoint_store(db_), {}, silent())};
+  hub other{io_.get_executor(), registry, testing::options(stores::make_sqlite_checkpoint_store(db_), {}, silent())};
 
   for (int levels : {60, 64}) {
     SCOPED_TRACE(std::to_string(levels) + " levels");
@@ -258,7 +259,7 @@ TEST_F(durable_run, an_agent_answer_that_cannot_be_stored_fails_the_step_and_the
   testing::register_durable_agents(registry, counter("answers"), std::move(hooks));
   auto workflow = testing::durable_workflow().compile(registry);
   hub h{io_.get_executor(), registry, hub_opts()};
-  hub other{io_.get_executor(), registry, testing::options(make_sqlite_checkpoint_store(db_), {}, silent())};
+  hub other{io_.get_executor(), registry, testing::options(stores::make_sqlite_checkpoint_store(db_), {}, silent())};
 
   struct bad_case {
     const char* kind;

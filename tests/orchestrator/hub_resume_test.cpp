@@ -2,6 +2,7 @@
 // checkpoint store: checkpoints after every step, retention, ids, a store
 // that is slow.
 #include <switchboard/orchestrator/hub.hpp>
+#include <switchboard/stores/sqlite_store.hpp>
 
 #include <switchboard/orchestrator/error.hpp>
 
@@ -261,7 +262,7 @@ TEST_F(hub_test, a_slow_store_never_blocks_the_hubs_thread) {
   const auto dir = std::filesystem::temp_directory_path() / ("sb-slow-store-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const auto db = dir / "runs.db";
-  auto store = make_sqlite_checkpoint_store(db);
+  auto store = stores::make_sqlite_checkpoint_store(db);
   sqlite3* other = nullptr;
   ASSERT_EQ(sqlite3_open(db.c_str(), &other), SQLITE_OK);
   ASSERT_EQ(sqlite3_exec(other, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr), SQLITE_OK);

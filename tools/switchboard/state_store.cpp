@@ -1,4 +1,5 @@
 #include "state_store.hpp"
+#include <switchboard/stores/sqlite_store.hpp>
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -98,7 +99,7 @@ std::filesystem::path state_directory() {
 std::string default_store_spec() { return "sqlite:" + (state_directory() / "workflows.db").string(); }
 
 std::shared_ptr<orch::checkpoint_store> open_state_store(const std::string& spec) {
-  auto store = orch::open_checkpoint_store(spec.empty() ? default_store_spec() : spec);
+  auto store = switchboard::stores::open_checkpoint_store(spec.empty() ? default_store_spec() : spec);
   if (const char* kill = std::getenv("SWITCHBOARD_FAULT_KILL_AFTER_WRITES"); kill && *kill) {
     const long writes = std::strtol(kill, nullptr, 10);
     if (writes > 0) store = std::make_shared<kill_after_writes>(std::move(store), writes);

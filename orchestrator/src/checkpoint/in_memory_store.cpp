@@ -3,7 +3,7 @@
 // at once, on the caller's thread.
 #include <switchboard/orchestrator/checkpoint_store.hpp>
 
-#include "checkpoint_checks.hpp"
+#include <switchboard/orchestrator/store_support.hpp>
 
 #include <algorithm>
 #include <cstdint>
@@ -20,13 +20,13 @@ constexpr std::string_view store_name = "in-memory checkpoint store";
 
 class in_memory_checkpoint_store final : public checkpoint_store {
  public:
-  explicit in_memory_checkpoint_store(store_clock clock) : clock_(detail::or_system_clock(std::move(clock))) {}
+  explicit in_memory_checkpoint_store(store_clock clock) : clock_(store_support::or_system_clock(std::move(clock))) {}
 
   asio::awaitable<void> create(save_request request, std::chrono::milliseconds lease) override {
-    detail::check_new_run(request);
+    store_support::check_new_run(request);
     std::lock_guard lock(mutex_);
     if (auto it = runs_.find(request.workflow_id); it != runs_.end()) {
-      detail::throw_exists(store_name, it->second.summary);
+      store_support::throw_exists(store_name, it->second.summary);
     }
     auto& stored = runs_[request.workflow_id];
     stored.summary = {request.workflow_id, request.workflow_name, workflow_status::running, request.step,
@@ -39,7 +39,7 @@ class in_memory_checkpoint_store final : public checkpoint_store {
     std::lock_guard lock(mutex_);
     const auto now = clock_();
     auto it = runs_.find(request.workflow_id);
-    detail::check_claim(store_name, it == runs_.end() ? std::nullopt : std::optional(it->second.summary), request,
+    store_support::check_claim(store_name, it == runs_.end() ? std::nullopt : std::optional(it->second.summary), request,
                         now);
     auto& s = it->second.summary;
     s.status = workflow_status::running;
@@ -53,7 +53,7 @@ class in_memory_checkpoint_store final : public checkpoint_store {
   asio::awaitable<void> save(save_request request) override {
     std::lock_guard lock(mutex_);
     auto it = runs_.find(request.workflow_id);
-    detail::check_save(store_name, it == runs_.end() ? std::nullopt : std::optional(it->second.summary), request);
+    store_support::check_save(store_name, it == runs_.end() ? std::nullopt : std::optional(it->second.summary), request);
     auto& s = it->second.summary;
     s.workflow_name = request.workflow_name;
     s.status = request.status;
@@ -87,7 +87,7 @@ class in_memory_checkpoint_store final : public checkpoint_store {
   }
 
   asio::awaitable<run_page> list(list_request request) override {
-    const auto before = detail::parse_cursor(store_name, request.cursor);
+    const auto before = store_support::parse_cursor(store_name, request.cursor);
     std::vector<std::pair<std::int64_t, run_summary>> matches;
     {
       std::lock_guard lock(mutex_);
@@ -95,14 +95,14 @@ class in_memory_checkpoint_store final : public checkpoint_store {
       for (const auto& [id, run] : runs_) {
         if (before && run.sequence >= *before) continue;
         auto summary = reported(run, now);
-        if (detail::selects(request, summary)) matches.emplace_back(run.sequence, std::move(summary));
+        if (store_support::selects(request, summary)) matches.emplace_back(run.sequence, std::move(summary));
       }
     }
     std::sort(matches.begin(), matches.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
     run_page page;
     if (request.limit > 0 && matches.size() > request.limit) {
       matches.resize(request.limit);
-      page.next_cursor = detail::make_cursor(matches.back().first);
+      page.next_cursor = store_support::make_cursor(matches.back().first);
     }
     page.runs.reserve(matches.size());
     for (auto& match : matches) page.runs.push_back(std::move(match.second));
@@ -134,12 +134,12 @@ class in_memory_checkpoint_store final : public checkpoint_store {
 
   static run_summary reported(const run& r, system_time now) {
     auto summary = r.summary;
-    summary.status = detail::effective_status(summary.status, summary.lease_expires, now);
+    summary.status = store_support::effective_status(summary.status, summary.lease_expires, now);
     return summary;
   }
 
   static checkpoint checkpoint_of(const run& r, system_time now) {
-    return detail::checkpoint_of(reported(r, now), r.head, r.journal);
+    return store_support::checkpoint_of(reported(r, now), r.head, r.journal);
   }
 
   void write(run& r, save_request request) {

@@ -29,11 +29,15 @@
 // two differ on purpose: what only the store decides (the lease's end,
 // updated_at, the whole journal) is never part of what a caller sends.
 //
-// Implementations: make_in_memory_checkpoint_store() (tests, single-process
-// use, the hub's store when it is given none) and
-// make_sqlite_checkpoint_store() (the embedded default, whose I/O runs on a
-// thread of its own, never on the caller's). Every implementation passes the
-// conformance suite in tests/orchestrator/checkpoint_store_conformance.hpp.
+// Implementations: make_in_memory_checkpoint_store() here (tests,
+// single-process use) and one library per backend in stores/ (SQLite:
+// switchboard::sqlite_store, <switchboard/stores/sqlite_store.hpp>, the
+// embedded default, whose I/O runs on a thread of its own). Every
+// implementation passes the installed conformance suite
+// <switchboard/testing/checkpoint_store_conformance.hpp>; the rules they
+// share are in <switchboard/orchestrator/store_support.hpp>. The run queue
+// (run_queue.hpp) and the event feed (event_feed.hpp) are the other two
+// interfaces a backend provides.
 //
 // Asynchronous operations: each returns an awaitable that completes on the
 // awaiting coroutine's executor; arguments are taken by value, so nothing
@@ -52,7 +56,6 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <filesystem>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -262,21 +265,5 @@ boost::asio::awaitable<std::vector<run_summary>> list_all(checkpoint_store& stor
 
 // A store in this process's memory, reading `clock` (empty: the system clock).
 std::shared_ptr<checkpoint_store> make_in_memory_checkpoint_store(store_clock clock = {});
-
-// Opens (creating if needed) an SQLite database at `path`, WAL mode, busy
-// timeout so several processes can share it. A new file is created readable
-// and writable by its owner only (0600), whatever the umask. Throws
-// checkpoint_error naming the file and SQLite's message on failure: a
-// missing directory, an unwritable path, a file that is not an SQLite
-// database. The directory is not created. Every operation runs on the
-// store's own thread, in order. synchronous=NORMAL: a killed process loses
-// nothing it committed. Leases and times read `clock` (empty: the system
-// clock); processes sharing a file should share a clock.
-std::shared_ptr<checkpoint_store> make_sqlite_checkpoint_store(const std::filesystem::path& path,
-                                                               store_clock clock = {});
-
-// "memory" or "sqlite:PATH" (the form `switchboard run --store` takes).
-// Throws checkpoint_error on anything else.
-std::shared_ptr<checkpoint_store> open_checkpoint_store(std::string_view spec);
 
 }  // namespace switchboard::orchestrator

@@ -2,7 +2,7 @@
 // their envelopes and routes. Agents never call each other.
 //
 //   orchestrator::hub_options options;
-//   options.store = make_sqlite_checkpoint_store("state.db");
+//   options.store = stores::make_sqlite_checkpoint_store("state.db");  // switchboard::sqlite_store
 //   orchestrator::hub hub{io.get_executor(), registry, options};
 //   workflow_state s = co_await hub.run(workflow, input);
 //   if (s.status == workflow_status::awaiting_clarification)

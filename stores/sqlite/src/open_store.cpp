@@ -1,13 +1,15 @@
-#include <switchboard/orchestrator/checkpoint_store.hpp>
+#include <switchboard/stores/sqlite_store.hpp>
 
 #include <string>
 
-namespace switchboard::orchestrator {
+namespace switchboard::stores {
 
-std::shared_ptr<checkpoint_store> open_checkpoint_store(std::string_view spec) {
+using orchestrator::checkpoint_error;
+
+std::shared_ptr<orchestrator::checkpoint_store> open_checkpoint_store(std::string_view spec) {
   constexpr std::string_view sqlite_prefix = "sqlite:";
   if (spec == "memory") {
-    return make_in_memory_checkpoint_store();
+    return orchestrator::make_in_memory_checkpoint_store();
   }
   if (spec.starts_with(sqlite_prefix)) {
     const std::string_view path = spec.substr(sqlite_prefix.size());
@@ -20,4 +22,4 @@ std::shared_ptr<checkpoint_store> open_checkpoint_store(std::string_view spec) {
                          "': expected 'memory' or 'sqlite:PATH'");
 }
 
-}  // namespace switchboard::orchestrator
+}  // namespace switchboard::stores

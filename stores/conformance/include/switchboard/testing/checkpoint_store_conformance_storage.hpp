@@ -1,20 +1,10 @@
-// The conformance suite every checkpoint_store backend must pass: storage
-// (round trips, saves, creation, journals, listing, pruning, completion);
-// checkpoint_store_conformance_ownership.hpp holds the other half (claims,
-// fencing, leases, races).
-//
-// A backend joins by instantiating the value-parameterized suite with a
-// checkpoint_store_backend (see checkpoint_store_test.cpp):
-//
-//   INSTANTIATE_TEST_SUITE_P(my_backend, checkpoint_store_conformance,
-//                            ::testing::Values(checkpoint_store_backend{"my_backend", open_fn}),
-//                            checkpoint_store_backend_name);
-//
-// Include both halves in exactly one translation unit per test binary: they
-// define the tests.
+// The storage part of the store conformance suite (included by
+// checkpoint_store_conformance.hpp, which says how a backend joins): round
+// trips, saves, creation, journals, listing and paging, pruning, completion
+// on the awaiting executor.
 #pragma once
 
-#include "checkpoint_store_conformance_support.hpp"
+#include <switchboard/testing/checkpoint_store_conformance_support.hpp>
 
 namespace switchboard::orchestrator::testing {
 

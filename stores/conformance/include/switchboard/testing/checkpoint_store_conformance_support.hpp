@@ -1,7 +1,7 @@
-// The helpers and fixture of the checkpoint_store conformance suite
-// (checkpoint_store_conformance.hpp and _ownership.hpp): the backend
-// factory, a scratch directory, run_now() and the checkpoints the tests
-// build. Header-only; included by both halves of the suite.
+// The helpers and fixture of the store conformance suite
+// (checkpoint_store_conformance.hpp): the backend description, a scratch
+// directory, a clock the tests move by hand, run_now() and the requests the
+// tests build. Header-only; included by every part of the suite.
 //
 // The suite drives the asynchronous API through run_now(), which runs one
 // operation to completion on a private io_context of the calling thread, so
@@ -11,6 +11,8 @@
 #pragma once
 
 #include <switchboard/orchestrator/checkpoint_store.hpp>
+#include <switchboard/orchestrator/event_feed.hpp>
+#include <switchboard/orchestrator/run_queue.hpp>
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -47,6 +49,27 @@ struct checkpoint_store_backend {
   // empty directory per test. Opening again with the same directory must
   // reach the same data when the backend is durable.
   std::function<std::shared_ptr<checkpoint_store>(const std::filesystem::path& scratch_dir)> open;
+  // The backend's run queue and event feed under `scratch_dir`, reading
+  // `clock` (which the tests move by hand). Unset: those tests are skipped.
+  std::function<std::shared_ptr<run_queue>(const std::filesystem::path& scratch_dir, store_clock clock)> open_queue;
+  std::function<std::shared_ptr<event_feed>(const std::filesystem::path& scratch_dir, store_clock clock)> open_feed;
+};
+
+// A clock that stands still until the test moves it: a lease lapses when the
+// test says so, not after a sleep. Safe to read from any thread.
+class manual_clock {
+ public:
+  system_time now() const noexcept { return system_time(system_time::duration(ticks_.load())); }
+  void advance(std::chrono::milliseconds by) noexcept {
+    ticks_ += std::chrono::duration_cast<system_time::duration>(by).count();
+  }
+  // The clock as a store reads it; `this` must outlive the store.
+  store_clock function() {
+    return [this] { return now(); };
+  }
+
+ private:
+  std::atomic<system_time::rep> ticks_{std::chrono::system_clock::now().time_since_epoch().count()};
 };
 
 // gtest prints a backend by its name (in failure messages, --gtest_list_tests).
@@ -214,6 +237,14 @@ class checkpoint_store_conformance : public ::testing::TestWithParam<checkpoint_
   void SetUp() override { store_ = GetParam().open(scratch_.path()); }
   void TearDown() override { store_.reset(); }
 
+  // The backend's queue or feed on the manual clock; null when it has none.
+  std::shared_ptr<run_queue> open_queue() {
+    return GetParam().open_queue ? GetParam().open_queue(scratch_.path(), clock_.function()) : nullptr;
+  }
+  std::shared_ptr<event_feed> open_feed() {
+    return GetParam().open_feed ? GetParam().open_feed(scratch_.path(), clock_.function()) : nullptr;
+  }
+
   std::optional<checkpoint> load(const std::string& id) { return run_now(store_->load(id)); }
   // Every run in `status` (any when empty), most recently saved first.
   std::vector<std::string> list_ids(std::optional<workflow_status> status = std::nullopt) {
@@ -231,6 +262,7 @@ class checkpoint_store_conformance : public ::testing::TestWithParam<checkpoint_
   }
 
   scratch_directory scratch_;
+  manual_clock clock_;
   std::shared_ptr<checkpoint_store> store_;
 };
 

@@ -3,7 +3,7 @@
 // checkpoint_store_conformance.hpp for how a backend joins).
 #pragma once
 
-#include "checkpoint_store_conformance_support.hpp"
+#include <switchboard/testing/checkpoint_store_conformance_support.hpp>
 
 namespace switchboard::orchestrator::testing {
 

@@ -1,13 +1,21 @@
-#include "checkpoint_checks.hpp"
+#include <switchboard/orchestrator/store_support.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 
 #include <algorithm>
 #include <charconv>
 #include <ctime>
 #include <string>
 
-namespace switchboard::orchestrator {
+namespace switchboard::orchestrator::store_support {
 
-namespace detail {
+namespace asio = boost::asio;
 
 namespace {
 
@@ -159,5 +167,120 @@ void throw_exists(std::string_view store_name, const run_summary& stored) {
                     stored);
 }
 
-}  // namespace detail
-}  // namespace switchboard::orchestrator
+
+// ---------------------------------------------------------------- run queue
+
+void check_enqueue(std::string_view queue_name, const enqueue_request& request) {
+  if (request.workflow_id.empty()) {
+    throw checkpoint_error(std::string(queue_name) + ": enqueue refused: empty workflow_id");
+  }
+  if (request.workflow_name.empty()) {
+    throw checkpoint_error(std::string(queue_name) + ": enqueue of '" + request.workflow_id +
+                           "' refused: empty workflow_name");
+  }
+  if (request.why == ready_reason::lease_lapsed) {
+    throw checkpoint_error(std::string(queue_name) + ": enqueue of '" + request.workflow_id +
+                           "' refused: a run is enqueued new or resumed; lapsed leases are the queue's to find");
+  }
+}
+
+void check_owner(std::string_view queue_name, const std::string& owner) {
+  if (owner.empty()) throw checkpoint_error(std::string(queue_name) + ": claim refused: empty owner");
+}
+
+void throw_queued(std::string_view queue_name, const std::string& workflow_id) {
+  throw claim_error(claim_error::reason::exists,
+                    std::string(queue_name) + ": workflow '" + workflow_id + "' is already in the queue", std::nullopt);
+}
+
+void check_done(std::string_view queue_name, const std::string& workflow_id, std::optional<std::int64_t> stored_fence,
+                std::int64_t fence) {
+  if (!stored_fence) {
+    throw claim_error(claim_error::reason::not_found,
+                      std::string(queue_name) + ": workflow '" + workflow_id + "' is not in the queue", std::nullopt);
+  }
+  if (*stored_fence != fence) {
+    throw claim_error(claim_error::reason::stale_fence,
+                      std::string(queue_name) + ": done of workflow '" + workflow_id + "' refused: fencing number " +
+                          std::to_string(fence) + " is stale (the run was claimed again since: fence " +
+                          std::to_string(*stored_fence) + ")",
+                      std::nullopt);
+  }
+}
+
+// ---------------------------------------------------------------- event feed
+
+void check_feed_id(std::string_view feed_name, const std::string& workflow_id) {
+  if (workflow_id.empty()) throw checkpoint_error(std::string(feed_name) + ": append refused: empty workflow_id");
+}
+
+struct feed_wakeups::waiter {
+  explicit waiter(const asio::any_io_executor& executor) : strand(asio::make_strand(executor)) {}
+  asio::strand<asio::any_io_executor> strand;
+  asio::steady_timer* timer = nullptr;  // on strand, while sleeping
+  bool woken = false;                   // on strand
+};
+
+asio::awaitable<std::vector<feed_event>> feed_wakeups::wait_for_events(
+    std::string workflow_id, std::chrono::milliseconds timeout, std::chrono::milliseconds poll,
+    std::function<asio::awaitable<std::vector<feed_event>>()> read) {
+  using clock = std::chrono::steady_clock;
+  // A timeout too long to add to now() waits for ever.
+  const auto start = clock::now();
+  const auto deadline = timeout >= std::chrono::hours(24 * 365) ? clock::time_point::max() : start + timeout;
+  for (;;) {
+    std::uint64_t seen = 0;
+    {
+      std::lock_guard lock(mutex_);
+      seen = notified_;
+    }
+    auto events = co_await read();
+    const auto now = clock::now();
+    if (!events.empty() || now >= deadline) co_return events;
+    auto until = deadline;
+    if (poll < std::chrono::hours(24 * 365) && now + poll < until) until = now + poll;
+    co_await sleep(workflow_id, seen, until);
+  }
+}
+
+asio::awaitable<void> feed_wakeups::sleep(const std::string& workflow_id, std::uint64_t seen,
+                                          std::chrono::steady_clock::time_point until) {
+  auto w = std::make_shared<waiter>(co_await asio::this_coro::executor);
+  std::multimap<std::string, std::shared_ptr<waiter>, std::less<>>::iterator entry;
+  {
+    std::lock_guard lock(mutex_);
+    // An append between the caller's read and now: read again at once.
+    if (notified_ != seen) co_return;
+    entry = waiters_.emplace(workflow_id, w);
+  }
+  // The timer lives on the waiter's strand, where notify() cancels it.
+  auto on_strand = [](std::shared_ptr<waiter> w, std::chrono::steady_clock::time_point until)
+      -> asio::awaitable<void> {
+    asio::steady_timer timer(w->strand, until);
+    w->timer = &timer;
+    if (!w->woken) co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+    w->timer = nullptr;
+  };
+  auto sleeping = asio::co_spawn(w->strand, on_strand(w, until), asio::use_awaitable);
+  co_await std::move(sleeping);
+  std::lock_guard lock(mutex_);
+  waiters_.erase(entry);
+}
+
+void feed_wakeups::notify(std::string_view workflow_id) {
+  std::vector<std::shared_ptr<waiter>> woken;
+  {
+    std::lock_guard lock(mutex_);
+    ++notified_;
+    auto [first, last] = waiters_.equal_range(workflow_id);
+    for (auto it = first; it != last; ++it) woken.push_back(it->second);
+  }
+  for (auto& w : woken) {
+    asio::post(w->strand, [w] {
+      w->woken = true;
+      if (w->timer != nullptr) w->timer->cancel();
+    });
+  }
+}
+
+}  // namespace switchboard::orchestrator::store_support
