@@ -290,7 +290,12 @@ hub::impl::impl(asio::any_io_executor ex, const agents::agent_registry& reg, hub
                           : nullptr),
       logger(options.logger ? options.logger : spdlog::default_logger()),
       id_prefix("wf-" + random_prefix() + "-"),
-      lease_strand(asio::make_strand(executor)) {}
+      lease_strand(asio::make_strand(executor)) {
+  if (!options.store) {
+    options.store = make_in_memory_checkpoint_store();
+    own_store = true;
+  }
+}
 
 // The pool's destructor stops it (calls not yet started never start, and
 // coroutine agents suspended on it are dropped) and joins its threads: it
@@ -359,7 +364,6 @@ asio::awaitable<checkpoint> hub::impl::take(const claimable& run, std::int64_t e
 
 asio::awaitable<detail::prepared_run> hub::impl::claim(std::shared_ptr<const compiled_workflow> workflow,
                                                        std::string id, resume_options options) {
-  if (!this->options.store) co_return take_paused(*workflow, id, options);
   const auto run = co_await read_for_claim(std::move(id), "resume");
   auto stored = detail::read_stored_run(run.cp);
   check_resumable(stored, run.status, *workflow, options, &run.cp);
@@ -374,45 +378,6 @@ asio::awaitable<detail::prepared_run> hub::impl::claim(std::shared_ptr<const com
   prepared.decision = std::move(options.decision);
   prepared.continuing = !prepared.answer && !prepared.decision;
   co_return prepared;
-}
-
-detail::prepared_run hub::impl::take_paused(const compiled_workflow& workflow, const std::string& id,
-                                            resume_options& options) {
-  std::lock_guard lock(paused_mutex);
-  auto it = paused.find(id);
-  if (it == paused.end()) {
-    throw orchestrator_error(orchestrator_errc::unknown_workflow,
-                             "resume: no workflow with id '" + id + "' in this hub (it has no store)");
-  }
-  detail::stored_run stored{it->second, {}};
-  check_resumable(stored, stored.state.status, workflow, options, nullptr);
-  if (options.expected_step && *options.expected_step != stored.state.step) {
-    throw orchestrator_error(orchestrator_errc::run_moved_on,
-                             "resume: workflow '" + id + "' moved on since it was read (step " +
-                                 std::to_string(*options.expected_step) + ", now step " +
-                                 std::to_string(stored.state.step) + ")");
-  }
-  detail::prepared_run prepared;
-  prepared.state = std::move(it->second);
-  paused.erase(it);
-  prepared.answer = std::move(options.answer);
-  prepared.decision = std::move(options.decision);
-  return prepared;
-}
-
-void hub::impl::remember_paused(const workflow_state& state) {
-  if (options.store) return;
-  if (state.status != workflow_status::awaiting_clarification && state.status != workflow_status::awaiting_approval) {
-    return;
-  }
-  std::lock_guard lock(paused_mutex);
-  paused.insert_or_assign(state.id, state);
-}
-
-std::optional<workflow_state> hub::impl::find_paused(std::string_view id) const {
-  std::lock_guard lock(paused_mutex);
-  if (auto it = paused.find(std::string(id)); it != paused.end()) return it->second;
-  return std::nullopt;
 }
 
 // ---------------------------------------------------------------- leases
@@ -515,7 +480,6 @@ workflow_handle hub::start_resume(std::shared_ptr<const compiled_workflow> workf
 }
 
 asio::awaitable<std::optional<workflow_state>> hub::find(std::string workflow_id) const {
-  if (!impl_->options.store) co_return impl_->find_paused(workflow_id);
   auto cp = co_await impl_->options.store->load(std::move(workflow_id));
   if (!cp) co_return std::nullopt;
   co_return workflow_state::from_checkpoint(*cp);
@@ -523,9 +487,6 @@ asio::awaitable<std::optional<workflow_state>> hub::find(std::string workflow_id
 
 asio::awaitable<workflow_state> hub::cancel_stored_run(std::string workflow_id) {
   const auto& options = impl_->options;
-  if (!options.store) {
-    throw orchestrator_error(orchestrator_errc::unknown_workflow, "cancel: this hub has no checkpoint store");
-  }
   const auto run = co_await impl_->read_for_claim(workflow_id, "cancel");
   if (!is_resumable(run.status)) {
     const bool owned = run.status == workflow_status::running;

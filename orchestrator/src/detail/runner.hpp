@@ -10,7 +10,6 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include <atomic>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -60,12 +59,6 @@ struct hub::impl {
   // Claims a paused or interrupted run for resume(); throws the misuse errors.
   boost::asio::awaitable<detail::prepared_run> claim(std::shared_ptr<const compiled_workflow> workflow,
                                                      std::string id, resume_options options);
-  // Without a store: takes a paused state from memory; throws the misuse errors.
-  detail::prepared_run take_paused(const compiled_workflow& workflow, const std::string& id,
-                                   resume_options& options);
-  // Without a store, keeps a paused state so resume() finds it.
-  void remember_paused(const workflow_state& state);
-  std::optional<workflow_state> find_paused(std::string_view id) const;
 
   // Where agent `a` runs for a run on `run_strand`: a strand of the
   // blocking pool (started on first use) when `a` blocks its thread and the
@@ -85,8 +78,10 @@ struct hub::impl {
   hub_metrics metrics;
   const std::string id_prefix;
   std::atomic<std::uint64_t> id_counter{0};
-  mutable std::mutex paused_mutex;
-  std::map<std::string, workflow_state, std::less<>> paused;
+  // options.store was made by the hub (it was given none): a run that ends
+  // other than paused leaves it, so it holds what resume() can continue and
+  // no more.
+  bool own_store = false;
 
   // Lease renewal: one timer for all of this hub's runs, on its own strand.
   boost::asio::any_io_executor lease_strand;

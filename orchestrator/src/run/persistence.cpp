@@ -72,6 +72,18 @@ std::vector<std::string> workflow_run::node_names() const {
   return names;
 }
 
+// A hub given no store keeps only what resume() can continue: a run that
+// ended any other way than paused leaves its in-memory store, so the store
+// does not grow with every run the hub made.
+asio::awaitable<void> workflow_run::forget() {
+  if (!stored_ || lost_) co_return;
+  try {
+    co_await hub_->options.store->erase(state_.id);
+  } catch (const std::exception& e) {
+    hub_->logger->warn("[{}] cannot drop the ended run from memory: {}", state_.id, e.what());
+  }
+}
+
 // hub_options::retention: at most once a minute per hub, when a run ends.
 asio::awaitable<void> workflow_run::prune_finished_runs() {
   using namespace std::chrono;

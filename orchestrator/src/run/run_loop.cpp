@@ -141,7 +141,7 @@ asio::awaitable<void> workflow_run::go() {
                      false));
   }
   co_await save();
-  const bool leased = hub_->options.store && stored_ && !lost_;
+  const bool leased = stored_ && !lost_;
   if (leased) hold_lease(hub_);
   while (state_.status == workflow_status::running) {
     if (co_await cancelled_now()) {
@@ -176,7 +176,7 @@ asio::awaitable<void> workflow_run::go() {
     co_await save();
   }
   if (leased) release_lease(hub_);
-  hub_->remember_paused(state_);
+  if (hub_->own_store && !is_paused(state_.status)) co_await forget();
   if (hub_->options.retention) co_await prune_finished_runs();
 }
 

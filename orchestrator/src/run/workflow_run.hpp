@@ -159,6 +159,8 @@ class workflow_run {
   asio::awaitable<void> save();
   void refused_save(const claim_error& e);
   asio::awaitable<void> prune_finished_runs();
+  // Removes the run from a store the hub made for itself (hub::impl::own_store).
+  asio::awaitable<void> forget();
   std::vector<std::string> node_names() const;
   void emit(const event& e);
   void log(const event& e) const;

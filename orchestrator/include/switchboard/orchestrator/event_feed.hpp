@@ -15,9 +15,9 @@
 //
 // Asynchronous operations complete on the awaiting coroutine's executor;
 // arguments are taken by value. Failures are thrown at the co_await as
-// checkpoint_error. wait() is cancellable through the awaiting coroutine's
-// cancellation slot (it then completes with what there is, possibly
-// nothing); the other operations are not cancellable.
+// checkpoint_error. A cancellation of the coroutine awaiting wait() reaches
+// the timer it sleeps on (Asio's cancellation slot), so a waiter can be
+// stopped; the other operations are not cancellable.
 //
 // Thread-safety: every member function may be called concurrently from any
 // thread; the feed object must outlive the operations it started.
@@ -50,8 +50,9 @@ class event_feed {
   // position.
   virtual boost::asio::awaitable<std::int64_t> append(std::string workflow_id, std::string event) = 0;
 
-  // Up to `limit` events of `workflow_id` after position `after` (0: from
-  // the first), oldest first; empty when there are none (or no such run).
+  // Up to `limit` (0: no limit) events of `workflow_id` after position
+  // `after` (0: from the first), oldest first; empty when there are none
+  // (or no such run).
   virtual boost::asio::awaitable<std::vector<feed_event>> read(std::string workflow_id, std::int64_t after,
                                                                std::size_t limit) = 0;
 
