@@ -19,12 +19,8 @@
 #include "detail/runner.hpp"
 #include "detail/state_journal.hpp"
 
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
-#include <boost/asio/this_coro.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json/parse.hpp>
@@ -289,12 +285,12 @@ hub::impl::impl(asio::any_io_executor ex, const agents::agent_registry& reg, hub
                           ? std::make_shared<const agents::approval_policy>(options.approval_policy)
                           : nullptr),
       logger(options.logger ? options.logger : spdlog::default_logger()),
-      id_prefix("wf-" + random_prefix() + "-"),
-      lease_strand(asio::make_strand(executor)) {
+      id_prefix("wf-" + random_prefix() + "-") {
   if (!options.store) {
     options.store = make_in_memory_checkpoint_store();
     own_store = true;
   }
+  leases = std::make_shared<detail::lease_keeper>(executor, options.store, options.owner_id, options.lease, logger);
 }
 
 // The pool's destructor stops it (calls not yet started never start, and
@@ -379,48 +375,6 @@ asio::awaitable<detail::prepared_run> hub::impl::claim(std::shared_ptr<const com
   prepared.continuing = !prepared.answer && !prepared.decision;
   co_return prepared;
 }
-
-// ---------------------------------------------------------------- leases
-
-namespace detail {
-
-namespace {
-
-// Renews every lease of the hub's owner a few times per lease, while the
-// hub has runs that hold one.
-asio::awaitable<void> keep_leases(std::shared_ptr<hub::impl> hub) {
-  asio::steady_timer timer(co_await asio::this_coro::executor);
-  hub->lease_timer = &timer;
-  while (hub->leased_runs > 0) {
-    timer.expires_after(hub->options.lease / 3);
-    co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
-    if (hub->leased_runs == 0) break;
-    try {
-      co_await hub->options.store->renew(hub->options.owner_id, hub->options.lease);
-    } catch (const std::exception& e) {
-      hub->logger->warn("cannot renew the leases of owner {}: {}", hub->options.owner_id, e.what());
-    }
-  }
-  hub->lease_timer = nullptr;
-}
-
-}  // namespace
-
-void hold_lease(const std::shared_ptr<hub::impl>& hub) {
-  asio::post(hub->lease_strand, [hub] {
-    if (hub->leased_runs++ == 0 && hub->lease_timer == nullptr) {
-      asio::co_spawn(hub->lease_strand, keep_leases(hub), asio::detached);
-    }
-  });
-}
-
-void release_lease(const std::shared_ptr<hub::impl>& hub) {
-  asio::post(hub->lease_strand, [hub] {
-    if (--hub->leased_runs == 0 && hub->lease_timer != nullptr) hub->lease_timer->cancel();
-  });
-}
-
-}  // namespace detail
 
 // ---------------------------------------------------------------- runs
 

@@ -4,6 +4,7 @@
 
 #include <switchboard/orchestrator/hub.hpp>
 
+#include "lease_keeper.hpp"
 #include "run_control.hpp"
 #include "state_journal.hpp"
 
@@ -83,10 +84,8 @@ struct hub::impl {
   // no more.
   bool own_store = false;
 
-  // Lease renewal: one timer for all of this hub's runs, on its own strand.
-  boost::asio::any_io_executor lease_strand;
-  int leased_runs = 0;                          // on lease_strand
-  boost::asio::steady_timer* lease_timer = nullptr;  // on lease_strand, while the keeper runs
+  // Renews the leases of this hub's runs (one timer for all of them).
+  std::shared_ptr<detail::lease_keeper> leases;
   std::atomic<std::int64_t> last_prune_ns{0};
 
   // hub_options::blocking_threads threads for blocking agents. Calls on it
@@ -97,11 +96,6 @@ struct hub::impl {
 };
 
 namespace detail {
-
-// A run of `hub` now holds a lease / no longer does: the first starts the
-// renewal timer, the last stops it.
-void hold_lease(const std::shared_ptr<hub::impl>& hub);
-void release_lease(const std::shared_ptr<hub::impl>& hub);
 
 // A new strand on `executor`. When that is an io_context's executor the
 // strand is built on the concrete type, so it fits inside an
