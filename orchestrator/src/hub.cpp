@@ -139,8 +139,12 @@ std::string random_prefix() {
   return buffer;
 }
 
-hub_options with_owner(hub_options options) {
+// The options as the hub keeps them: an owner id (this process's by
+// default), a lease long enough to renew, and a store (an in-memory one of
+// the hub's own when none was given).
+hub_options completed(hub_options options) {
   if (options.owner_id.empty()) options.owner_id = detail::this_process_owner_id();
+  if (!options.store) options.store = make_in_memory_checkpoint_store();
   if (options.lease < std::chrono::milliseconds(3)) options.lease = std::chrono::milliseconds(3);
   return options;
 }
@@ -272,26 +276,22 @@ void check_resumable(const detail::stored_run& stored, workflow_status status, c
 }  // namespace
 
 hub::hub(asio::any_io_executor executor, const agents::agent_registry& registry, hub_options options)
-    : impl_(std::make_shared<impl>(std::move(executor), registry, with_owner(std::move(options)))) {}
+    : impl_(std::make_shared<impl>(std::move(executor), registry, std::move(options))) {}
 
 hub::~hub() = default;
 
 hub::impl::impl(asio::any_io_executor ex, const agents::agent_registry& reg, hub_options opts)
     : executor(std::move(ex)),
       registry(reg),
-      options(std::move(opts)),
+      own_store(!opts.store),
+      options(completed(std::move(opts))),
       models(std::make_shared<const agents::model_set>(options.models)),
       approval_policy(options.approval_policy
                           ? std::make_shared<const agents::approval_policy>(options.approval_policy)
                           : nullptr),
       logger(options.logger ? options.logger : spdlog::default_logger()),
-      id_prefix("wf-" + random_prefix() + "-") {
-  if (!options.store) {
-    options.store = make_in_memory_checkpoint_store();
-    own_store = true;
-  }
-  leases = std::make_shared<detail::lease_keeper>(executor, options.store, options.owner_id, options.lease, logger);
-}
+      id_prefix("wf-" + random_prefix() + "-"),
+      leases(std::make_shared<detail::lease_keeper>(executor, options.store, options.owner_id, options.lease, logger)) {}
 
 // The pool's destructor stops it (calls not yet started never start, and
 // coroutine agents suspended on it are dropped) and joins its threads: it

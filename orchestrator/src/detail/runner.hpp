@@ -66,27 +66,30 @@ struct hub::impl {
   // pool is enabled, else `run_strand` itself.
   boost::asio::any_io_executor agent_executor(const agents::agent& a, const boost::asio::any_io_executor& run_strand);
 
-  boost::asio::any_io_executor executor;
+  // ---- Configuration: set by the constructor and never changed, so read
+  // from any thread without a lock.
+  const boost::asio::any_io_executor executor;
   const agents::agent_registry& registry;
-  hub_options options;
-  // options.models, shared with the agent calls a run gave up (they may
-  // outlive the hub).
-  std::shared_ptr<const agents::model_set> models;
-  // options.approval_policy (null when empty), shared with agent calls for the same reason.
-  std::shared_ptr<const agents::approval_policy> approval_policy;
-  std::shared_ptr<spdlog::logger> logger;
-  std::vector<std::shared_ptr<observer>> observers;
-  hub_metrics metrics;
-  const std::string id_prefix;
-  std::atomic<std::uint64_t> id_counter{0};
   // options.store was made by the hub (it was given none): a run that ends
   // other than paused leaves it, so it holds what resume() can continue and
   // no more.
-  bool own_store = false;
+  const bool own_store;
+  const hub_options options;  // with an owner id and a store, always
+  // options.models, shared with the agent calls a run gave up (they may
+  // outlive the hub).
+  const std::shared_ptr<const agents::model_set> models;
+  // options.approval_policy (null when empty), shared with agent calls for the same reason.
+  const std::shared_ptr<const agents::approval_policy> approval_policy;
+  const std::shared_ptr<spdlog::logger> logger;
+  const std::string id_prefix;
 
+  // ---- Services: what runs share and change; each safe from any thread.
+  std::vector<std::shared_ptr<observer>> observers;  // added before runs start (hub::add_observer)
+  hub_metrics metrics;
+  std::atomic<std::uint64_t> id_counter{0};
   // Renews the leases of this hub's runs (one timer for all of them).
-  std::shared_ptr<detail::lease_keeper> leases;
-  std::atomic<std::int64_t> last_prune_ns{0};
+  const std::shared_ptr<detail::lease_keeper> leases;
+  std::atomic<std::int64_t> last_prune_ns{0};  // when finished runs were last pruned (retention)
 
   // hub_options::blocking_threads threads for blocking agents. Calls on it
   // hold no reference to the hub, so the hub is never destroyed on one of
