@@ -23,6 +23,7 @@
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <ctime>
 #include <iomanip>
@@ -86,7 +87,7 @@ options parse(std::span<const std::string> args) {
     else if ((o.action == "show" || o.action == "cancel") && o.id.empty()) o.id = a;
     else throw usage_error("unexpected argument '" + a + "'");
   }
-  if (!o.status.empty() && !orch::is_checkpoint_status(o.status)) {
+  if (!o.status.empty() && !orch::parse_workflow_status(o.status)) {
     throw usage_error("unknown status '" + o.status + "'");
   }
   if ((o.action == "show" || o.action == "cancel") && o.id.empty()) throw usage_error("missing the workflow id");
@@ -106,11 +107,16 @@ std::string local_time(orch::system_time t) {
 // The store's list, with the running runs whose owner process died on
 // this host shown as interrupted (the store only knows leases).
 std::vector<orch::run_summary> runs_with_status(const options& o, orch::checkpoint_store& store) {
-  auto runs = cli::wait_for(store.list(o.status == "interrupted" || o.status == "running" ? "" : o.status));
+  using orch::workflow_status;
+  const auto wanted = orch::parse_workflow_status(o.status);
+  orch::list_request request;
+  if (wanted != workflow_status::running && wanted != workflow_status::interrupted) request.status = wanted;
+  auto runs = cli::wait_for(orch::list_all(store, request));
+  std::reverse(runs.begin(), runs.end());  // least recently saved first
   std::vector<orch::run_summary> shown;
   for (auto& r : runs) {
-    if (r.status == "running" && orch::is_dead_local_owner(r.owner)) r.status = "interrupted";
-    if (o.status.empty() || r.status == o.status) shown.push_back(std::move(r));
+    if (r.status == workflow_status::running && orch::is_dead_local_owner(r.owner)) r.status = workflow_status::interrupted;
+    if (!wanted || r.status == *wanted) shown.push_back(std::move(r));
   }
   return shown;
 }
@@ -120,7 +126,7 @@ int list_runs(const options& o, orch::checkpoint_store& store) {
   if (o.json) {
     json::array out;
     for (const auto& r : runs) {
-      out.push_back(json::object{{"id", r.workflow_id}, {"workflow", r.workflow_name}, {"status", r.status},
+      out.push_back(json::object{{"id", r.workflow_id}, {"workflow", r.workflow_name}, {"status", orch::to_string(r.status)},
                                  {"step", r.step}, {"owner", r.owner}, {"updated_at", local_time(r.updated_at)}});
     }
     cli::print_json(std::cout, out);
@@ -135,8 +141,8 @@ int list_runs(const options& o, orch::checkpoint_store& store) {
   for (const auto& r : runs) {
     // Every column but the times comes from the store: untrusted.
     std::cout << std::left << std::setw(26) << shown(r.workflow_id) << std::setw(20) << shown(r.workflow_name)
-              << std::setw(24) << shown(r.status) << std::setw(6) << r.step << std::setw(21)
-              << local_time(r.updated_at) << (r.status == "running" ? shown(r.owner) : "") << "\n";
+              << std::setw(24) << shown(orch::to_string(r.status)) << std::setw(6) << r.step << std::setw(21)
+              << local_time(r.updated_at) << (r.status == orch::workflow_status::running ? shown(r.owner) : "") << "\n";
   }
   return cli::exit_ok;
 }

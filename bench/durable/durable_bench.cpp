@@ -22,6 +22,7 @@
 //
 // Run: build/bench/durable/switchboard_durable_bench
 #include <switchboard/agents/agent_registry.hpp>
+#include <switchboard/stores/sqlite_store.hpp>
 #include <switchboard/orchestrator/hub.hpp>
 
 #include <benchmark/benchmark.h>
@@ -188,7 +189,7 @@ std::uintmax_t file_size_or_zero(const fs::path& p) {
 std::shared_ptr<orch::checkpoint_store> open_store(store_kind kind, const fs::path& db) {
   switch (kind) {
     case memory_store: return orch::make_in_memory_checkpoint_store();
-    case sqlite_store: return orch::make_sqlite_checkpoint_store(db);
+    case sqlite_store: return switchboard::stores::make_sqlite_checkpoint_store(db);
     default: return nullptr;
   }
 }
@@ -344,11 +345,11 @@ class counting_store final : public orch::forwarding_checkpoint_store {
   explicit counting_store(std::shared_ptr<orch::checkpoint_store> inner)
       : forwarding_checkpoint_store(std::move(inner)) {}
 
-  asio::awaitable<void> create(orch::checkpoint cp, std::chrono::milliseconds lease) override {
+  asio::awaitable<void> create(orch::save_request cp, std::chrono::milliseconds lease) override {
     count(cp);
     co_await inner().create(std::move(cp), lease);
   }
-  asio::awaitable<void> save(orch::checkpoint cp) override {
+  asio::awaitable<void> save(orch::save_request cp) override {
     count(cp);
     co_await inner().save(std::move(cp));
   }
@@ -357,7 +358,7 @@ class counting_store final : public orch::forwarding_checkpoint_store {
   std::uintmax_t head_bytes = 0, max_head = 0, journal_bytes = 0, max_record = 0;
 
  private:
-  void count(const orch::checkpoint& cp) {
+  void count(const orch::save_request& cp) {
     ++saves;
     head_bytes += cp.state_json.size();
     max_head = std::max<std::uintmax_t>(max_head, cp.state_json.size());
@@ -398,7 +399,7 @@ sized_run sized_cycle(const fixture& f, int steps, const json::value& input) {
   const auto db = fresh_db_path();
   const auto workflow = f.cycle(steps);
   {
-    auto counting = std::make_shared<counting_store>(orch::make_sqlite_checkpoint_store(db));
+    auto counting = std::make_shared<counting_store>(switchboard::stores::make_sqlite_checkpoint_store(db));
     asio::io_context io(1);
     orch::hub hub{io.get_executor(), f.registry, options_for(counting)};
     json::value argument = input;  // the copy hub.run() takes, made before the clock starts
@@ -442,7 +443,7 @@ sized_run sized_cycle(const fixture& f, int steps, const json::value& input) {
 
 std::uintmax_t empty_db_bytes() {
   const auto db = fresh_db_path();
-  { auto store = orch::make_sqlite_checkpoint_store(db); }
+  { auto store = switchboard::stores::make_sqlite_checkpoint_store(db); }
   const auto bytes = file_size_or_zero(db);
   remove_db(db);
   return bytes;

@@ -114,7 +114,7 @@ int main() {
   // 4. The hub, on an io_context this program runs.
   asio::io_context io;
   orchestrator::hub_options options;
-  options.store = orchestrator::make_in_memory_checkpoint_store();  // or make_sqlite_checkpoint_store(path)
+  options.store = orchestrator::make_in_memory_checkpoint_store();  // or stores::make_sqlite_checkpoint_store(path)
   options.models = models;
   orchestrator::hub hub(io.get_executor(), registry, options);
   json::value input = {{"text", "Soccer practice for Maya on Saturday 2-4pm, she needs the minivan"}};

@@ -14,7 +14,7 @@ class kill_after_writes_store final : public orch::forwarding_checkpoint_store {
   kill_after_writes_store(std::shared_ptr<orch::checkpoint_store> inner, long writes)
       : forwarding_checkpoint_store(std::move(inner)), remaining_(writes) {}
 
-  asio::awaitable<void> create(orch::checkpoint cp, std::chrono::milliseconds lease) override {
+  asio::awaitable<void> create(orch::save_request cp, std::chrono::milliseconds lease) override {
     co_await inner().create(std::move(cp), lease);
     committed();
   }
@@ -23,7 +23,7 @@ class kill_after_writes_store final : public orch::forwarding_checkpoint_store {
     committed();
     co_return claimed;
   }
-  asio::awaitable<void> save(orch::checkpoint cp) override {
+  asio::awaitable<void> save(orch::save_request cp) override {
     co_await inner().save(std::move(cp));
     committed();
   }

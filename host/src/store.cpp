@@ -2,6 +2,7 @@
 #include <switchboard/host/store.hpp>
 
 #include <switchboard/host/error.hpp>
+#include <switchboard/stores/sqlite_store.hpp>
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -89,7 +90,7 @@ std::shared_ptr<orch::checkpoint_store> open_store(std::string_view url) {
   switch (parsed.scheme) {
     case store_url::backend::memory: return orch::make_in_memory_checkpoint_store();
     // The one call of the SQLite backend: a new backend is a new scheme here.
-    case store_url::backend::sqlite: return orch::make_sqlite_checkpoint_store(parsed.path);
+    case store_url::backend::sqlite: return stores::make_sqlite_checkpoint_store(parsed.path);
   }
   throw host_error(host_errc::bad_store_url, "unknown checkpoint store '" + chosen + "'");
 }

@@ -6,19 +6,15 @@
 
 #include <switchboard/protocol/limits.hpp>
 
-#include "checkpoint/checkpoint_checks.hpp"
+#include <switchboard/orchestrator/store_support.hpp>
 #include "detail/compiled.hpp"
 #include "detail/owner.hpp"
 #include "detail/run_control.hpp"
 #include "detail/runner.hpp"
 #include "detail/state_journal.hpp"
 
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
-#include <boost/asio/this_coro.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json/parse.hpp>
@@ -134,8 +130,12 @@ std::string random_prefix() {
   return buffer;
 }
 
-hub_options with_owner(hub_options options) {
+// The options as the hub keeps them: an owner id (this process's by
+// default), a lease long enough to renew, and a store (an in-memory one of
+// the hub's own when none was given).
+hub_options completed(hub_options options) {
   if (options.owner_id.empty()) options.owner_id = detail::this_process_owner_id();
+  if (!options.store) options.store = make_in_memory_checkpoint_store();
   if (options.lease < std::chrono::milliseconds(3)) options.lease = std::chrono::milliseconds(3);
   return options;
 }
@@ -188,10 +188,11 @@ std::string definition_changes(const detail::definition_identity& stored, const 
 // Throws unless the decision in `options` fits the run: one is needed for
 // a run awaiting approval (and allowed for one interrupted while a decision
 // was being saved), refused otherwise; an answer is refused there.
-void check_decision(const workflow_state& state, const std::string& status, const resume_options& options) {
+void check_decision(const workflow_state& state, workflow_status status, const resume_options& options) {
   const auto& id = state.id;
-  const bool calls_wait = state.approval.has_value() && (status == "awaiting_approval" || status == "interrupted");
-  if (status == "awaiting_approval" && !options.decision) {
+  const bool calls_wait = state.approval.has_value() &&
+                          (status == workflow_status::awaiting_approval || status == workflow_status::interrupted);
+  if (status == workflow_status::awaiting_approval && !options.decision) {
     throw orchestrator_error(orchestrator_errc::decision_required,
                              "resume: workflow '" + id + "' awaits approval of " +
                                  std::to_string(state.approval ? state.approval->calls.size() : 0) +
@@ -199,7 +200,8 @@ void check_decision(const workflow_state& state, const std::string& status, cons
   }
   if (options.decision && !calls_wait) {
     throw orchestrator_error(orchestrator_errc::decision_required,
-                             "resume: workflow '" + id + "' is " + status + " and awaits no approval; "
+                             "resume: workflow '" + id + "' is " + std::string(to_string(status)) +
+                                 " and awaits no approval; "
                              "a decision applies only to a run awaiting approval");
   }
   if (calls_wait && options.decision && options.expected_calls && *options.expected_calls != state.approval->calls_key()) {
@@ -215,23 +217,28 @@ void check_decision(const workflow_state& state, const std::string& status, cons
   }
 }
 
+// Paused for the user or interrupted: what resume() and cancel_stored_run() take.
+bool is_resumable(workflow_status status) noexcept {
+  return is_paused(status) || status == workflow_status::interrupted;
+}
+
 // Throws unless `stored` may continue under `workflow` with `options`.
-void check_resumable(const detail::stored_run& stored, const std::string& status, const compiled_workflow& workflow,
+void check_resumable(const detail::stored_run& stored, workflow_status status, const compiled_workflow& workflow,
                      const resume_options& options, const checkpoint* cp) {
   const auto& id = stored.state.id;
-  if (status == "running") {
+  if (status == workflow_status::running) {
     throw orchestrator_error(orchestrator_errc::run_owned,
                              "resume: workflow '" + id + "' is being resumed by another process (owner " +
-                                 cp->owner + ", since " + detail::format_utc(cp->updated_at) + ")");
+                                 cp->owner + ", since " + store_support::format_utc(cp->updated_at) + ")");
   }
-  if (status != "awaiting_clarification" && status != "awaiting_approval" && status != "interrupted") {
+  if (!is_resumable(status)) {
     throw orchestrator_error(orchestrator_errc::not_awaiting_clarification,
-                             "resume: workflow '" + id + "' is " + status +
+                             "resume: workflow '" + id + "' is " + std::string(to_string(status)) +
                                  "; only a workflow awaiting clarification or approval, or interrupted, can be "
                                  "resumed");
   }
   check_decision(stored.state, status, options);
-  if (status == "awaiting_clarification" && !options.answer) {
+  if (status == workflow_status::awaiting_clarification && !options.answer) {
     throw orchestrator_error(orchestrator_errc::answer_required,
                              "resume: workflow '" + id + "' is awaiting clarification and needs an answer" +
                                  (stored.state.clarification ? ": " + stored.state.clarification->question : ""));
@@ -239,7 +246,7 @@ void check_resumable(const detail::stored_run& stored, const std::string& status
   // Interrupted after a claim to answer it, before the answer was saved: the
   // question stands, and may be answered.
   const bool question_stands = stored.state.clarification.has_value();
-  if (status == "interrupted" && options.answer && !question_stands) {
+  if (status == workflow_status::interrupted && options.answer && !question_stands) {
     throw orchestrator_error(orchestrator_errc::answer_required,
                              "resume: workflow '" + id + "' was interrupted, not paused for a question; "
                              "continue it without an answer");
@@ -260,21 +267,22 @@ void check_resumable(const detail::stored_run& stored, const std::string& status
 }  // namespace
 
 hub::hub(asio::any_io_executor executor, const agents::agent_registry& registry, hub_options options)
-    : impl_(std::make_shared<impl>(std::move(executor), registry, with_owner(std::move(options)))) {}
+    : impl_(std::make_shared<impl>(std::move(executor), registry, std::move(options))) {}
 
 hub::~hub() = default;
 
 hub::impl::impl(asio::any_io_executor ex, const agents::agent_registry& reg, hub_options opts)
     : executor(std::move(ex)),
       registry(reg),
-      options(std::move(opts)),
+      own_store(!opts.store),
+      options(completed(std::move(opts))),
       models(std::make_shared<const agents::model_set>(options.models)),
       approval_policy(options.approval_policy
                           ? std::make_shared<const agents::approval_policy>(options.approval_policy)
                           : nullptr),
       logger(options.logger ? options.logger : spdlog::default_logger()),
       id_prefix("wf-" + random_prefix() + "-"),
-      lease_strand(asio::make_strand(executor)) {}
+      leases(std::make_shared<detail::lease_keeper>(executor, options.store, options.owner_id, options.lease, logger)) {}
 
 // The pool's destructor stops it (calls not yet started never start, and
 // coroutine agents suspended on it are dropped) and joins its threads: it
@@ -308,7 +316,7 @@ asio::awaitable<hub::impl::claimable> hub::impl::read_for_claim(std::string id, 
   auto& store = *options.store;
   claimable run;
   auto loaded = co_await store.load(id);
-  if (loaded && loaded->status == "running" && detail::owner_is_dead_on_this_host(loaded->owner)) {
+  if (loaded && loaded->status == workflow_status::running && detail::owner_is_dead_on_this_host(loaded->owner)) {
     // The owner may have paused or finished the run just before it exited:
     // read again, now that it can no longer write.
     run.dead_owner = loaded->owner;
@@ -319,8 +327,8 @@ asio::awaitable<hub::impl::claimable> hub::impl::read_for_claim(std::string id, 
                                                                       id + "' in the checkpoint store");
   }
   run.status = loaded->status;
-  if (run.status == "running" && !run.dead_owner.empty() && loaded->owner == run.dead_owner) {
-    run.status = "interrupted";
+  if (run.status == workflow_status::running && !run.dead_owner.empty() && loaded->owner == run.dead_owner) {
+    run.status = workflow_status::interrupted;
   }
   run.cp = std::move(*loaded);
   co_return run;
@@ -343,7 +351,6 @@ asio::awaitable<checkpoint> hub::impl::take(const claimable& run, std::int64_t e
 
 asio::awaitable<detail::prepared_run> hub::impl::claim(std::shared_ptr<const compiled_workflow> workflow,
                                                        std::string id, resume_options options) {
-  if (!this->options.store) co_return take_paused(*workflow, id, options);
   const auto run = co_await read_for_claim(std::move(id), "resume");
   auto stored = detail::read_stored_run(run.cp);
   check_resumable(stored, run.status, *workflow, options, &run.cp);
@@ -359,87 +366,6 @@ asio::awaitable<detail::prepared_run> hub::impl::claim(std::shared_ptr<const com
   prepared.continuing = !prepared.answer && !prepared.decision;
   co_return prepared;
 }
-
-detail::prepared_run hub::impl::take_paused(const compiled_workflow& workflow, const std::string& id,
-                                            resume_options& options) {
-  std::lock_guard lock(paused_mutex);
-  auto it = paused.find(id);
-  if (it == paused.end()) {
-    throw orchestrator_error(orchestrator_errc::unknown_workflow,
-                             "resume: no workflow with id '" + id + "' in this hub (it has no store)");
-  }
-  detail::stored_run stored{it->second, {}};
-  check_resumable(stored, std::string(to_string(stored.state.status)), workflow, options, nullptr);
-  if (options.expected_step && *options.expected_step != stored.state.step) {
-    throw orchestrator_error(orchestrator_errc::run_moved_on,
-                             "resume: workflow '" + id + "' moved on since it was read (step " +
-                                 std::to_string(*options.expected_step) + ", now step " +
-                                 std::to_string(stored.state.step) + ")");
-  }
-  detail::prepared_run prepared;
-  prepared.state = std::move(it->second);
-  paused.erase(it);
-  prepared.answer = std::move(options.answer);
-  prepared.decision = std::move(options.decision);
-  return prepared;
-}
-
-void hub::impl::remember_paused(const workflow_state& state) {
-  if (options.store) return;
-  if (state.status != workflow_status::awaiting_clarification && state.status != workflow_status::awaiting_approval) {
-    return;
-  }
-  std::lock_guard lock(paused_mutex);
-  paused.insert_or_assign(state.id, state);
-}
-
-std::optional<workflow_state> hub::impl::find_paused(std::string_view id) const {
-  std::lock_guard lock(paused_mutex);
-  if (auto it = paused.find(std::string(id)); it != paused.end()) return it->second;
-  return std::nullopt;
-}
-
-// ---------------------------------------------------------------- leases
-
-namespace detail {
-
-namespace {
-
-// Renews every lease of the hub's owner a few times per lease, while the
-// hub has runs that hold one.
-asio::awaitable<void> keep_leases(std::shared_ptr<hub::impl> hub) {
-  asio::steady_timer timer(co_await asio::this_coro::executor);
-  hub->lease_timer = &timer;
-  while (hub->leased_runs > 0) {
-    timer.expires_after(hub->options.lease / 3);
-    co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
-    if (hub->leased_runs == 0) break;
-    try {
-      co_await hub->options.store->renew(hub->options.owner_id, hub->options.lease);
-    } catch (const std::exception& e) {
-      hub->logger->warn("cannot renew the leases of owner {}: {}", hub->options.owner_id, e.what());
-    }
-  }
-  hub->lease_timer = nullptr;
-}
-
-}  // namespace
-
-void hold_lease(const std::shared_ptr<hub::impl>& hub) {
-  asio::post(hub->lease_strand, [hub] {
-    if (hub->leased_runs++ == 0 && hub->lease_timer == nullptr) {
-      asio::co_spawn(hub->lease_strand, keep_leases(hub), asio::detached);
-    }
-  });
-}
-
-void release_lease(const std::shared_ptr<hub::impl>& hub) {
-  asio::post(hub->lease_strand, [hub] {
-    if (--hub->leased_runs == 0 && hub->lease_timer != nullptr) hub->lease_timer->cancel();
-  });
-}
-
-}  // namespace detail
 
 // ---------------------------------------------------------------- runs
 
@@ -499,7 +425,6 @@ workflow_handle hub::start_resume(std::shared_ptr<const compiled_workflow> workf
 }
 
 asio::awaitable<std::optional<workflow_state>> hub::find(std::string workflow_id) const {
-  if (!impl_->options.store) co_return impl_->find_paused(workflow_id);
   auto cp = co_await impl_->options.store->load(std::move(workflow_id));
   if (!cp) co_return std::nullopt;
   co_return workflow_state::from_checkpoint(*cp);
@@ -507,14 +432,11 @@ asio::awaitable<std::optional<workflow_state>> hub::find(std::string workflow_id
 
 asio::awaitable<workflow_state> hub::cancel_stored_run(std::string workflow_id) {
   const auto& options = impl_->options;
-  if (!options.store) {
-    throw orchestrator_error(orchestrator_errc::unknown_workflow, "cancel: this hub has no checkpoint store");
-  }
   const auto run = co_await impl_->read_for_claim(workflow_id, "cancel");
-  if (run.status != "awaiting_clarification" && run.status != "awaiting_approval" && run.status != "interrupted") {
-    const bool owned = run.status == "running";
+  if (!is_resumable(run.status)) {
+    const bool owned = run.status == workflow_status::running;
     throw orchestrator_error(owned ? orchestrator_errc::run_owned : orchestrator_errc::not_awaiting_clarification,
-                             "cancel: workflow '" + workflow_id + "' is " + run.status +
+                             "cancel: workflow '" + workflow_id + "' is " + std::string(to_string(run.status)) +
                                  (owned ? " (owner " + run.cp.owner + ")" : "") +
                                  "; only a paused or interrupted run can be cancelled here");
   }
@@ -525,17 +447,11 @@ asio::awaitable<workflow_state> hub::cancel_stored_run(std::string workflow_id) 
   state.status = workflow_status::cancelled;
   state.clarification.reset();
   state.approval.reset();  // the pending calls are never made
-  state.errors.push_back({"cancelled", "workflow '" + workflow_id + "' was cancelled while " + run.status, false, {}});
-  checkpoint cp;
-  cp.workflow_id = state.id;
-  cp.workflow_name = state.workflow_name;
-  cp.status = "cancelled";
-  cp.step = state.step;
-  cp.state_json = detail::state_head(state, stored.definition);
-  if (auto record = detail::next_journal_record(state, marks)) cp.journal.push_back(std::move(*record));
-  cp.owner = options.owner_id;
-  cp.fence = claimed.fence;
-  co_await options.store->save(std::move(cp));
+  state.errors.push_back({"cancelled", "workflow '" + workflow_id + "' was cancelled while " + std::string(to_string(run.status)),
+                          false,
+                          {}});
+  co_await options.store->save(
+      detail::make_save_request(state, stored.definition, &marks, options.owner_id, claimed.fence));
   co_return std::move(state);
 }
 

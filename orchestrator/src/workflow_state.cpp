@@ -20,28 +20,6 @@ namespace switchboard::orchestrator {
 
 namespace json = boost::json;
 
-std::string_view to_string(workflow_status status) noexcept {
-  switch (status) {
-    case workflow_status::running: return "running";
-    case workflow_status::awaiting_clarification: return "awaiting_clarification";
-    case workflow_status::completed: return "completed";
-    case workflow_status::failed: return "failed";
-    case workflow_status::cancelled: return "cancelled";
-    case workflow_status::interrupted: return "interrupted";
-    case workflow_status::awaiting_approval: return "awaiting_approval";
-  }
-  return "?";
-}
-
-std::optional<workflow_status> parse_workflow_status(std::string_view text) noexcept {
-  for (auto s : {workflow_status::running, workflow_status::awaiting_clarification, workflow_status::completed,
-                 workflow_status::failed, workflow_status::cancelled, workflow_status::interrupted,
-                 workflow_status::awaiting_approval}) {
-    if (to_string(s) == text) return s;
-  }
-  return std::nullopt;
-}
-
 const protocol::envelope* workflow_state::latest(std::string_view agent) const {
   for (const auto& h : outputs) {
     if (h.agent == agent) return h.runs.empty() ? nullptr : &h.runs.back();
@@ -363,7 +341,7 @@ workflow_state workflow_state::from_json(const json::value& value) {
 
 workflow_state workflow_state::from_checkpoint(const checkpoint& cp) {
   auto state = detail::read_stored_run(cp).state;
-  if (auto status = parse_workflow_status(cp.status)) state.status = *status;
+  state.status = cp.status;
   if (state.status == workflow_status::running && detail::owner_is_dead_on_this_host(cp.owner)) {
     state.status = workflow_status::interrupted;
   }
@@ -388,6 +366,22 @@ std::string state_head(const workflow_state& state, const definition_identity& d
                     {"result", state.result ? json::value_from(*state.result) : json::value(nullptr)},
                     {"definition", json::object{{"fingerprint", definition.fingerprint}, {"nodes", std::move(nodes)}}}};
   return json::serialize(head);
+}
+
+save_request make_save_request(const workflow_state& state, const definition_identity& definition,
+                               journal_marks* marks, std::string owner, std::int64_t fence) {
+  save_request request;
+  request.workflow_id = state.id;
+  request.workflow_name = state.workflow_name;
+  request.status = state.status;
+  request.step = state.step;
+  request.state_json = state_head(state, definition);
+  if (marks != nullptr) {
+    if (auto record = next_journal_record(state, *marks)) request.journal.push_back(std::move(*record));
+  }
+  request.owner = std::move(owner);
+  request.fence = fence;
+  return request;
 }
 
 std::optional<std::string> next_journal_record(const workflow_state& state, journal_marks& marks) {

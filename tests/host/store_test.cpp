@@ -108,7 +108,7 @@ TEST_F(host_store, the_default_is_an_sqlite_file_in_a_private_state_directory) {
   EXPECT_EQ(mode_of(state), 0700u);
   const auto store = open_store("");
   boost::asio::io_context io;
-  auto listed = boost::asio::co_spawn(io, store->list(""), boost::asio::use_future);
+  auto listed = boost::asio::co_spawn(io, orchestrator::list_all(*store), boost::asio::use_future);
   io.run();
   EXPECT_TRUE(listed.get().empty());
   EXPECT_TRUE(fs::is_regular_file(state / "workflows.db"));

@@ -1,7 +1,8 @@
 #include <switchboard/orchestrator/checkpoint_store.hpp>
+#include <switchboard/stores/sqlite_store.hpp>
 
-#include "checkpoint_store_conformance.hpp"
-#include "checkpoint_store_conformance_ownership.hpp"
+#include <switchboard/testing/checkpoint_store_conformance.hpp>
+
 #include "sqlite_store_test_support.hpp"
 
 #include <fstream>
@@ -14,6 +15,7 @@ using testing::checkpoint_store_conformance;
 using testing::claim_for;
 using testing::claim_refusal;
 using testing::ids_of;
+using testing::in_status;
 using testing::long_lease;
 using testing::new_run;
 using testing::next_step;
@@ -34,12 +36,20 @@ using testing::scoped_umask;
 using testing::execute_sql;
 
 checkpoint_store_backend in_memory_backend() {
-  return {"in_memory", [](const std::filesystem::path&) { return make_in_memory_checkpoint_store(); }};
+  return {"in_memory", [](const std::filesystem::path&) { return make_in_memory_checkpoint_store(); },
+          [](const std::filesystem::path&, store_clock clock) { return make_in_memory_run_queue(std::move(clock)); },
+          [](const std::filesystem::path&, store_clock clock) { return make_in_memory_event_feed(std::move(clock)); }};
 }
 
 checkpoint_store_backend sqlite_backend() {
   return {"sqlite",
-          [](const std::filesystem::path& dir) { return make_sqlite_checkpoint_store(database_in(dir)); }};
+          [](const std::filesystem::path& dir) { return stores::make_sqlite_checkpoint_store(database_in(dir)); },
+          [](const std::filesystem::path& dir, store_clock clock) {
+            return stores::make_sqlite_run_queue(database_in(dir), std::move(clock));
+          },
+          [](const std::filesystem::path& dir, store_clock clock) {
+            return stores::make_sqlite_event_feed(database_in(dir), std::move(clock));
+          }};
 }
 
 INSTANTIATE_TEST_SUITE_P(stores, checkpoint_store_conformance,
@@ -50,38 +60,38 @@ INSTANTIATE_TEST_SUITE_P(stores, checkpoint_store_conformance,
 
 TEST(sqlite_checkpoint_store, checkpoints_survive_reopening_the_file) {
   scratch_directory dir;
-  const checkpoint first = new_run("first", "worker-a", "{}", {"first created"});
+  const save_request first = new_run("first", "worker-a", "{}", {"first created"});
   {
-    auto store = make_sqlite_checkpoint_store(database_in(dir.path()));
+    auto store = stores::make_sqlite_checkpoint_store(database_in(dir.path()));
     run_now(store->create(first, long_lease));
     run_now(store->create(new_run("second"), long_lease));
-    run_now(store->save(next_step(first, 2, "awaiting_clarification", R"({"question":"Which Sunday?"})",
+    run_now(store->save(next_step(first, 2, workflow_status::awaiting_clarification, R"({"question":"Which Sunday?"})",
                                   {"first paused"})));
   }
-  auto reopened = make_sqlite_checkpoint_store(database_in(dir.path()));
+  auto reopened = stores::make_sqlite_checkpoint_store(database_in(dir.path()));
   const std::optional<checkpoint> loaded = run_now(reopened->load("first"));
   ASSERT_TRUE(loaded.has_value());
   EXPECT_EQ(loaded->step, 2);
-  EXPECT_EQ(loaded->status, "awaiting_clarification");
+  EXPECT_EQ(loaded->status, workflow_status::awaiting_clarification);
   EXPECT_EQ(loaded->state_json, R"({"question":"Which Sunday?"})");
   EXPECT_EQ(loaded->journal, (std::vector<std::string>{"first created", "first paused"}));
   EXPECT_EQ(loaded->fence, 1);
-  EXPECT_EQ(ids_of(run_now(reopened->list(""))), (std::vector<std::string>{"second", "first"}));
+  EXPECT_EQ(ids_of(run_now(list_all(*reopened))), (std::vector<std::string>{"first", "second"}));
   EXPECT_EQ(run_now(reopened->load("second"))->owner, "worker-a");
   // Ownership survives too: the released owner's fence stays stale after a restart...
-  EXPECT_EQ(reason_name(claim_refusal(reopened->save(next_step(first, 3, "running", "{}")))->why()), "stale_fence");
+  EXPECT_EQ(reason_name(claim_refusal(reopened->save(next_step(first, 3, workflow_status::running, "{}")))->why()), "stale_fence");
   // ...and the fence keeps counting from where it was.
-  EXPECT_EQ(run_now(reopened->claim(claim_for("first", "worker-b", "awaiting_clarification", 2))).fence, 2);
+  EXPECT_EQ(run_now(reopened->claim(claim_for("first", "worker-b", workflow_status::awaiting_clarification, 2))).fence, 2);
 }
 
 TEST(sqlite_checkpoint_store, a_second_process_reads_what_a_killed_process_wrote) {
   scratch_directory dir;
   const auto path = database_in(dir.path());
   const int status = run_in_child_process([&] {
-    auto store = make_sqlite_checkpoint_store(path);
-    const checkpoint paused = new_run("paused", "child", "{}", {"created"});
+    auto store = stores::make_sqlite_checkpoint_store(path);
+    const save_request paused = new_run("paused", "child", "{}", {"created"});
     run_now(store->create(paused, long_lease));
-    run_now(store->save(next_step(paused, 4, "awaiting_clarification", R"({"question":"Which day?"})", {"asked"})));
+    run_now(store->save(next_step(paused, 4, workflow_status::awaiting_clarification, R"({"question":"Which day?"})", {"asked"})));
     run_now(store->create(new_run("working", "child", R"({"working":true})", {"started"}), long_lease));
     ::raise(SIGKILL);  // dies without closing the database or releasing "working"
     return 0;
@@ -89,18 +99,18 @@ TEST(sqlite_checkpoint_store, a_second_process_reads_what_a_killed_process_wrote
   ASSERT_TRUE(WIFSIGNALED(status)) << "child exited with " << WEXITSTATUS(status);
   ASSERT_EQ(WTERMSIG(status), SIGKILL);
 
-  auto store = make_sqlite_checkpoint_store(path);
+  auto store = stores::make_sqlite_checkpoint_store(path);
   const std::optional<checkpoint> loaded = run_now(store->load("paused"));
   ASSERT_TRUE(loaded.has_value());
-  EXPECT_EQ(loaded->status, "awaiting_clarification");
+  EXPECT_EQ(loaded->status, workflow_status::awaiting_clarification);
   EXPECT_EQ(loaded->step, 4);
   EXPECT_EQ(loaded->state_json, R"({"question":"Which day?"})");
   EXPECT_EQ(loaded->journal, (std::vector<std::string>{"created", "asked"}));
 
   // The killed process still holds a live lease on "working"; knowing it is
   // dead, this process takes it over at once.
-  EXPECT_EQ(run_now(store->load("working"))->status, "running");
-  claim_request takeover = claim_for("working", "parent", "interrupted", 0);
+  EXPECT_EQ(run_now(store->load("working"))->status, workflow_status::running);
+  claim_request takeover = claim_for("working", "parent", workflow_status::interrupted, 0);
   takeover.dead_owner = "child";
   const checkpoint claimed = run_now(store->claim(takeover));
   EXPECT_EQ(claimed.fence, 2);
@@ -110,22 +120,22 @@ TEST(sqlite_checkpoint_store, a_second_process_reads_what_a_killed_process_wrote
 TEST(sqlite_checkpoint_store, a_second_process_sees_the_first_ones_writes_while_it_is_open) {
   scratch_directory dir;
   const auto path = database_in(dir.path());
-  auto store = make_sqlite_checkpoint_store(path);
-  const checkpoint parent_run = new_run("from-parent", "parent", "{}");
+  auto store = stores::make_sqlite_checkpoint_store(path);
+  const save_request parent_run = new_run("from-parent", "parent", "{}");
   run_now(store->create(parent_run, long_lease));
-  run_now(store->save(next_step(parent_run, 9, "awaiting_clarification", R"({"who":"parent"})", {"parent"})));
+  run_now(store->save(next_step(parent_run, 9, workflow_status::awaiting_clarification, R"({"who":"parent"})", {"parent"})));
 
   // 0: saw the parent's run, claimed it and wrote its own; 1: did not see it.
   const int status = run_in_child_process([&] {
-    auto child_store = make_sqlite_checkpoint_store(path);
+    auto child_store = stores::make_sqlite_checkpoint_store(path);
     const std::optional<checkpoint> seen = run_now(child_store->load("from-parent"));
     if (!seen || seen->step != 9 || seen->state_json != R"({"who":"parent"})") {
       return 1;
     }
-    run_now(child_store->claim(claim_for("from-parent", "child", "awaiting_clarification", 9)));
-    const checkpoint child_run = new_run("from-child", "child", "{}");
+    run_now(child_store->claim(claim_for("from-parent", "child", workflow_status::awaiting_clarification, 9)));
+    const save_request child_run = new_run("from-child", "child", "{}");
     run_now(child_store->create(child_run, long_lease));
-    run_now(child_store->save(next_step(child_run, 1, "completed", R"({"who":"child"})", {"child"})));
+    run_now(child_store->save(next_step(child_run, 1, workflow_status::completed, R"({"who":"child"})", {"child"})));
     return 0;
   });
   ASSERT_TRUE(WIFEXITED(status));
@@ -137,7 +147,7 @@ TEST(sqlite_checkpoint_store, a_second_process_sees_the_first_ones_writes_while_
   EXPECT_EQ(from_child->state_json, R"({"who":"child"})");
   EXPECT_EQ(from_child->journal, std::vector<std::string>{"child"});
   EXPECT_EQ(run_now(store->load("from-parent"))->owner, "child");
-  EXPECT_EQ(ids_of(run_now(store->list(""))), (std::vector<std::string>{"from-parent", "from-child"}));
+  EXPECT_EQ(ids_of(run_now(list_all(*store))), (std::vector<std::string>{"from-child", "from-parent"}));
 }
 
 TEST(sqlite_checkpoint_store, two_processes_writing_at_once_lose_nothing) {
@@ -145,11 +155,11 @@ TEST(sqlite_checkpoint_store, two_processes_writing_at_once_lose_nothing) {
   const auto path = database_in(dir.path());
   constexpr int runs = 100;
   auto write_many = [&](const std::string& prefix) {
-    auto store = make_sqlite_checkpoint_store(path);
+    auto store = stores::make_sqlite_checkpoint_store(path);
     for (int i = 0; i < runs; ++i) {
-      const checkpoint run = new_run(prefix + std::to_string(i), prefix, "{}", {"created"});
+      const save_request run = new_run(prefix + std::to_string(i), prefix, "{}", {"created"});
       run_now(store->create(run, long_lease));
-      run_now(store->save(next_step(run, 1, "completed", "{}", {"done"})));
+      run_now(store->save(next_step(run, 1, workflow_status::completed, "{}", {"done"})));
     }
     return 0;
   };
@@ -159,8 +169,8 @@ TEST(sqlite_checkpoint_store, two_processes_writing_at_once_lose_nothing) {
   const int status = wait_for_child_process(child);
   ASSERT_TRUE(WIFEXITED(status));
   ASSERT_EQ(WEXITSTATUS(status), 0);
-  auto store = make_sqlite_checkpoint_store(path);
-  EXPECT_EQ(run_now(store->list("completed")).size(), std::size_t{2 * runs});
+  auto store = stores::make_sqlite_checkpoint_store(path);
+  EXPECT_EQ(run_now(list_all(*store, in_status(workflow_status::completed))).size(), std::size_t{2 * runs});
   for (const std::string prefix : {"child-", "parent-"}) {
     for (int i = 0; i < runs; ++i) {
       const std::optional<checkpoint> loaded = run_now(store->load(prefix + std::to_string(i)));
@@ -178,11 +188,11 @@ TEST(sqlite_checkpoint_store, two_processes_racing_claims_have_one_winner_per_ro
   constexpr int rounds = 50;
   auto round_id = [](int round) { return "round-" + std::to_string(round); };
   {
-    auto store = make_sqlite_checkpoint_store(path);
+    auto store = stores::make_sqlite_checkpoint_store(path);
     for (int round = 0; round < rounds; ++round) {
-      const checkpoint run = new_run(round_id(round), "setup");
+      const save_request run = new_run(round_id(round), "setup");
       run_now(store->create(run, long_lease));
-      run_now(store->save(next_step(run, 1, "awaiting_clarification", "{}")));
+      run_now(store->save(next_step(run, 1, workflow_status::awaiting_clarification, "{}")));
     }
   }
   // A two-process barrier: each side writes a byte to the other and waits for one.
@@ -200,7 +210,7 @@ TEST(sqlite_checkpoint_store, two_processes_racing_claims_have_one_winner_per_ro
   // way a loser must be; throws on anything else.
   auto contend = [&](checkpoint_store& store, int round, const std::string& owner) {
     try {
-      run_now(store.claim(claim_for(round_id(round), owner, "awaiting_clarification", 1)));
+      run_now(store.claim(claim_for(round_id(round), owner, workflow_status::awaiting_clarification, 1)));
       return true;
     } catch (const claim_error& e) {
       const std::string why = reason_name(e.why());
@@ -211,7 +221,7 @@ TEST(sqlite_checkpoint_store, two_processes_racing_claims_have_one_winner_per_ro
 
   // The child's exit code is how many rounds it won (100 + n: it failed in round n).
   const pid_t child = start_child_process([&] {
-    auto store = make_sqlite_checkpoint_store(path);
+    auto store = stores::make_sqlite_checkpoint_store(path);
     int wins = 0;
     for (int round = 0; round < rounds; ++round) {
       try {
@@ -223,7 +233,7 @@ TEST(sqlite_checkpoint_store, two_processes_racing_claims_have_one_winner_per_ro
     }
     return wins;
   });
-  auto store = make_sqlite_checkpoint_store(path);
+  auto store = stores::make_sqlite_checkpoint_store(path);
   std::vector<bool> parent_won;
   for (int round = 0; round < rounds; ++round) {
     meet(to_child[1], to_parent[0]);
@@ -252,17 +262,17 @@ TEST(sqlite_checkpoint_store, a_load_sees_one_save_while_another_process_saves) 
   scratch_directory dir;
   const auto path = database_in(dir.path());
   constexpr int saves = 300;
-  const checkpoint run = new_run("busy", "child", "0", {"0"});
-  run_now(make_sqlite_checkpoint_store(path)->create(run, long_lease));
+  const save_request run = new_run("busy", "child", "0", {"0"});
+  run_now(stores::make_sqlite_checkpoint_store(path)->create(run, long_lease));
 
   const pid_t child = start_child_process([&] {
-    auto store = make_sqlite_checkpoint_store(path);
+    auto store = stores::make_sqlite_checkpoint_store(path);
     for (int step = 1; step <= saves; ++step) {
-      run_now(store->save(next_step(run, step, "running", std::to_string(step), {std::to_string(step)})));
+      run_now(store->save(next_step(run, step, workflow_status::running, std::to_string(step), {std::to_string(step)})));
     }
     return 0;
   });
-  auto store = make_sqlite_checkpoint_store(path);
+  auto store = stores::make_sqlite_checkpoint_store(path);
   int torn = 0;
   int loads = 0;
   std::int64_t seen = 0;

@@ -23,6 +23,7 @@
 #include "durable_workflow.hpp"
 
 #include <switchboard/orchestrator/error.hpp>
+#include <switchboard/stores/sqlite_store.hpp>
 #include <switchboard/orchestrator/hub.hpp>
 
 #include "kill_after_writes.hpp"
@@ -105,7 +106,7 @@ int main(int argc, char** argv) {
     auto workflow = testing::durable_workflow().compile(registry);
 
     const int kill_after = mode == "run" && !rest.empty() ? std::atoi(rest[0].c_str()) : 0;
-    auto store = std::make_shared<kill_after_writes>(make_sqlite_checkpoint_store(db), kill_after);
+    auto store = std::make_shared<kill_after_writes>(stores::make_sqlite_checkpoint_store(db), kill_after);
     asio::io_context io;
     hub h{io.get_executor(), registry, testing::options(store, {}, std::make_shared<spdlog::logger>("helper"))};
 

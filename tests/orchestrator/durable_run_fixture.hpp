@@ -7,6 +7,7 @@
 #pragma once
 
 #include <switchboard/orchestrator/hub.hpp>
+#include <switchboard/stores/sqlite_store.hpp>
 
 #include <switchboard/orchestrator/error.hpp>
 #include <switchboard/protocol/limits.hpp>
@@ -252,7 +253,7 @@ class durable_run : public ::testing::Test {
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
     db_ = (dir_ / "runs.sqlite").string();
-    store_ = make_sqlite_checkpoint_store(db_);
+    store_ = stores::make_sqlite_checkpoint_store(db_);
     thread_ = std::thread([this] { io_.run(); });
   }
   void TearDown() override {

@@ -49,22 +49,22 @@ TEST_F(durable_run, a_run_killed_right_after_any_store_write_continues_without_r
     // dead process (which the next claim recognizes at once).
     auto cp = await(store_->load(id));
     ASSERT_TRUE(cp) << "the first write creates the run";
-    ASSERT_THAT(cp->status, AnyOf("running", "interrupted", "awaiting_clarification", "completed"));
-    if (cp->status == "running") {
+    ASSERT_THAT(cp->status, AnyOf(workflow_status::running, workflow_status::interrupted, workflow_status::awaiting_clarification, workflow_status::completed));
+    if (cp->status == workflow_status::running) {
       EXPECT_THAT(cp->owner, HasSubstr(":" + std::to_string(dead) + ":"));
     }
 
-    std::string trail = "after the kill: " + cp->status;
+    std::string trail = "after the kill: " + std::string(to_string(cp->status));
     bool needs_answer = false;  // a continue was refused: the run still waits for its answer
     for (int round = 0; round < 4; ++round) {
       cp = await(store_->load(id));
       ASSERT_TRUE(cp);
-      if (cp->status == "completed") break;
+      if (cp->status == workflow_status::completed) break;
       std::vector<std::string> args;
-      if (cp->status == "awaiting_clarification" || needs_answer) {
+      if (cp->status == workflow_status::awaiting_clarification || needs_answer) {
         args = {"answer", db_, calls, id, "the answer"};
       } else {
-        ASSERT_THAT(cp->status, AnyOf("running", "interrupted")) << trail;
+        ASSERT_THAT(cp->status, AnyOf(workflow_status::running, workflow_status::interrupted)) << trail;
         args = {"continue", db_, calls, id};
       }
       auto next = helper_process(args).finish();
@@ -190,7 +190,7 @@ TEST_F(durable_run, a_resume_that_read_the_run_before_its_owner_moved_on_is_not_
   ASSERT_TRUE(was_killed(killed.status)) << killed.describe();
   auto stale = await(store_->load("stale"));
   ASSERT_TRUE(stale);
-  ASSERT_EQ(stale->status, "running");
+  ASSERT_EQ(stale->status, workflow_status::running);
   // ... was continued by another process, which paused it and exited.
   auto continued = helper_process({"continue", db_, calls, "stale"}).finish();
   ASSERT_TRUE(exited_with(continued.status, 0)) << continued.describe();
@@ -210,7 +210,7 @@ TEST_F(durable_run, a_resume_that_read_the_run_before_its_owner_moved_on_is_not_
   }
   auto cp = await(store_->load("stale"));
   ASSERT_TRUE(cp);
-  EXPECT_THAT(cp->status, AnyOf("awaiting_clarification", "completed"));
+  EXPECT_THAT(cp->status, AnyOf(workflow_status::awaiting_clarification, workflow_status::completed));
 }
 
 // ---------------------------------------------------------------- 3. dead owner, expired lease
@@ -229,7 +229,7 @@ TEST_F(durable_run, a_run_whose_owner_process_died_is_continued_at_once) {
   ASSERT_EQ(owner.read_line(), "blocking");
   auto cp = await(store_->load("dead-owner"));
   ASSERT_TRUE(cp);
-  EXPECT_EQ(cp->status, "running");
+  EXPECT_EQ(cp->status, workflow_status::running);
   EXPECT_EQ(cp->step, 1) << "step 1 (one) is saved, step 2 (two) is in flight";
   EXPECT_THAT(cp->owner, HasSubstr(":" + std::to_string(owner.pid()) + ":"));
 
@@ -242,7 +242,7 @@ TEST_F(durable_run, a_run_whose_owner_process_died_is_continued_at_once) {
   EXPECT_TRUE(was_killed(owner.reap()));
   cp = await(store_->load("dead-owner"));
   ASSERT_TRUE(cp);
-  EXPECT_THAT(cp->status, AnyOf("running", "interrupted"));
+  EXPECT_THAT(cp->status, AnyOf(workflow_status::running, workflow_status::interrupted));
 
   auto s = await(h.resume(workflow, "dead-owner", resume_options{}));
   EXPECT_EQ(s.status, workflow_status::awaiting_clarification) << (s.first_error() ? s.first_error()->message : "");
@@ -299,7 +299,7 @@ TEST_F(durable_run, a_run_abandoned_by_another_host_is_continued_once_its_lease_
   std::this_thread::sleep_for(100ms);
   auto cp = await(store_->load("abandoned"));
   ASSERT_TRUE(cp);
-  EXPECT_EQ(cp->status, "interrupted") << "a running run whose lease expired reads as interrupted";
+  EXPECT_EQ(cp->status, workflow_status::interrupted) << "a running run whose lease expired reads as interrupted";
   const auto stale_fence = cp->fence;
 
   auto s = await(h.resume(workflow, "abandoned", resume_options{}));
@@ -323,7 +323,7 @@ TEST_F(durable_run, a_run_abandoned_by_another_host_is_continued_once_its_lease_
   EXPECT_EQ(woken.first_error()->type, "lost_ownership") << woken.first_error()->message;
   auto after = await(store_->load("abandoned"));
   ASSERT_TRUE(after);
-  EXPECT_EQ(after->status, "completed");
+  EXPECT_EQ(after->status, workflow_status::completed);
   EXPECT_EQ(after->step, finished->step);
   EXPECT_EQ(after->fence, finished->fence);
   EXPECT_EQ(after->state_json, finished->state_json);

@@ -1,6 +1,7 @@
 // Durable runs in one process: interrupt(), a changed definition, values
 // that cannot be stored.
 #include <switchboard/orchestrator/hub.hpp>
+#include <switchboard/stores/sqlite_store.hpp>
 
 #include "durable_run_fixture.hpp"
 
@@ -46,7 +47,7 @@ TEST_F(durable_run, an_interrupted_run_gives_up_its_step_in_flight_and_continues
 
   auto cp = await(store_->load("interrupted"));
   ASSERT_TRUE(cp);
-  EXPECT_EQ(cp->status, "interrupted");
+  EXPECT_EQ(cp->status, workflow_status::interrupted);
   EXPECT_EQ(cp->step, 1);
   EXPECT_EQ(cp->owner, "") << "an interrupted run is released";
   EXPECT_EQ(await(h.find("interrupted"))->status, workflow_status::interrupted);
@@ -105,7 +106,7 @@ TEST_F(durable_run, interrupting_a_paused_run_leaves_it_paused) {
     EXPECT_EQ(s.status, workflow_status::awaiting_clarification) << (s.first_error() ? s.first_error()->message : "");
     auto before = await(store_->load(id));
     ASSERT_TRUE(before);
-    EXPECT_EQ(before->status, "awaiting_clarification");
+    EXPECT_EQ(before->status, workflow_status::awaiting_clarification);
     EXPECT_EQ(before->owner, "");
 
     // Once paused, interrupt() changes nothing.
@@ -113,7 +114,7 @@ TEST_F(durable_run, interrupting_a_paused_run_leaves_it_paused) {
     EXPECT_EQ(handle.wait().status, workflow_status::awaiting_clarification);
     auto after = await(store_->load(id));
     ASSERT_TRUE(after);
-    EXPECT_EQ(after->status, "awaiting_clarification");
+    EXPECT_EQ(after->status, workflow_status::awaiting_clarification);
     EXPECT_EQ(after->step, before->step);
     EXPECT_EQ(after->fence, before->fence);
     EXPECT_EQ(after->state_json, before->state_json);
@@ -154,7 +155,7 @@ TEST_F(durable_run, a_changed_definition_is_refused_and_the_stored_run_kept) {
   // A separate hub (another process would do the same) sees the run as it was.
   auto after = await(store_->load("changed"));
   ASSERT_TRUE(after);
-  EXPECT_EQ(after->status, "awaiting_clarification");
+  EXPECT_EQ(after->status, workflow_status::awaiting_clarification);
   EXPECT_EQ(after->step, before->step);
   EXPECT_EQ(after->fence, before->fence);
   EXPECT_EQ(after->owner, before->owner);
@@ -162,7 +163,7 @@ TEST_F(durable_run, a_changed_definition_is_refused_and_the_stored_run_kept) {
   EXPECT_EQ(after->journal, before->journal);
   EXPECT_EQ(after->updated_at, before->updated_at);
 
-  hub other{io_.get_executor(), registry, testing::options(make_sqlite_checkpoint_store(db_), {}, silent())};
+  hub other{io_.get_executor(), registry, testing::options(stores::make_sqlite_checkpoint_store(db_), {}, silent())};
   s = await(other.resume(original, "changed", answer("the answer")));
   EXPECT_EQ(s.status, workflow_status::completed);
   ASSERT_TRUE(s.result);
@@ -207,7 +208,7 @@ TEST_F(durable_run, an_input_that_cannot_be_stored_is_refused_naming_where) {
   EXPECT_THAT(refusal(json::value(-std::numeric_limits<double>::infinity())), HasSubstr("not finite"));
   EXPECT_THAT(refusal(json::object{{"deep", nested(69)}}), HasSubstr("nesting deeper than 64"));  // 70 levels
   EXPECT_THAT(refusal(json::object{{"deep", nested(64)}}), HasSubstr("/deep/0/0"));              // 65 levels
-  EXPECT_TRUE(await(store_->list("")).empty()) << "nothing of a refused input was stored";
+  EXPECT_TRUE(await(list_all(*store_)).empty()) << "nothing of a refused input was stored";
   EXPECT_TRUE(read_calls(counter("refused")).empty()) << "no agent ran";
 }
 
@@ -217,7 +218,7 @@ TEST_F(durable_run, a_deep_input_within_the_limit_survives_a_pause_and_a_resume_
   testing::register_durable_agents(registry, counter("deep"));
   auto workflow = testing::durable_workflow().compile(registry);
   hub h{io_.get_executor(), registry, hub_opts()};
-  hub other{io_.get_executor(), registry, testing::options(make_sqlite_checkpoint_store(db_), {}, silent())};
+  hub other{io_.get_executor(), registry, testing::options(stores::make_sqlite_checkpoint_store(db_), {}, silent())};
 
   for (int levels : {60, 64}) {
     SCOPED_TRACE(std::to_string(levels) + " levels");
@@ -258,7 +259,7 @@ TEST_F(durable_run, an_agent_answer_that_cannot_be_stored_fails_the_step_and_the
   testing::register_durable_agents(registry, counter("answers"), std::move(hooks));
   auto workflow = testing::durable_workflow().compile(registry);
   hub h{io_.get_executor(), registry, hub_opts()};
-  hub other{io_.get_executor(), registry, testing::options(make_sqlite_checkpoint_store(db_), {}, silent())};
+  hub other{io_.get_executor(), registry, testing::options(stores::make_sqlite_checkpoint_store(db_), {}, silent())};
 
   struct bad_case {
     const char* kind;
@@ -278,7 +279,7 @@ TEST_F(durable_run, an_agent_answer_that_cannot_be_stored_fails_the_step_and_the
 
     auto cp = await(store_->load(id));
     ASSERT_TRUE(cp);
-    EXPECT_EQ(cp->status, "failed");
+    EXPECT_EQ(cp->status, workflow_status::failed);
     EXPECT_NO_THROW(json::parse(cp->state_json)) << cp->state_json;
     // Every stored text is JSON holding only finite numbers (Boost.JSON
     // would write an infinity as 1e99999, which reads back as infinity).

@@ -1,6 +1,7 @@
 // Durable clarification: a workflow paused in one process (which then exits,
 // or is killed) is resumed by this process from the SQLite store.
 #include <switchboard/orchestrator/hub.hpp>
+#include <switchboard/stores/sqlite_store.hpp>
 
 #include <switchboard/orchestrator/error.hpp>
 
@@ -70,7 +71,7 @@ TEST_P(resume_process, a_second_process_resumes_the_paused_workflow) {
   auto workflow = testing::resume_workflow().compile(registry);
   boost::asio::io_context io;
   hub h{io.get_executor(), registry,
-        testing::options(make_sqlite_checkpoint_store(db_), {}, std::make_shared<spdlog::logger>("test"))};
+        testing::options(stores::make_sqlite_checkpoint_store(db_), {}, std::make_shared<spdlog::logger>("test"))};
 
   auto paused = testing::run_sync(h.find(child.output));
   ASSERT_TRUE(paused);

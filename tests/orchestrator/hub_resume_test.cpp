@@ -2,6 +2,7 @@
 // checkpoint store: checkpoints after every step, retention, ids, a store
 // that is slow.
 #include <switchboard/orchestrator/hub.hpp>
+#include <switchboard/stores/sqlite_store.hpp>
 
 #include <switchboard/orchestrator/error.hpp>
 
@@ -203,7 +204,7 @@ TEST_F(hub_test, checkpoints_after_every_step_and_resumes_from_the_store) {
   auto paused = run(wf);
   auto cp = sync(store->load(paused.id));
   ASSERT_TRUE(cp);
-  EXPECT_EQ(cp->status, "awaiting_clarification");
+  EXPECT_EQ(cp->status, workflow_status::awaiting_clarification);
   EXPECT_EQ(cp->step, 1);
   EXPECT_EQ(sync(hub_->find(paused.id))->clarification->question, paused.clarification->question);
 
@@ -211,7 +212,7 @@ TEST_F(hub_test, checkpoints_after_every_step_and_resumes_from_the_store) {
   hub second{io_.get_executor(), registry_, testing::options(store, {}, silent_logger())};
   auto s = sync(second.resume(wf.compile(registry_), paused.id, "Tuesday"));
   EXPECT_EQ(s.status, workflow_status::completed);
-  EXPECT_EQ(sync(store->load(paused.id))->status, "completed");
+  EXPECT_EQ(sync(store->load(paused.id))->status, workflow_status::completed);
   EXPECT_EQ(sync(store->load(paused.id))->step, 3);
 }
 
@@ -225,10 +226,10 @@ TEST_F(hub_test, retention_prunes_finished_runs_at_most_once_a_minute) {
   options.retention = std::chrono::seconds(0);
   make_hub(std::move(options));
   ASSERT_EQ(run(wf).status, workflow_status::completed);
-  EXPECT_TRUE(sync(store->list("")).empty()) << "the finished run was not pruned";
+  EXPECT_TRUE(sync(list_all(*store)).empty()) << "the finished run was not pruned";
   // Within the minute, the next finished run stays.
   const auto second = run(wf);
-  const auto left = sync(store->list(""));
+  const auto left = sync(list_all(*store));
   ASSERT_EQ(left.size(), 1u);
   EXPECT_EQ(left.front().workflow_id, second.id);
 }
@@ -250,7 +251,7 @@ TEST_F(hub_test, a_run_with_the_id_of_a_stored_run_fails_and_leaves_it_alone) {
   EXPECT_EQ(clash.first_error()->type, "run_exists");
   const auto stored = sync(store->load(paused.id));
   ASSERT_TRUE(stored);
-  EXPECT_EQ(stored->status, "awaiting_clarification");
+  EXPECT_EQ(stored->status, workflow_status::awaiting_clarification);
   EXPECT_EQ(sync(hub_->resume(wf.compile(registry_), paused.id, "Tuesday")).status, workflow_status::completed);
 }
 
@@ -261,7 +262,7 @@ TEST_F(hub_test, a_slow_store_never_blocks_the_hubs_thread) {
   const auto dir = std::filesystem::temp_directory_path() / ("sb-slow-store-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const auto db = dir / "runs.db";
-  auto store = make_sqlite_checkpoint_store(db);
+  auto store = stores::make_sqlite_checkpoint_store(db);
   sqlite3* other = nullptr;
   ASSERT_EQ(sqlite3_open(db.c_str(), &other), SQLITE_OK);
   ASSERT_EQ(sqlite3_exec(other, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr), SQLITE_OK);

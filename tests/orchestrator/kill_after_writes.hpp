@@ -19,7 +19,7 @@ class kill_after_writes final : public forwarding_checkpoint_store {
   kill_after_writes(std::shared_ptr<checkpoint_store> inner, int kill_after)
       : forwarding_checkpoint_store(std::move(inner)), kill_after_(kill_after) {}
 
-  boost::asio::awaitable<void> create(checkpoint cp, std::chrono::milliseconds lease) override {
+  boost::asio::awaitable<void> create(save_request cp, std::chrono::milliseconds lease) override {
     co_await inner().create(std::move(cp), lease);
     wrote();
   }
@@ -28,7 +28,7 @@ class kill_after_writes final : public forwarding_checkpoint_store {
     wrote();
     co_return claimed;
   }
-  boost::asio::awaitable<void> save(checkpoint cp) override {
+  boost::asio::awaitable<void> save(save_request cp) override {
     co_await inner().save(std::move(cp));
     wrote();
   }

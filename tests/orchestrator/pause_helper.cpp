@@ -6,6 +6,7 @@
 #include "resume_workflow.hpp"
 
 #include <switchboard/orchestrator/hub.hpp>
+#include <switchboard/stores/sqlite_store.hpp>
 
 #include <boost/asio/io_context.hpp>
 #include <spdlog/logger.h>
@@ -27,7 +28,7 @@ int main(int argc, char** argv) {
 
   boost::asio::io_context io;
   orchestrator::hub hub{io.get_executor(), registry,
-                        orchestrator::testing::options(orchestrator::make_sqlite_checkpoint_store(argv[1]), {},
+                        orchestrator::testing::options(stores::make_sqlite_checkpoint_store(argv[1]), {},
                                                                std::make_shared<spdlog::logger>("helper"))};
   auto result = boost::asio::co_spawn(io, hub.run(workflow, boost::json::object{{"request", "meet Tuesday"}}),
                                       boost::asio::use_future);

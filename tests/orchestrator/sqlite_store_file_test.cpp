@@ -1,6 +1,7 @@
 // The SQLite store's file: permissions, format and migration, space given
 // back, and what opening refuses.
 #include <switchboard/orchestrator/checkpoint_store.hpp>
+#include <switchboard/stores/sqlite_store.hpp>
 
 #include "sqlite_store_test_support.hpp"
 
@@ -12,6 +13,7 @@ namespace {
 using testing::claim_for;
 using testing::claim_refusal;
 using testing::ids_of;
+using testing::in_status;
 using testing::long_lease;
 using testing::new_run;
 using testing::next_step;
@@ -37,7 +39,7 @@ TEST(sqlite_checkpoint_store, a_new_database_is_private_whatever_the_umask) {
   scratch_directory dir;
   const auto path = database_in(dir.path());
   const scoped_umask umask(022);
-  auto store = make_sqlite_checkpoint_store(path);
+  auto store = stores::make_sqlite_checkpoint_store(path);
   run_now(store->create(new_run("wf"), long_lease));  // the write-ahead log and its index exist now
   for (const std::string suffix : {"", "-wal", "-shm"}) {
     const std::filesystem::path file = path.string() + suffix;
@@ -49,10 +51,10 @@ TEST(sqlite_checkpoint_store, a_new_database_is_private_whatever_the_umask) {
 TEST(sqlite_checkpoint_store, an_existing_world_readable_database_is_made_private) {
   scratch_directory dir;
   const auto path = database_in(dir.path());
-  run_now(make_sqlite_checkpoint_store(path)->create(new_run("wf"), long_lease));
+  run_now(stores::make_sqlite_checkpoint_store(path)->create(new_run("wf"), long_lease));
   ASSERT_EQ(::chmod(path.c_str(), 0644), 0);
 
-  auto store = make_sqlite_checkpoint_store(path);
+  auto store = stores::make_sqlite_checkpoint_store(path);
   EXPECT_EQ(permissions_of(path), 0600u);
   EXPECT_TRUE(run_now(store->load("wf")).has_value());
 
@@ -60,7 +62,7 @@ TEST(sqlite_checkpoint_store, an_existing_world_readable_database_is_made_privat
   const auto empty = dir.path() / "empty.db";
   std::ofstream{empty}.close();
   ASSERT_EQ(::chmod(empty.c_str(), 0666), 0);
-  make_sqlite_checkpoint_store(empty);
+  stores::make_sqlite_checkpoint_store(empty);
   EXPECT_EQ(permissions_of(empty), 0600u);
 }
 
@@ -105,29 +107,29 @@ TEST(sqlite_checkpoint_store, a_format_1_database_is_migrated_on_open) {
   write_format_1_database(path);
 
   {
-    auto store = make_sqlite_checkpoint_store(path);
+    auto store = stores::make_sqlite_checkpoint_store(path);
     const std::optional<checkpoint> paused = run_now(store->load("paused"));
     ASSERT_TRUE(paused.has_value());
     EXPECT_EQ(paused->workflow_name, "scheduling");
-    EXPECT_EQ(paused->status, "awaiting_clarification");
+    EXPECT_EQ(paused->status, workflow_status::awaiting_clarification);
     EXPECT_EQ(paused->step, 4);
     EXPECT_EQ(paused->state_json, R"({"whole":"paused","question":"Which day?"})");
     EXPECT_TRUE(paused->journal.empty());
     EXPECT_EQ(paused->owner, "");
     EXPECT_EQ(paused->updated_at, system_time(std::chrono::seconds(1700000001)));
     // A run that was running under format 1 has no lease: it is interrupted.
-    EXPECT_EQ(run_now(store->load("crashed"))->status, "interrupted");
-    EXPECT_EQ(ids_of(run_now(store->list(""))), (std::vector<std::string>{"paused", "crashed"}));
+    EXPECT_EQ(run_now(store->load("crashed"))->status, workflow_status::interrupted);
+    EXPECT_EQ(ids_of(run_now(list_all(*store))), (std::vector<std::string>{"crashed", "paused"}));
 
-    const checkpoint claimed = run_now(store->claim(claim_for("paused", "worker-b", "awaiting_clarification", 4)));
-    run_now(store->save(next_step(claimed, 5, "completed", R"({"head":5})", {"answered"})));
+    const checkpoint claimed = run_now(store->claim(claim_for("paused", "worker-b", workflow_status::awaiting_clarification, 4)));
+    run_now(store->save(next_step(claimed, 5, workflow_status::completed, R"({"head":5})", {"answered"})));
   }
-  auto reopened = make_sqlite_checkpoint_store(path);  // format 2 now: opens without migrating again
+  auto reopened = stores::make_sqlite_checkpoint_store(path);  // format 2 now: opens without migrating again
   const std::optional<checkpoint> answered = run_now(reopened->load("paused"));
   ASSERT_TRUE(answered.has_value());
   EXPECT_EQ(answered->state_json, R"({"head":5})");
   EXPECT_EQ(answered->journal, std::vector<std::string>{"answered"});
-  EXPECT_EQ(run_now(reopened->list("interrupted")).size(), 1u);
+  EXPECT_EQ(run_now(list_all(*reopened, in_status(workflow_status::interrupted))).size(), 1u);
 }
 
 // Starts `process_count` processes together, each opening the store at
@@ -143,7 +145,7 @@ void expect_processes_opening_at_once_succeed(const std::filesystem::path& path,
       ::close(start[1]);
       char byte = 0;
       (void)::read(start[0], &byte, 1);  // returns when the parent closes its end
-      auto store = make_sqlite_checkpoint_store(path);
+      auto store = stores::make_sqlite_checkpoint_store(path);
       return check(*store, i) ? 0 : 1;
     }));
   }
@@ -166,7 +168,7 @@ TEST(sqlite_checkpoint_store, processes_opening_a_new_database_at_once_all_open_
     run_now(store.create(new_run("run-" + std::to_string(i)), long_lease));
     return true;
   });
-  EXPECT_EQ(run_now(make_sqlite_checkpoint_store(path)->list("")).size(), std::size_t{process_count});
+  EXPECT_EQ(run_now(list_all(*stores::make_sqlite_checkpoint_store(path))).size(), std::size_t{process_count});
 }
 
 // Processes started together on a format 1 file (say, after an upgrade):
@@ -179,7 +181,7 @@ TEST(sqlite_checkpoint_store, processes_opening_a_format_1_database_at_once_all_
     const std::optional<checkpoint> paused = run_now(store.load("paused"));
     return paused && paused->step == 4 && paused->state_json == R"({"whole":"paused","question":"Which day?"})";
   });
-  EXPECT_EQ(run_now(make_sqlite_checkpoint_store(path)->list("")).size(), 2u);
+  EXPECT_EQ(run_now(list_all(*stores::make_sqlite_checkpoint_store(path))).size(), 2u);
 }
 
 TEST(sqlite_checkpoint_store, a_database_of_a_newer_format_is_refused) {
@@ -194,13 +196,13 @@ TEST(sqlite_checkpoint_store, a_database_of_a_newer_format_is_refused) {
 TEST(sqlite_checkpoint_store, prune_gives_the_space_back) {
   scratch_directory dir;
   const auto path = database_in(dir.path());
-  auto store = make_sqlite_checkpoint_store(path);
+  auto store = stores::make_sqlite_checkpoint_store(path);
   run_now(store->create(new_run("kept", "worker-a", "{}", {"small"}), long_lease));
-  const checkpoint big = new_run("big");
+  const save_request big = new_run("big");
   run_now(store->create(big, long_lease));
   const std::string record(100 * 1024, 'j');
   for (int step = 1; step <= 50; ++step) {  // a 5 MB journal
-    run_now(store->save(next_step(big, step, step == 50 ? "completed" : "running", "{}", {record})));
+    run_now(store->save(next_step(big, step, step == 50 ? workflow_status::completed : workflow_status::running, "{}", {record})));
   }
   const std::uintmax_t before = size_with_wal(path);
   ASSERT_GT(before, 5'000'000u);
@@ -229,7 +231,7 @@ TEST(sqlite_checkpoint_store, a_file_that_is_not_a_database_is_refused_with_its_
 TEST(sqlite_checkpoint_store, a_database_with_a_corrupt_header_is_refused_with_its_name) {
   scratch_directory dir;
   const auto path = database_in(dir.path());
-  run_now(make_sqlite_checkpoint_store(path)->create(new_run("wf"), long_lease));
+  run_now(stores::make_sqlite_checkpoint_store(path)->create(new_run("wf"), long_lease));
   {
     std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
     file.write("garbage garbage!", 16);  // the 16-byte magic string
@@ -248,45 +250,14 @@ TEST(sqlite_checkpoint_store, unwritable_paths_are_refused_with_their_name) {
 }
 
 TEST(sqlite_checkpoint_store, empty_path_is_refused) {
-  EXPECT_THROW(make_sqlite_checkpoint_store(""), checkpoint_error);
+  EXPECT_THROW(stores::make_sqlite_checkpoint_store(""), checkpoint_error);
 }
 
-TEST(open_checkpoint_store, memory_opens_an_in_memory_store) {
-  auto store = open_checkpoint_store("memory");
-  ASSERT_NE(store, nullptr);
-  run_now(store->create(new_run("wf"), long_lease));
-  EXPECT_TRUE(run_now(store->load("wf")).has_value());
-  // Each in-memory store is its own.
-  EXPECT_FALSE(run_now(open_checkpoint_store("memory")->load("wf")).has_value());
-}
-
-TEST(open_checkpoint_store, sqlite_spec_opens_the_file_it_names) {
-  scratch_directory dir;
-  const auto path = database_in(dir.path());
-  run_now(open_checkpoint_store("sqlite:" + path.string())->create(new_run("wf", "worker-a", R"({"v":2})"),
-                                                                    long_lease));
-  EXPECT_TRUE(std::filesystem::exists(path));
-  const std::optional<checkpoint> loaded = run_now(make_sqlite_checkpoint_store(path)->load("wf"));
-  ASSERT_TRUE(loaded.has_value());
-  EXPECT_EQ(loaded->state_json, R"({"v":2})");
-}
-
-TEST(open_checkpoint_store, malformed_specs_are_refused_naming_the_spec) {
-  for (const std::string spec : {"", "sqlite:", "sqlite", "postgres://localhost/db", "Memory"}) {
-    try {
-      open_checkpoint_store(spec);
-      ADD_FAILURE() << "accepted '" << spec << "'";
-    } catch (const checkpoint_error& e) {
-      EXPECT_THAT(e.what(), HasSubstr("'" + spec + "'"));
-    }
-  }
-}
-
-TEST(open_checkpoint_store, sqlite_errors_name_the_file) {
+TEST(sqlite_checkpoint_store, errors_name_the_file) {
   scratch_directory dir;
   const auto path = dir.path() / "missing" / "x.db";
   try {
-    open_checkpoint_store("sqlite:" + path.string());
+    stores::make_sqlite_checkpoint_store(path);
     FAIL() << "opened " << path;
   } catch (const checkpoint_error& e) {
     EXPECT_THAT(e.what(), HasSubstr(path.string()));

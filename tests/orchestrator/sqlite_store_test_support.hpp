@@ -3,7 +3,8 @@
 // file permissions and sizes, raw SQL on a database file.
 #pragma once
 
-#include "checkpoint_store_conformance_support.hpp"
+#include <switchboard/stores/sqlite_store.hpp>
+#include <switchboard/testing/checkpoint_store_conformance_support.hpp>
 
 #include <sqlite3.h>
 
@@ -58,7 +59,7 @@ int run_in_child_process(Child child) {
 
 inline void expect_refused_naming(const std::filesystem::path& path, const std::string& reason) {
   try {
-    make_sqlite_checkpoint_store(path);
+    stores::make_sqlite_checkpoint_store(path);
     ADD_FAILURE() << "opened " << path;
   } catch (const checkpoint_error& e) {
     EXPECT_THAT(e.what(), ::testing::HasSubstr(path.string()));

@@ -16,6 +16,7 @@
 #include "tool_workflow.hpp"
 
 #include <switchboard/orchestrator/error.hpp>
+#include <switchboard/stores/sqlite_store.hpp>
 #include <switchboard/orchestrator/hub.hpp>
 
 #include "kill_after_writes.hpp"
@@ -58,7 +59,7 @@ int main(int argc, char** argv) {
   try {
     testing::tool_setup setup(settings);
     auto workflow = testing::booking_workflow().compile(setup.registry);
-    auto store = std::make_shared<kill_after_writes>(make_sqlite_checkpoint_store(db), kill_after);
+    auto store = std::make_shared<kill_after_writes>(stores::make_sqlite_checkpoint_store(db), kill_after);
     asio::io_context io;
     hub h{io.get_executor(), setup.registry,
           testing::options(store, setup.models, std::make_shared<spdlog::logger>("tool-helper"))};

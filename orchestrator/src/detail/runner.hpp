@@ -4,13 +4,13 @@
 
 #include <switchboard/orchestrator/hub.hpp>
 
+#include "lease_keeper.hpp"
 #include "run_control.hpp"
 #include "state_journal.hpp"
 
 #include <boost/asio/steady_timer.hpp>
 
 #include <atomic>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -48,7 +48,7 @@ struct hub::impl {
   // running run of a dead owner of this host counting as interrupted.
   struct claimable {
     checkpoint cp;
-    std::string status;
+    workflow_status status = workflow_status::running;
     std::string dead_owner;  // the owner to take over ("" = none)
   };
   // Reads `id` for a claim (reading again once its owner is known dead);
@@ -60,39 +60,36 @@ struct hub::impl {
   // Claims a paused or interrupted run for resume(); throws the misuse errors.
   boost::asio::awaitable<detail::prepared_run> claim(std::shared_ptr<const compiled_workflow> workflow,
                                                      std::string id, resume_options options);
-  // Without a store: takes a paused state from memory; throws the misuse errors.
-  detail::prepared_run take_paused(const compiled_workflow& workflow, const std::string& id,
-                                   resume_options& options);
-  // Without a store, keeps a paused state so resume() finds it.
-  void remember_paused(const workflow_state& state);
-  std::optional<workflow_state> find_paused(std::string_view id) const;
 
   // Where agent `a` runs for a run on `run_strand`: a strand of the
   // blocking pool (started on first use) when `a` blocks its thread and the
   // pool is enabled, else `run_strand` itself.
   boost::asio::any_io_executor agent_executor(const agents::agent& a, const boost::asio::any_io_executor& run_strand);
 
-  boost::asio::any_io_executor executor;
+  // ---- Configuration: set by the constructor and never changed, so read
+  // from any thread without a lock.
+  const boost::asio::any_io_executor executor;
   const agents::agent_registry& registry;
-  hub_options options;
+  // options.store was made by the hub (it was given none): a run that ends
+  // other than paused leaves it, so it holds what resume() can continue and
+  // no more.
+  const bool own_store;
+  const hub_options options;  // with an owner id and a store, always
   // options.models, shared with the agent calls a run gave up (they may
   // outlive the hub).
-  std::shared_ptr<const agents::model_set> models;
+  const std::shared_ptr<const agents::model_set> models;
   // options.approval_policy (null when empty), shared with agent calls for the same reason.
-  std::shared_ptr<const agents::approval_policy> approval_policy;
-  std::shared_ptr<spdlog::logger> logger;
-  std::vector<std::shared_ptr<observer>> observers;
-  hub_metrics metrics;
+  const std::shared_ptr<const agents::approval_policy> approval_policy;
+  const std::shared_ptr<spdlog::logger> logger;
   const std::string id_prefix;
-  std::atomic<std::uint64_t> id_counter{0};
-  mutable std::mutex paused_mutex;
-  std::map<std::string, workflow_state, std::less<>> paused;
 
-  // Lease renewal: one timer for all of this hub's runs, on its own strand.
-  boost::asio::any_io_executor lease_strand;
-  int leased_runs = 0;                          // on lease_strand
-  boost::asio::steady_timer* lease_timer = nullptr;  // on lease_strand, while the keeper runs
-  std::atomic<std::int64_t> last_prune_ns{0};
+  // ---- Services: what runs share and change; each safe from any thread.
+  std::vector<std::shared_ptr<observer>> observers;  // added before runs start (hub::add_observer)
+  hub_metrics metrics;
+  std::atomic<std::uint64_t> id_counter{0};
+  // Renews the leases of this hub's runs (one timer for all of them).
+  const std::shared_ptr<detail::lease_keeper> leases;
+  std::atomic<std::int64_t> last_prune_ns{0};  // when finished runs were last pruned (retention)
 
   // hub_options::blocking_threads threads for blocking agents. Calls on it
   // hold no reference to the hub, so the hub is never destroyed on one of
@@ -102,11 +99,6 @@ struct hub::impl {
 };
 
 namespace detail {
-
-// A run of `hub` now holds a lease / no longer does: the first starts the
-// renewal timer, the last stops it.
-void hold_lease(const std::shared_ptr<hub::impl>& hub);
-void release_lease(const std::shared_ptr<hub::impl>& hub);
 
 // A new strand on `executor`. When that is an io_context's executor the
 // strand is built on the concrete type, so it fits inside an

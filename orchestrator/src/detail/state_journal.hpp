@@ -38,6 +38,13 @@ std::string state_head(const workflow_state& state, const definition_identity& d
 // cover all of it; nullopt when nothing was added.
 std::optional<std::string> next_journal_record(const workflow_state& state, journal_marks& marks);
 
+// The save of `state` by `owner` holding `fence` (the one place a save
+// request is built): its head, its status and step, and one journal record
+// with what `marks` do not cover yet, after which they cover all of it.
+// Without marks (nullptr) the request carries no record.
+save_request make_save_request(const workflow_state& state, const definition_identity& definition,
+                               journal_marks* marks, std::string owner, std::int64_t fence);
+
 // Marks covering all of `state` (a state just read back from its journal).
 journal_marks marks_of(const workflow_state& state);
 

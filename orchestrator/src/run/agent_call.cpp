@@ -93,14 +93,19 @@ std::shared_ptr<detached_call> workflow_run::start_call(agents::agent& a, const 
   }
   auto call = std::make_shared<detached_call>(
       call_setup{call_inputs_, call_outputs_, hub_->models, hub_->logger, instructions});
-  call->context().workflow_id = state_.id;
-  give_tools(call->context(), a);
-  // --- streaming: deltas to the observers that want them, on the run's strand
-  call->context().stream = make_stream_relay(
-      hub_->observers, strand, {state_.id, state_.workflow_name, state_.step, state_.next_node, std::string(a.name())});
-  // --- end streaming
+  prepare_context(call->context(), a, strand);
   call->start(a, hub_->agent_executor(a, strand));
   return call;
+}
+
+void workflow_run::prepare_context(agents::agent_context& context, const agents::agent& a,
+                                   const asio::any_io_executor& run_strand) {
+  context.workflow_id = state_.id;
+  give_tools(context, a);
+  // Deltas to the observers that want them, on the run's strand.
+  context.stream = make_stream_relay(
+      hub_->observers, run_strand,
+      {state_.id, state_.workflow_name, state_.step, state_.next_node, std::string(a.name())});
 }
 
 // What the agent noted for the audit log, once its run() is over: tokens
@@ -128,14 +133,9 @@ asio::awaitable<void> workflow_run::call_inline(agents::agent& a, const std::str
                                                 step_outcome& out, std::optional<protocol::error_record>& error) {
   agents::agent_context context{state_.input, state_, instructions, answers(), hub_->options.models,
                                 hub_->logger, {}, {}, {}, {}};
-  context.workflow_id = state_.id;
-  give_tools(context, a);
-  // --- streaming: deltas to the observers that want them, on the run's strand
   // g++ 12: named before co_await (README, "Development").
   const auto run_strand = co_await asio::this_coro::executor;
-  stream_origin origin{state_.id, state_.workflow_name, state_.step, state_.next_node, std::string(a.name())};
-  context.stream = make_stream_relay(hub_->observers, run_strand, std::move(origin));
-  // --- end streaming
+  prepare_context(context, a, run_strand);
   std::exception_ptr failure;
   try {
     out.envelope = co_await a.run(context);

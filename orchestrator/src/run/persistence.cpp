@@ -15,17 +15,8 @@ asio::awaitable<void> workflow_run::save() {
   if (!store || lost_) co_return;
   const auto& options = hub_->options;
   auto marks = marks_;
-  checkpoint cp;
-  cp.workflow_id = state_.id;
-  cp.workflow_name = state_.workflow_name;
-  cp.status = std::string(to_string(state_.status));
-  cp.step = state_.step;
   if (identity_.fingerprint.empty()) identity_ = {workflow_->fingerprint(), node_names()};
-  cp.state_json = state_head(state_, identity_);
-  if (auto record = next_journal_record(state_, marks)) cp.journal.push_back(std::move(*record));
-  cp.owner = options.owner_id;
-  cp.lease_expires = std::chrono::system_clock::now() + options.lease;
-  cp.fence = fence_;
+  auto cp = make_save_request(state_, identity_, &marks, options.owner_id, fence_);
   try {
     if (stored_) {
       co_await store->save(std::move(cp));
@@ -73,6 +64,18 @@ std::vector<std::string> workflow_run::node_names() const {
   names.reserve(w_.nodes.size());
   for (const auto& n : w_.nodes) names.push_back(n.name());
   return names;
+}
+
+// A hub given no store keeps only what resume() can continue: a run that
+// ended any other way than paused leaves its in-memory store, so the store
+// does not grow with every run the hub made.
+asio::awaitable<void> workflow_run::forget() {
+  if (!stored_ || lost_) co_return;
+  try {
+    co_await hub_->options.store->erase(state_.id);
+  } catch (const std::exception& e) {
+    hub_->logger->warn("[{}] cannot drop the ended run from memory: {}", state_.id, e.what());
+  }
 }
 
 // hub_options::retention: at most once a minute per hub, when a run ends.

@@ -135,8 +135,8 @@ asio::awaitable<void> workflow_run::go() {
                      false));
   }
   co_await save();
-  const bool leased = hub_->options.store && stored_ && !lost_;
-  if (leased) hold_lease(hub_);
+  const bool leased = stored_ && !lost_;
+  if (leased) hub_->leases->hold();
   while (state_.status == workflow_status::running) {
     if (co_await cancelled_now()) {
       stop(state_.next_node);
@@ -169,8 +169,8 @@ asio::awaitable<void> workflow_run::go() {
     if (state_.status == workflow_status::running && node != no_node) state_.next_node = w_.nodes[node].name();
     co_await save();
   }
-  if (leased) release_lease(hub_);
-  hub_->remember_paused(state_);
+  if (leased) hub_->leases->release();
+  if (hub_->own_store && !is_paused(state_.status)) co_await forget();
   if (hub_->options.retention) co_await prune_finished_runs();
 }
 

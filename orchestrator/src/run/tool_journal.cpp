@@ -31,7 +31,7 @@ std::vector<json::object> step_records::of(std::string_view agent) const {
 boost::asio::awaitable<void> step_records::append(std::string agent, json::object record) {
   record["step"] = step_;
   record["agent"] = std::move(agent);
-  std::optional<checkpoint> cp;
+  std::optional<save_request> cp;
   std::shared_ptr<checkpoint_store> store;
   {
     std::lock_guard lock(mutex_);
@@ -41,7 +41,6 @@ boost::asio::awaitable<void> step_records::append(std::string agent, json::objec
     }
     if (target_) {
       cp = target_->header;
-      cp->lease_expires = std::chrono::system_clock::now() + target_->lease;
       store = target_->store;
     }
   }

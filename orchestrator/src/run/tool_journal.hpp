@@ -32,8 +32,7 @@ namespace switchboard::orchestrator::detail {
 // carrying the run's fence. None without a store.
 struct journal_target {
   std::shared_ptr<checkpoint_store> store;
-  checkpoint header;  // journal empty; one record is added per append
-  std::chrono::milliseconds lease{30'000};
+  save_request header;  // journal empty; one record is added per append
 };
 
 class step_records {

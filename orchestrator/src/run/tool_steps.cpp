@@ -17,17 +17,10 @@ std::optional<journal_target> workflow_run::journal_target_now() {
   if (identity_.fingerprint.empty()) identity_ = {workflow_->fingerprint(), node_names()};
   journal_target target;
   target.store = store;
-  target.lease = hub_->options.lease;
-  auto& cp = target.header;
-  cp.workflow_id = state_.id;
-  cp.workflow_name = state_.workflow_name;
-  cp.status = "running";
   --state_.step;  // restored below: the step in flight is not counted yet
-  cp.step = state_.step;
-  cp.state_json = state_head(state_, identity_);
+  target.header = make_save_request(state_, identity_, nullptr, hub_->options.owner_id, fence_);
   ++state_.step;
-  cp.owner = hub_->options.owner_id;
-  cp.fence = fence_;
+  target.header.status = workflow_status::running;
   return target;
 }
 

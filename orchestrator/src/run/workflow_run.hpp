@@ -122,6 +122,11 @@ class workflow_run {
   asio::awaitable<void> call_detached(const compiled_node& n, agents::agent& a, const std::string& instructions,
                                       step_outcome& out, std::optional<protocol::error_record>& error);
   void record_call(const agents::agent& a, agents::agent_context& context, step_outcome& out, bool answered);
+  // What every call's context takes from the run, inline or detached: the
+  // run's id, the agent's tools and the relay of its stream to the
+  // observers on `run_strand`.
+  void prepare_context(agents::agent_context& context, const agents::agent& a,
+                       const asio::any_io_executor& run_strand);
   std::shared_ptr<detached_call> start_call(agents::agent& a, const std::string& instructions,
                                             const asio::any_io_executor& strand);
   asio::awaitable<void> run_group(const compiled_node& n, step_outcome& out);
@@ -159,6 +164,8 @@ class workflow_run {
   asio::awaitable<void> save();
   void refused_save(const claim_error& e);
   asio::awaitable<void> prune_finished_runs();
+  // Removes the run from a store the hub made for itself (hub::impl::own_store).
+  asio::awaitable<void> forget();
   std::vector<std::string> node_names() const;
   void emit(const event& e);
   void log(const event& e) const;

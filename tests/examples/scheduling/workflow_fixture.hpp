@@ -6,6 +6,7 @@
 #pragma once
 
 #include <switchboard/agents/agent_registry.hpp>
+#include <switchboard/stores/sqlite_store.hpp>
 #include <switchboard/agents/plugin.hpp>
 #include <switchboard/orchestrator/checkpoint_store.hpp>
 #include <switchboard/orchestrator/hub.hpp>
@@ -58,7 +59,7 @@ class sample_workflow_runner {
     workflow_ = orchestrator::compile(std::move(definition), registry_);
     orchestrator::hub_options options;
     options.logger = std::make_shared<spdlog::logger>("sample-test");
-    if (keep_runs) options.store = orchestrator::make_sqlite_checkpoint_store(state_dir / "runs.db");
+    if (keep_runs) options.store = stores::make_sqlite_checkpoint_store(state_dir / "runs.db");
     hub_ = std::make_unique<orchestrator::hub>(io_.get_executor(), registry_, std::move(options));
   }
 

@@ -53,17 +53,17 @@ int main() {
   }
 
   auto store = orchestrator::make_in_memory_checkpoint_store();
-  orchestrator::checkpoint run;
+  orchestrator::save_request run;
   run.workflow_id = "wf-1";
   run.workflow_name = "consumer";
-  run.status = "running";
+  run.status = orchestrator::workflow_status::running;
   run.state_json = json::serialize(json::value_from(answer));
   run.owner = "consumer";
   boost::asio::io_context io;
   auto stored = boost::asio::co_spawn(
       io,
       [](std::shared_ptr<orchestrator::checkpoint_store> store,
-         orchestrator::checkpoint run) -> boost::asio::awaitable<std::optional<orchestrator::checkpoint>> {
+         orchestrator::save_request run) -> boost::asio::awaitable<std::optional<orchestrator::checkpoint>> {
         const std::string id = run.workflow_id;
         co_await store->create(std::move(run), std::chrono::seconds(30));
         co_return co_await store->load(id);

@@ -19,10 +19,25 @@
 // replaces the small head (checkpoint::state_json), so the cost of a save
 // follows the size of the step, not of the whole run.
 //
-// Implementations: in_memory_checkpoint_store (tests, single-process use)
-// and sqlite_checkpoint_store (the embedded default, whose I/O runs on a
-// thread of its own, never on the caller's). Every implementation passes the
-// conformance suite in tests/orchestrator/checkpoint_store_conformance.hpp.
+// Time is the store's: create(), claim() and renew() ask for a lease of a
+// duration and the store computes when it ends, and stamps updated_at, with
+// its own clock (store_clock for the in-memory and SQLite stores, the
+// database server's now() for a shared database). Processes with skewed
+// clocks then still agree on whose lease has lapsed.
+//
+// A save writes a save_request; a load or claim returns a checkpoint. The
+// two differ on purpose: what only the store decides (the lease's end,
+// updated_at, the whole journal) is never part of what a caller sends.
+//
+// Implementations: make_in_memory_checkpoint_store() here (tests,
+// single-process use) and one library per backend in stores/ (SQLite:
+// switchboard::sqlite_store, <switchboard/stores/sqlite_store.hpp>, the
+// embedded default, whose I/O runs on a thread of its own). Every
+// implementation passes the installed conformance suite
+// <switchboard/testing/checkpoint_store_conformance.hpp>; the rules they
+// share are in <switchboard/orchestrator/store_support.hpp>. The run queue
+// (run_queue.hpp) and the event feed (event_feed.hpp) are the other two
+// interfaces a backend provides.
 //
 // Asynchronous operations: each returns an awaitable that completes on the
 // awaiting coroutine's executor; arguments are taken by value, so nothing
@@ -34,11 +49,14 @@
 // thread; the store object must outlive the operations it started.
 #pragma once
 
+#include <switchboard/orchestrator/workflow_status.hpp>
+
 #include <boost/asio/awaitable.hpp>
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
-#include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -50,33 +68,51 @@ namespace switchboard::orchestrator {
 
 using system_time = std::chrono::system_clock::time_point;
 
-struct checkpoint {
+// The clock a store reads for leases and updated_at. Empty: the system
+// clock. Tests pass a clock they move by hand, so a lease lapses without
+// waiting for it.
+using store_clock = std::function<system_time()>;
+
+// What create() and save() write.
+struct save_request {
   std::string workflow_id;    // unique id of one run
   std::string workflow_name;  // the definition it runs
-  // "running", "awaiting_clarification", "awaiting_approval", "interrupted", "completed",
-  // "failed", "cancelled". load() and claim() report a running checkpoint
-  // whose lease has expired as "interrupted".
-  std::string status;
+  // create(): running. save(): any status; a status other than running
+  // releases the run (no owner, no lease).
+  workflow_status status = workflow_status::running;
   std::int64_t step = 0;      // steps taken so far; never decreases
-  std::string state_json;     // the state's head, replaced by every save
-  // save(): records to append after the stored ones (may be empty).
-  // load()/claim(): every record so far, oldest first.
-  std::vector<std::string> journal;
-  // Ownership. create() and claim() set them; save() must carry the fence
-  // it was handed. owner is "" and lease_expires zero once its owner
-  // released the run (paused, interrupted by its owner, finished); a run
-  // reported interrupted because its lease expired keeps the dead owner.
-  std::string owner;
-  system_time lease_expires{};
+  std::string state_json;     // the state's head, replaces the stored one
+  std::vector<std::string> journal;  // records to append after the stored ones (may be empty)
+  std::string owner;          // the writer's owner id (not empty)
+  // save(): the fencing number create() or claim() handed the owner;
+  // ignored by create(), which hands out 1.
   std::int64_t fence = 0;
-  system_time updated_at{};   // set by the store
+};
+
+// A stored run as load() and claim() return it.
+struct checkpoint {
+  std::string workflow_id;
+  std::string workflow_name;
+  // As stored, except that a running run whose lease has lapsed reads as
+  // interrupted.
+  workflow_status status = workflow_status::running;
+  std::int64_t step = 0;
+  std::string state_json;     // the head of the last save
+  std::vector<std::string> journal;  // every record so far, oldest first
+  // owner is "" and lease_expires zero once its owner released the run
+  // (paused, interrupted by its owner, finished); a run reported
+  // interrupted because its lease lapsed keeps the dead owner.
+  std::string owner;
+  system_time lease_expires{};  // by the store's clock
+  std::int64_t fence = 0;
+  system_time updated_at{};     // by the store's clock
 };
 
 // What list() reports of a run, without its state.
 struct run_summary {
   std::string workflow_id;
   std::string workflow_name;
-  std::string status;         // as checkpoint::status ("interrupted" for an expired lease)
+  workflow_status status = workflow_status::running;  // as checkpoint::status
   std::int64_t step = 0;
   std::string owner;
   system_time lease_expires{};
@@ -84,14 +120,34 @@ struct run_summary {
   system_time updated_at{};
 };
 
+// Which runs list() returns, and how many at a time.
+struct list_request {
+  // Only runs in this status (as checkpoint::status reports it: interrupted
+  // includes running runs whose lease lapsed, running excludes them).
+  std::optional<workflow_status> status;
+  std::string workflow_name;  // only runs of this definition ("" = any)
+  std::size_t limit = 0;      // at most this many (0 = all)
+  // Where the page starts: "" for the first, run_page::next_cursor for the
+  // next. Opaque text, meaningful only to the store that made it.
+  std::string cursor;
+};
+
+// One page of list(): the most recently saved run first.
+struct run_page {
+  std::vector<run_summary> runs;
+  // Where the next page starts; "" when this page is the last. A run saved
+  // again while a caller pages moves to the front: a later page does not
+  // show it again (an earlier one may have shown its older save).
+  std::string next_cursor;
+};
+
 struct claim_request {
   std::string workflow_id;
   std::string owner;                         // the claimant's owner id
   std::chrono::milliseconds lease{30'000};
-  // The status the claimant expects: "awaiting_clarification" (to answer),
-  // "awaiting_approval" (to decide)
-  // or "interrupted" (to continue).
-  std::string expected_status;
+  // The status the claimant expects: awaiting_clarification (to answer),
+  // awaiting_approval (to decide) or interrupted (to continue).
+  workflow_status expected_status = workflow_status::awaiting_clarification;
   // Refuse when the run moved on since the claimant read it (for example an
   // answer typed for a question another process has already answered).
   std::optional<std::int64_t> expected_step;
@@ -133,25 +189,25 @@ class checkpoint_store {
  public:
   virtual ~checkpoint_store() = default;
 
-  // Stores a new run owned by cp.owner (not empty) with fence 1 and a lease
-  // of `lease` from now; cp.status must be "running". Refuses (claim_error
+  // Stores a new run owned by run.owner (not empty) with fence 1 and a lease
+  // of `lease` from now; run.status must be running. Refuses (claim_error
   // exists) when a run with that id is stored. Also refuses (checkpoint_error)
   // an empty workflow_id or workflow_name or a negative step.
-  virtual boost::asio::awaitable<void> create(checkpoint cp, std::chrono::milliseconds lease) = 0;
+  virtual boost::asio::awaitable<void> create(save_request run, std::chrono::milliseconds lease) = 0;
 
   // Atomically makes request.owner the owner of a run in the expected
-  // status (see claim_request): status becomes "running", fence the stored
+  // status (see claim_request): status becomes running, fence the stored
   // one + 1, lease `request.lease` from now. Returns the claimed checkpoint
   // (with its new fence and whole journal). Refuses with claim_error.
   virtual boost::asio::awaitable<checkpoint> claim(claim_request request) = 0;
 
-  // Replaces the head, status and step of cp.workflow_id and appends
-  // cp.journal, in one transaction. cp.fence must be the stored fence
-  // (claim_error stale_fence otherwise: another owner claimed the run). A
-  // save whose status is not "running" releases the run (owner cleared).
-  // Refuses (checkpoint_error) a step lower than the stored one, an unknown
-  // id, and the malformed checkpoints create() refuses.
-  virtual boost::asio::awaitable<void> save(checkpoint cp) = 0;
+  // Replaces the head, status and step of run.workflow_id and appends
+  // run.journal, in one transaction; the lease stays the store's. run.fence
+  // must be the stored fence (claim_error stale_fence otherwise: another
+  // owner claimed the run). A save whose status is not running releases the
+  // run (owner cleared). Refuses (checkpoint_error) a step lower than the
+  // stored one, an unknown id, and the malformed requests create() refuses.
+  virtual boost::asio::awaitable<void> save(save_request run) = 0;
 
   // Extends to `lease` from now the lease of every running run `owner`
   // holds; returns how many.
@@ -160,17 +216,15 @@ class checkpoint_store {
   // The checkpoint of `workflow_id` with its whole journal, or nullopt.
   virtual boost::asio::awaitable<std::optional<checkpoint>> load(std::string workflow_id) = 0;
 
-  // Runs in `status` ("" = every status; "interrupted" includes running
-  // runs whose lease expired, "running" excludes them), least recently
-  // saved first.
-  virtual boost::asio::awaitable<std::vector<run_summary>> list(std::string status) = 0;
+  // The runs `request` selects, most recently saved first, a page at a time.
+  virtual boost::asio::awaitable<run_page> list(list_request request) = 0;
 
   // Removes a run whatever its status or owner; returns whether one existed.
   virtual boost::asio::awaitable<bool> erase(std::string workflow_id) = 0;
 
   // Removes the finished runs (completed, failed, cancelled) last saved
-  // before `finished_before`, and gives the space they took back; returns
-  // how many were removed.
+  // before `finished_before` (compared with updated_at, the store's time),
+  // and gives the space they took back; returns how many were removed.
   virtual boost::asio::awaitable<std::size_t> prune(system_time finished_before) = 0;
 };
 
@@ -180,22 +234,20 @@ class forwarding_checkpoint_store : public checkpoint_store {
  public:
   explicit forwarding_checkpoint_store(std::shared_ptr<checkpoint_store> inner) : inner_(std::move(inner)) {}
 
-  boost::asio::awaitable<void> create(checkpoint cp, std::chrono::milliseconds lease) override {
-    return inner_->create(std::move(cp), lease);
+  boost::asio::awaitable<void> create(save_request run, std::chrono::milliseconds lease) override {
+    return inner_->create(std::move(run), lease);
   }
   boost::asio::awaitable<checkpoint> claim(claim_request request) override {
     return inner_->claim(std::move(request));
   }
-  boost::asio::awaitable<void> save(checkpoint cp) override { return inner_->save(std::move(cp)); }
+  boost::asio::awaitable<void> save(save_request run) override { return inner_->save(std::move(run)); }
   boost::asio::awaitable<std::size_t> renew(std::string owner, std::chrono::milliseconds lease) override {
     return inner_->renew(std::move(owner), lease);
   }
   boost::asio::awaitable<std::optional<checkpoint>> load(std::string workflow_id) override {
     return inner_->load(std::move(workflow_id));
   }
-  boost::asio::awaitable<std::vector<run_summary>> list(std::string status) override {
-    return inner_->list(std::move(status));
-  }
+  boost::asio::awaitable<run_page> list(list_request request) override { return inner_->list(std::move(request)); }
   boost::asio::awaitable<bool> erase(std::string workflow_id) override { return inner_->erase(std::move(workflow_id)); }
   boost::asio::awaitable<std::size_t> prune(system_time finished_before) override {
     return inner_->prune(finished_before);
@@ -208,26 +260,10 @@ class forwarding_checkpoint_store : public checkpoint_store {
   std::shared_ptr<checkpoint_store> inner_;
 };
 
-std::shared_ptr<checkpoint_store> make_in_memory_checkpoint_store();
+// Every run `request` selects, all pages read (request.limit is the page size).
+boost::asio::awaitable<std::vector<run_summary>> list_all(checkpoint_store& store, list_request request = {});
 
-// Opens (creating if needed) an SQLite database at `path`, WAL mode, busy
-// timeout so several processes can share it. A new file is created readable
-// and writable by its owner only (0600), whatever the umask. Throws
-// checkpoint_error naming the file and SQLite's message on failure: a
-// missing directory, an unwritable path, a file that is not an SQLite
-// database. The directory is not created. Every operation runs on the
-// store's own thread, in order. synchronous=NORMAL: a killed process loses
-// nothing it committed.
-std::shared_ptr<checkpoint_store> make_sqlite_checkpoint_store(const std::filesystem::path& path);
-
-// "memory" or "sqlite:PATH" (the form `switchboard run --store` takes).
-// Throws checkpoint_error on anything else.
-std::shared_ptr<checkpoint_store> open_checkpoint_store(std::string_view spec);
-
-// "running", "awaiting_clarification", "awaiting_approval", "interrupted", "completed", "failed",
-// "cancelled".
-bool is_checkpoint_status(std::string_view status) noexcept;
-// completed, failed, cancelled: nothing will run again.
-bool is_finished_status(std::string_view status) noexcept;
+// A store in this process's memory, reading `clock` (empty: the system clock).
+std::shared_ptr<checkpoint_store> make_in_memory_checkpoint_store(store_clock clock = {});
 
 }  // namespace switchboard::orchestrator

@@ -2,7 +2,7 @@
 // their envelopes and routes. Agents never call each other.
 //
 //   orchestrator::hub_options options;
-//   options.store = make_sqlite_checkpoint_store("state.db");
+//   options.store = stores::make_sqlite_checkpoint_store("state.db");  // switchboard::sqlite_store
 //   orchestrator::hub hub{io.get_executor(), registry, options};
 //   workflow_state s = co_await hub.run(workflow, input);
 //   if (s.status == workflow_status::awaiting_clarification)
@@ -62,8 +62,8 @@
 // step whose result was saved is never executed again: a run whose process
 // died is `interrupted` once its lease expires (at once when its owner was
 // a process of this host that no longer exists) and resume() without an
-// answer continues it from the last saved step. Without a store, paused
-// workflows are kept in this hub's memory only.
+// answer continues it from the last saved step. Without a store, the hub
+// keeps paused workflows in an in-memory store of its own.
 //
 // Lifetimes: the registry and the store must outlive the hub; a pending run
 // keeps the hub's internals and its compiled workflow alive, so destroying
@@ -104,7 +104,7 @@ namespace switchboard::agents { class agent_registry; }
 namespace switchboard::orchestrator {
 
 struct hub_options {
-  std::shared_ptr<checkpoint_store> store;   // null: no checkpoints, paused runs kept in memory
+  std::shared_ptr<checkpoint_store> store;   // null: an in-memory store of the hub's, paused runs only
   agents::model_set models;                  // what agents and coordinators may use
   std::shared_ptr<spdlog::logger> logger;    // null: spdlog's default logger
   bool validate_envelopes = true;            // check every envelope with agent_registry::validate
@@ -233,7 +233,7 @@ class hub {
 
   // Cancels a stored run that is paused or interrupted (claiming it first,
   // so a run another hub is working on is refused with run_owned); returns
-  // its final state, status `cancelled`. Needs a store.
+  // its final state, status `cancelled`.
   boost::asio::awaitable<workflow_state> cancel_stored_run(std::string workflow_id);
 
   // This hub's owner id in the store (hub_options::owner_id, or this

@@ -10,6 +10,7 @@
 
 #include <switchboard/agents/agent_context.hpp>
 #include <switchboard/agents/tool_journal.hpp>
+#include <switchboard/orchestrator/workflow_status.hpp>
 #include <switchboard/protocol/envelope.hpp>
 
 #include <boost/json/object.hpp>
@@ -27,18 +28,6 @@
 namespace switchboard::orchestrator {
 
 struct checkpoint;
-
-// interrupted: its owner stopped it between steps (a signal, a shutdown) or
-// died; hub::resume() without an answer continues it from its last
-// completed step. awaiting_approval: a tool call waits for the user's
-// decision (hub::resume with resume_options::decision).
-enum class workflow_status {
-  running, awaiting_clarification, completed, failed, cancelled, interrupted, awaiting_approval
-};
-// "running", "awaiting_clarification", "completed", "failed", "cancelled",
-// "interrupted", "awaiting_approval"
-std::string_view to_string(workflow_status status) noexcept;
-std::optional<workflow_status> parse_workflow_status(std::string_view text) noexcept;
 
 // The most of a model's raw text an audit entry keeps: its first 16 KiB.
 inline constexpr std::size_t max_raw_text_bytes = 16 * 1024;

@@ -1,7 +1,6 @@
-// SQLite plumbing of the checkpoint store: the table layout (format 2 and
-// the migration from 1), prepared statements that reset themselves, column
-// conversions, and creating the database file private. Internal to
-// sqlite_store.cpp; no state.
+// SQLite plumbing of the store: the table layout (format 3 and the
+// migrations from 1 and 2), prepared statements that reset themselves,
+// column conversions, and creating the database file private. No state.
 #pragma once
 
 #include <switchboard/orchestrator/checkpoint_store.hpp>
@@ -17,7 +16,11 @@
 #include <memory>
 #include <string>
 
-namespace switchboard::orchestrator::detail::sqlite {
+namespace switchboard::stores::sqlite {
+
+using orchestrator::checkpoint_error;
+using orchestrator::run_summary;
+using orchestrator::system_time;
 
 // How long a writer waits for another connection's transaction before
 // giving up with "database is locked".
@@ -25,8 +28,9 @@ inline constexpr int busy_timeout_ms = 5000;
 
 // Bumped when the table layout changes; a file written by a newer layout is
 // refused instead of being misread. Format 1 (one row with the whole state)
-// is migrated to 2 when opened.
-inline constexpr int schema_version = 2;
+// is migrated when opened; format 2 lacks only the queue and events tables,
+// which opening adds.
+inline constexpr int schema_version = 3;
 
 inline constexpr const char* create_schema_sql = R"sql(
 CREATE TABLE IF NOT EXISTS runs (
@@ -48,6 +52,24 @@ CREATE TABLE IF NOT EXISTS journal (
   seq         INTEGER NOT NULL,
   record      TEXT    NOT NULL,
   PRIMARY KEY (workflow_id, seq)
+);
+CREATE TABLE IF NOT EXISTS queue (
+  workflow_id      TEXT    PRIMARY KEY NOT NULL,
+  workflow_name    TEXT    NOT NULL,
+  reason           TEXT    NOT NULL,
+  payload          TEXT    NOT NULL,
+  owner            TEXT    NOT NULL,
+  lease_expires_ns INTEGER NOT NULL,
+  fence            INTEGER NOT NULL,
+  enqueue_seq      INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS queue_by_enqueue_seq ON queue (enqueue_seq);
+CREATE TABLE IF NOT EXISTS events (
+  workflow_id TEXT    NOT NULL,
+  position    INTEGER NOT NULL,
+  event       TEXT    NOT NULL,
+  at_ns       INTEGER NOT NULL,
+  PRIMARY KEY (workflow_id, position)
 );
 )sql";
 
@@ -102,12 +124,19 @@ inline std::string column_text(sqlite3_stmt* stmt, int column) {
   return std::string(text, static_cast<std::size_t>(sqlite3_column_bytes(stmt, column)));
 }
 
-// Reads the summary columns (in summary_columns' order) from `first` on.
+// Reads the summary columns (in summary_columns' order). The status is the
+// stored text; a text no build ever wrote is refused, not guessed at.
 inline run_summary read_summary(sqlite3_stmt* stmt) {
   run_summary s;
   s.workflow_id = column_text(stmt, 0);
   s.workflow_name = column_text(stmt, 1);
-  s.status = column_text(stmt, 2);
+  const std::string status = column_text(stmt, 2);
+  const auto parsed = orchestrator::parse_workflow_status(status);
+  if (!parsed) {
+    throw checkpoint_error("workflow '" + s.workflow_id + "' has an unknown stored status '" + status.substr(0, 64) +
+                           "'");
+  }
+  s.status = *parsed;
   s.step = sqlite3_column_int64(stmt, 3);
   s.owner = column_text(stmt, 4);
   s.lease_expires = from_nanoseconds(sqlite3_column_int64(stmt, 5));
@@ -133,4 +162,4 @@ inline void make_private(const std::string& path) {
   }
 }
 
-}  // namespace switchboard::orchestrator::detail::sqlite
+}  // namespace switchboard::stores::sqlite

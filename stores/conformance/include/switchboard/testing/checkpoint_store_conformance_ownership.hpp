@@ -3,7 +3,7 @@
 // checkpoint_store_conformance.hpp for how a backend joins).
 #pragma once
 
-#include "checkpoint_store_conformance_support.hpp"
+#include <switchboard/testing/checkpoint_store_conformance_support.hpp>
 
 namespace switchboard::orchestrator::testing {
 
@@ -15,14 +15,14 @@ TEST_P(checkpoint_store_conformance, claim_of_a_paused_run_bumps_the_fence_and_s
 
   const auto before = std::chrono::system_clock::now();
   const checkpoint claimed = run_now(store_->claim([] {
-    claim_request request = claim_for("wf", "worker-b", "awaiting_clarification", 3);
+    claim_request request = claim_for("wf", "worker-b", workflow_status::awaiting_clarification, 3);
     request.lease = 20s;
     return request;
   }()));
   const auto after = std::chrono::system_clock::now();
   EXPECT_EQ(claimed.workflow_id, "wf");
   EXPECT_EQ(claimed.workflow_name, "family_scheduler");
-  EXPECT_EQ(claimed.status, "running");
+  EXPECT_EQ(claimed.status, workflow_status::running);
   EXPECT_EQ(claimed.step, 3);
   EXPECT_EQ(claimed.owner, "worker-b");
   EXPECT_EQ(claimed.fence, 2);
@@ -33,21 +33,21 @@ TEST_P(checkpoint_store_conformance, claim_of_a_paused_run_bumps_the_fence_and_s
 
   const std::optional<checkpoint> loaded = load("wf");
   ASSERT_TRUE(loaded.has_value());
-  EXPECT_EQ(loaded->status, "running");
+  EXPECT_EQ(loaded->status, workflow_status::running);
   EXPECT_EQ(loaded->owner, "worker-b");
   EXPECT_EQ(loaded->fence, 2);
   EXPECT_EQ(loaded->lease_expires, claimed.lease_expires);
 
   // The new owner saves with the fence it was handed.
-  run_now(store_->save(next_step(claimed, 4, "completed", R"({"done":true})", {"answered"})));
-  EXPECT_EQ(load("wf")->status, "completed");
+  run_now(store_->save(next_step(claimed, 4, workflow_status::completed, R"({"done":true})", {"answered"})));
+  EXPECT_EQ(load("wf")->status, workflow_status::completed);
 }
 
 TEST_P(checkpoint_store_conformance, a_second_claim_is_refused_naming_the_owner) {
   paused_run("wf", 3);
-  run_now(store_->claim(claim_for("wf", "worker-b", "awaiting_clarification", 3)));
+  run_now(store_->claim(claim_for("wf", "worker-b", workflow_status::awaiting_clarification, 3)));
 
-  for (const std::string expected : {"awaiting_clarification", "interrupted"}) {
+  for (const workflow_status expected : {workflow_status::awaiting_clarification, workflow_status::interrupted}) {
     const std::optional<claim_error> refused = claim_refusal(store_->claim(claim_for("wf", "worker-c", expected, 3)));
     ASSERT_TRUE(refused.has_value());
     EXPECT_EQ(reason_name(refused->why()), "owned") << expected;
@@ -68,15 +68,15 @@ TEST_P(checkpoint_store_conformance, a_claim_in_an_unexpected_status_or_step_cha
   const checkpoint paused = paused_run("wf", 3);
 
   const std::optional<claim_error> wrong_status =
-      claim_refusal(store_->claim(claim_for("wf", "worker-b", "interrupted")));
+      claim_refusal(store_->claim(claim_for("wf", "worker-b", workflow_status::interrupted)));
   ASSERT_TRUE(wrong_status.has_value());
   EXPECT_EQ(reason_name(wrong_status->why()), "wrong_status");
   EXPECT_THAT(wrong_status->what(), ::testing::HasSubstr("is awaiting_clarification, not interrupted"));
   ASSERT_TRUE(wrong_status->current().has_value());
-  EXPECT_EQ(wrong_status->current()->status, "awaiting_clarification");
+  EXPECT_EQ(wrong_status->current()->status, workflow_status::awaiting_clarification);
 
   const std::optional<claim_error> moved_on =
-      claim_refusal(store_->claim(claim_for("wf", "worker-b", "awaiting_clarification", 2)));
+      claim_refusal(store_->claim(claim_for("wf", "worker-b", workflow_status::awaiting_clarification, 2)));
   ASSERT_TRUE(moved_on.has_value());
   EXPECT_EQ(reason_name(moved_on->why()), "step_changed");
   EXPECT_THAT(moved_on->what(), ::testing::HasSubstr("moved on"));
@@ -92,7 +92,7 @@ TEST_P(checkpoint_store_conformance, a_claim_in_an_unexpected_status_or_step_cha
 
   const std::optional<checkpoint> loaded = load("wf");
   ASSERT_TRUE(loaded.has_value());
-  EXPECT_EQ(loaded->status, "awaiting_clarification");
+  EXPECT_EQ(loaded->status, workflow_status::awaiting_clarification);
   EXPECT_EQ(loaded->owner, "");
   EXPECT_EQ(loaded->fence, 1);
   EXPECT_EQ(loaded->step, 3);
@@ -102,10 +102,10 @@ TEST_P(checkpoint_store_conformance, a_claim_in_an_unexpected_status_or_step_cha
 }
 
 TEST_P(checkpoint_store_conformance, a_finished_run_cannot_be_claimed) {
-  const checkpoint run = new_run("wf");
+  const save_request run = new_run("wf");
   run_now(store_->create(run, long_lease));
-  run_now(store_->save(next_step(run, 2, "completed", "{}")));
-  for (const std::string expected : {"interrupted", "awaiting_clarification"}) {
+  run_now(store_->save(next_step(run, 2, workflow_status::completed, "{}")));
+  for (const workflow_status expected : {workflow_status::interrupted, workflow_status::awaiting_clarification}) {
     const std::optional<claim_error> refused = claim_refusal(store_->claim(claim_for("wf", "worker-b", expected)));
     ASSERT_TRUE(refused.has_value());
     EXPECT_EQ(reason_name(refused->why()), "wrong_status");
@@ -117,19 +117,19 @@ TEST_P(checkpoint_store_conformance, a_finished_run_cannot_be_claimed) {
 // ---------------------------------------------------------------- fencing
 
 TEST_P(checkpoint_store_conformance, a_save_with_a_stale_fence_is_refused_and_changes_nothing) {
-  const checkpoint run = new_run("wf");
+  const save_request run = new_run("wf");
   run_now(store_->create(run, long_lease));
-  run_now(store_->save(next_step(run, 1, "running", R"({"by":"a"})", {"a1"})));
+  run_now(store_->save(next_step(run, 1, workflow_status::running, R"({"by":"a"})", {"a1"})));
 
   // worker-b takes the run over (worker-a is known to be dead), fence 2.
-  claim_request takeover = claim_for("wf", "worker-b", "interrupted");
+  claim_request takeover = claim_for("wf", "worker-b", workflow_status::interrupted);
   takeover.dead_owner = "worker-a";
   const checkpoint claimed = run_now(store_->claim(takeover));
   ASSERT_EQ(claimed.fence, 2);
 
   // worker-a was not dead after all: its save carries fence 1.
   const std::optional<claim_error> refused =
-      claim_refusal(store_->save(next_step(run, 2, "completed", R"({"by":"a"})", {"a2"})));
+      claim_refusal(store_->save(next_step(run, 2, workflow_status::completed, R"({"by":"a"})", {"a2"})));
   ASSERT_TRUE(refused.has_value());
   EXPECT_EQ(reason_name(refused->why()), "stale_fence");
   EXPECT_THAT(refused->what(), ::testing::HasSubstr("fencing number 1"));
@@ -138,7 +138,7 @@ TEST_P(checkpoint_store_conformance, a_save_with_a_stale_fence_is_refused_and_ch
   EXPECT_EQ(refused->current()->fence, 2);
 
   // Guessing the new fence does not help another owner either.
-  checkpoint guessed = next_step(run, 2, "completed", R"({"by":"a"})", {"a2"});
+  save_request guessed = next_step(run, 2, workflow_status::completed, R"({"by":"a"})", {"a2"});
   guessed.fence = 2;
   const std::optional<claim_error> guessed_refused = claim_refusal(store_->save(guessed));
   ASSERT_TRUE(guessed_refused.has_value());
@@ -146,7 +146,7 @@ TEST_P(checkpoint_store_conformance, a_save_with_a_stale_fence_is_refused_and_ch
 
   const std::optional<checkpoint> loaded = load("wf");
   ASSERT_TRUE(loaded.has_value());
-  EXPECT_EQ(loaded->status, "running");
+  EXPECT_EQ(loaded->status, workflow_status::running);
   EXPECT_EQ(loaded->step, 1);
   EXPECT_EQ(loaded->state_json, R"({"by":"a"})");
   EXPECT_EQ(loaded->journal, std::vector<std::string>{"a1"});
@@ -154,14 +154,14 @@ TEST_P(checkpoint_store_conformance, a_save_with_a_stale_fence_is_refused_and_ch
   EXPECT_EQ(loaded->fence, 2);
 
   // The new owner's save lands.
-  run_now(store_->save(next_step(claimed, 2, "completed", R"({"by":"b"})", {"b2"})));
+  run_now(store_->save(next_step(claimed, 2, workflow_status::completed, R"({"by":"b"})", {"b2"})));
   EXPECT_EQ(load("wf")->journal, (std::vector<std::string>{"a1", "b2"}));
 }
 
 TEST_P(checkpoint_store_conformance, a_save_that_is_not_running_releases_the_run) {
-  const checkpoint run = new_run("wf");
+  const save_request run = new_run("wf");
   run_now(store_->create(run, long_lease));
-  run_now(store_->save(next_step(run, 1, "awaiting_clarification", R"({"question":"?"})")));
+  run_now(store_->save(next_step(run, 1, workflow_status::awaiting_clarification, R"({"question":"?"})")));
   std::optional<checkpoint> loaded = load("wf");
   ASSERT_TRUE(loaded.has_value());
   EXPECT_EQ(loaded->owner, "");
@@ -170,25 +170,25 @@ TEST_P(checkpoint_store_conformance, a_save_that_is_not_running_releases_the_run
 
   // Released: the old owner's fence no longer writes.
   const std::optional<claim_error> after_release =
-      claim_refusal(store_->save(next_step(run, 2, "running", R"({"late":true})", {"late"})));
+      claim_refusal(store_->save(next_step(run, 2, workflow_status::running, R"({"late":true})", {"late"})));
   ASSERT_TRUE(after_release.has_value());
   EXPECT_EQ(reason_name(after_release->why()), "stale_fence");
   EXPECT_EQ(load("wf")->step, 1);
-  EXPECT_EQ(load("wf")->status, "awaiting_clarification");
+  EXPECT_EQ(load("wf")->status, workflow_status::awaiting_clarification);
 
   // A shutdown releases a run as interrupted; the next claimant continues it.
-  const checkpoint claimed = run_now(store_->claim(claim_for("wf", "worker-b", "awaiting_clarification", 1)));
+  const checkpoint claimed = run_now(store_->claim(claim_for("wf", "worker-b", workflow_status::awaiting_clarification, 1)));
   ASSERT_EQ(claimed.fence, 2);
-  run_now(store_->save(next_step(claimed, 2, "interrupted", R"({"stopped":true})")));
+  run_now(store_->save(next_step(claimed, 2, workflow_status::interrupted, R"({"stopped":true})")));
   loaded = load("wf");
   ASSERT_TRUE(loaded.has_value());
-  EXPECT_EQ(loaded->status, "interrupted");
+  EXPECT_EQ(loaded->status, workflow_status::interrupted);
   EXPECT_EQ(loaded->owner, "");
-  EXPECT_EQ(list_ids("interrupted"), std::vector<std::string>{"wf"});
-  EXPECT_TRUE(list_ids("running").empty());
-  EXPECT_EQ(reason_name(claim_refusal(store_->save(next_step(claimed, 3, "running", "{}")))->why()), "stale_fence");
+  EXPECT_EQ(list_ids(workflow_status::interrupted), std::vector<std::string>{"wf"});
+  EXPECT_TRUE(list_ids(workflow_status::running).empty());
+  EXPECT_EQ(reason_name(claim_refusal(store_->save(next_step(claimed, 3, workflow_status::running, "{}")))->why()), "stale_fence");
 
-  const checkpoint continued = run_now(store_->claim(claim_for("wf", "worker-c", "interrupted", 2)));
+  const checkpoint continued = run_now(store_->claim(claim_for("wf", "worker-c", workflow_status::interrupted, 2)));
   EXPECT_EQ(continued.fence, 3);
   EXPECT_EQ(continued.owner, "worker-c");
   EXPECT_EQ(continued.state_json, R"({"stopped":true})");
@@ -202,17 +202,15 @@ TEST_P(checkpoint_store_conformance, a_running_save_keeps_the_stored_lease) {
   const auto renewed_at = std::chrono::system_clock::now();
   ASSERT_EQ(run_now(store_->renew("worker-b", long_lease)), 1u);
 
-  run_now(store_->save(next_step(claimed, 2, "running", R"({"v":2})")));
-  checkpoint without_lease = next_step(claimed, 3, "running", R"({"v":3})");
-  without_lease.lease_expires = {};
-  run_now(store_->save(without_lease));
+  run_now(store_->save(next_step(claimed, 2, workflow_status::running, R"({"v":2})")));
+  run_now(store_->save(next_step(claimed, 3, workflow_status::running, R"({"v":3})")));
 
   const std::optional<checkpoint> loaded = load("wf");
   ASSERT_TRUE(loaded.has_value());
-  EXPECT_EQ(loaded->status, "running");
+  EXPECT_EQ(loaded->status, workflow_status::running);
   EXPECT_EQ(loaded->owner, "worker-b");
   EXPECT_GE(loaded->lease_expires, renewed_at + long_lease);
-  EXPECT_EQ(list_ids("running"), std::vector<std::string>{"wf"});
+  EXPECT_EQ(list_ids(workflow_status::running), std::vector<std::string>{"wf"});
 }
 
 // ---------------------------------------------------------------- leases
@@ -223,42 +221,42 @@ TEST_P(checkpoint_store_conformance, an_expired_lease_makes_a_running_run_interr
 
   const std::optional<checkpoint> loaded = load("wf");
   ASSERT_TRUE(loaded.has_value());
-  EXPECT_EQ(loaded->status, "interrupted");
-  EXPECT_EQ(list_ids("interrupted"), std::vector<std::string>{"wf"});
-  EXPECT_TRUE(list_ids("running").empty());
-  const std::vector<run_summary> all = run_now(store_->list(""));
+  EXPECT_EQ(loaded->status, workflow_status::interrupted);
+  EXPECT_EQ(list_ids(workflow_status::interrupted), std::vector<std::string>{"wf"});
+  EXPECT_TRUE(list_ids(workflow_status::running).empty());
+  const std::vector<run_summary> all = run_now(list_all(*store_));
   ASSERT_EQ(all.size(), 1u);
-  EXPECT_EQ(all[0].status, "interrupted");
+  EXPECT_EQ(all[0].status, workflow_status::interrupted);
 
   const std::optional<claim_error> not_paused = claim_refusal(store_->claim(claim_for("wf", "worker-b")));
   ASSERT_TRUE(not_paused.has_value());
   EXPECT_EQ(reason_name(not_paused->why()), "wrong_status");
 
-  const checkpoint claimed = run_now(store_->claim(claim_for("wf", "worker-b", "interrupted", 0)));
-  EXPECT_EQ(claimed.status, "running");
+  const checkpoint claimed = run_now(store_->claim(claim_for("wf", "worker-b", workflow_status::interrupted, 0)));
+  EXPECT_EQ(claimed.status, workflow_status::running);
   EXPECT_EQ(claimed.owner, "worker-b");
   EXPECT_EQ(claimed.fence, 2);
   EXPECT_EQ(claimed.state_json, R"({"v":1})");
-  EXPECT_EQ(list_ids("running"), std::vector<std::string>{"wf"});
-  EXPECT_TRUE(list_ids("interrupted").empty());
+  EXPECT_EQ(list_ids(workflow_status::running), std::vector<std::string>{"wf"});
+  EXPECT_TRUE(list_ids(workflow_status::interrupted).empty());
   // The old owner lost it: renewing finds nothing of its own.
   EXPECT_EQ(run_now(store_->renew("worker-a", long_lease)), 0u);
 }
 
 TEST_P(checkpoint_store_conformance, a_live_lease_is_not_interrupted) {
   run_now(store_->create(new_run("wf"), long_lease));
-  EXPECT_EQ(load("wf")->status, "running");
-  EXPECT_TRUE(list_ids("interrupted").empty());
-  const std::optional<claim_error> refused = claim_refusal(store_->claim(claim_for("wf", "worker-b", "interrupted")));
+  EXPECT_EQ(load("wf")->status, workflow_status::running);
+  EXPECT_TRUE(list_ids(workflow_status::interrupted).empty());
+  const std::optional<claim_error> refused = claim_refusal(store_->claim(claim_for("wf", "worker-b", workflow_status::interrupted)));
   ASSERT_TRUE(refused.has_value());
   EXPECT_EQ(reason_name(refused->why()), "owned");
 }
 
 TEST_P(checkpoint_store_conformance, a_dead_owner_is_taken_over_before_its_lease_expires) {
-  const checkpoint run = new_run("wf");
+  const save_request run = new_run("wf");
   run_now(store_->create(run, long_lease));
 
-  claim_request takeover = claim_for("wf", "worker-b", "interrupted");
+  claim_request takeover = claim_for("wf", "worker-b", workflow_status::interrupted);
   takeover.dead_owner = "worker-c";  // someone else died, not worker-a
   const std::optional<claim_error> refused = claim_refusal(store_->claim(takeover));
   ASSERT_TRUE(refused.has_value());
@@ -266,17 +264,17 @@ TEST_P(checkpoint_store_conformance, a_dead_owner_is_taken_over_before_its_lease
   EXPECT_EQ(load("wf")->fence, 1);
 
   takeover.dead_owner = "worker-a";
-  takeover.expected_status = "awaiting_clarification";  // a dead owner's run is interrupted, not paused
+  takeover.expected_status = workflow_status::awaiting_clarification;  // a dead owner's run is interrupted, not paused
   const std::optional<claim_error> not_paused = claim_refusal(store_->claim(takeover));
   ASSERT_TRUE(not_paused.has_value());
   EXPECT_EQ(reason_name(not_paused->why()), "wrong_status");
 
-  takeover.expected_status = "interrupted";
+  takeover.expected_status = workflow_status::interrupted;
   const checkpoint claimed = run_now(store_->claim(takeover));
   EXPECT_EQ(claimed.owner, "worker-b");
   EXPECT_EQ(claimed.fence, 2);
-  EXPECT_EQ(claimed.status, "running");
-  EXPECT_EQ(reason_name(claim_refusal(store_->save(next_step(run, 1, "running", "{}")))->why()), "stale_fence");
+  EXPECT_EQ(claimed.status, workflow_status::running);
+  EXPECT_EQ(reason_name(claim_refusal(store_->save(next_step(run, 1, workflow_status::running, "{}")))->why()), "stale_fence");
 }
 
 TEST_P(checkpoint_store_conformance, renew_extends_only_the_owners_running_runs) {
@@ -295,7 +293,7 @@ TEST_P(checkpoint_store_conformance, renew_extends_only_the_owners_running_runs)
     EXPECT_EQ(loaded->fence, 1) << id;
   }
   EXPECT_EQ(load("a-paused")->lease_expires, system_time{});
-  EXPECT_EQ(load("a-paused")->status, "awaiting_clarification");
+  EXPECT_EQ(load("a-paused")->status, workflow_status::awaiting_clarification);
   EXPECT_EQ(load("b-1")->lease_expires, b_before.lease_expires);
 
   EXPECT_EQ(run_now(store_->renew("worker-z", long_lease)), 0u);
@@ -305,7 +303,7 @@ TEST_P(checkpoint_store_conformance, renew_extends_only_the_owners_running_runs)
   run_now(store_->create(new_run("c-1", "worker-c"), short_lease));
   EXPECT_EQ(run_now(store_->renew("worker-c", long_lease)), 1u);
   sleep_past_short_lease();
-  EXPECT_EQ(load("c-1")->status, "running");
+  EXPECT_EQ(load("c-1")->status, workflow_status::running);
 }
 
 // ---------------------------------------------------------------- concurrency
@@ -319,14 +317,14 @@ TEST_P(checkpoint_store_conformance, concurrent_saves_from_threads_all_land) {
   for (int t = 0; t < thread_count; ++t) {
     threads.emplace_back([&, t] {
       try {
-        std::vector<checkpoint> runs;
+        std::vector<save_request> runs;
         for (int w = 0; w < workflows_per_thread; ++w) {
           runs.push_back(new_run("t" + std::to_string(t) + "-w" + std::to_string(w), "thread-" + std::to_string(t)));
           run_now(store_->create(runs.back(), long_lease));
         }
         for (int step = 1; step <= steps_per_workflow; ++step) {
           for (const auto& run : runs) {
-            run_now(store_->save(next_step(run, step, step == steps_per_workflow ? "completed" : "running",
+            run_now(store_->save(next_step(run, step, step == steps_per_workflow ? workflow_status::completed : workflow_status::running,
                                            "{\"step\":" + std::to_string(step) + "}", {std::to_string(step)})));
             if (!run_now(store_->load(run.workflow_id)).has_value()) {
               ++failures;
@@ -342,7 +340,7 @@ TEST_P(checkpoint_store_conformance, concurrent_saves_from_threads_all_land) {
     thread.join();
   }
   EXPECT_EQ(failures.load(), 0);
-  EXPECT_EQ(list_ids("completed").size(), std::size_t{thread_count * workflows_per_thread});
+  EXPECT_EQ(list_ids(workflow_status::completed).size(), std::size_t{thread_count * workflows_per_thread});
   const std::vector<std::string> journal{"1", "2", "3", "4", "5"};
   for (int t = 0; t < thread_count; ++t) {
     for (int w = 0; w < workflows_per_thread; ++w) {
@@ -361,7 +359,7 @@ TEST_P(checkpoint_store_conformance, concurrent_saves_from_threads_all_land) {
 TEST_P(checkpoint_store_conformance, racing_writers_on_one_workflow_keep_the_highest_step) {
   constexpr int thread_count = 4;
   constexpr int saves_per_thread = 50;
-  const checkpoint run = new_run("shared");
+  const save_request run = new_run("shared");
   run_now(store_->create(run, long_lease));
   std::atomic<int> landed{0};
   std::atomic<int> unexpected_errors{0};
@@ -371,7 +369,7 @@ TEST_P(checkpoint_store_conformance, racing_writers_on_one_workflow_keep_the_hig
       for (int i = 0; i < saves_per_thread; ++i) {
         const int step = i * thread_count + t;
         try {
-          run_now(store_->save(next_step(run, step, "running", "{\"step\":" + std::to_string(step) + "}",
+          run_now(store_->save(next_step(run, step, workflow_status::running, "{\"step\":" + std::to_string(step) + "}",
                                          {std::to_string(step)})));
           ++landed;
         } catch (const claim_error&) {
@@ -418,7 +416,7 @@ TEST_P(checkpoint_store_conformance, racing_claims_have_exactly_one_winner) {
         start.arrive_and_wait();
         try {
           won[t] = run_now(store_->claim(claim_for("contested", "claimant-" + std::to_string(t),
-                                                   "awaiting_clarification", round)));
+                                                   workflow_status::awaiting_clarification, round)));
         } catch (const claim_error& e) {
           refusals[t] = reason_name(e.why());
         } catch (const std::exception& e) {
@@ -447,9 +445,9 @@ TEST_P(checkpoint_store_conformance, racing_claims_have_exactly_one_winner) {
     ASSERT_TRUE(loaded.has_value());
     EXPECT_EQ(loaded->fence, fence_before + 1);
     EXPECT_EQ(loaded->owner, winner);
-    EXPECT_EQ(loaded->status, "running");
+    EXPECT_EQ(loaded->status, workflow_status::running);
     // The winner answers and pauses again for the next round.
-    run_now(store_->save(next_step(run, round + 1, "awaiting_clarification", "{}", {winner})));
+    run_now(store_->save(next_step(run, round + 1, workflow_status::awaiting_clarification, "{}", {winner})));
   }
   EXPECT_EQ(load("contested")->fence, 1 + rounds);
   EXPECT_EQ(load("contested")->journal.size(), std::size_t{1 + rounds});

@@ -1,0 +1,120 @@
+// What every store backend shares, for those who write one (the in-memory
+// and SQLite stores, a PostgreSQL or third-party backend): the rules that
+// refuse malformed or stale requests with the same messages everywhere,
+// the status a reader sees, list cursors, and the wake-up of event-feed
+// waiters. Applications never need it.
+//
+// Thread-safety: the functions are pure; feed_wakeups may be used from any
+// thread.
+#pragma once
+
+#include <switchboard/orchestrator/checkpoint_store.hpp>
+#include <switchboard/orchestrator/event_feed.hpp>
+#include <switchboard/orchestrator/run_queue.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace switchboard::orchestrator::store_support {
+
+// The system clock when `clock` is empty.
+store_clock or_system_clock(store_clock clock);
+
+// Throws checkpoint_error when `run` has an empty workflow id or name or a
+// negative step.
+void check_save_request(const save_request& run);
+
+// What create() refuses beyond check_save_request: a status other than
+// running, an empty owner.
+void check_new_run(const save_request& run);
+
+// The status a reader sees: interrupted for a running run whose lease
+// expired before `now`.
+workflow_status effective_status(workflow_status stored_status, system_time lease_expires, system_time now);
+
+// Throws claim_error when `request` may not claim `stored` (nullopt: no
+// such run) at `now`. `stored.status` is the stored status.
+void check_claim(std::string_view store_name, const std::optional<run_summary>& stored,
+                 const claim_request& request, system_time now);
+
+// Throws claim_error (stale_fence) or checkpoint_error (stale step, unknown
+// run) when `run` may not replace `stored`.
+void check_save(std::string_view store_name, const std::optional<run_summary>& stored, const save_request& run);
+
+[[noreturn]] void throw_exists(std::string_view store_name, const run_summary& stored);
+
+// Whether list_request `request` selects `run` (whose status is the
+// effective one), cursor aside.
+bool selects(const list_request& request, const run_summary& run);
+
+// A list cursor is the save order of the last run of a page: the next page
+// holds runs saved before it. parse_cursor throws checkpoint_error naming
+// the store on text no store made.
+std::string make_cursor(std::int64_t save_order);
+std::optional<std::int64_t> parse_cursor(std::string_view store_name, std::string_view cursor);
+
+// The checkpoint a load or claim returns: the summary's fields, the head
+// and the whole journal (the one place a checkpoint is assembled).
+checkpoint checkpoint_of(run_summary summary, std::string state_json, std::vector<std::string> journal);
+
+// "2026-11-24T22:09:19Z"
+std::string format_utc(system_time t);
+
+// ---------------------------------------------------------------- run queue
+
+// Throws checkpoint_error for an empty id or name, or a reason other than
+// new_run or resumed.
+void check_enqueue(std::string_view queue_name, const enqueue_request& request);
+// Throws checkpoint_error for an empty owner.
+void check_owner(std::string_view queue_name, const std::string& owner);
+[[noreturn]] void throw_queued(std::string_view queue_name, const std::string& workflow_id);
+// Throws claim_error unless `stored_fence` (nullopt: not queued) is `fence`.
+void check_done(std::string_view queue_name, const std::string& workflow_id, std::optional<std::int64_t> stored_fence,
+                std::int64_t fence);
+
+// ---------------------------------------------------------------- event feed
+
+// Throws checkpoint_error for an empty id.
+void check_feed_id(std::string_view feed_name, const std::string& workflow_id);
+
+// Wakes the wait()s of a feed when an append arrives in this process. A
+// waiter sleeps on a timer of its own strand; notify() cancels it there, so
+// nothing spins and nothing races on the timer.
+class feed_wakeups {
+ public:
+  // The wait() of every feed: calls `read` and, while it returns nothing,
+  // sleeps until an append to `workflow_id` in this process, `poll` (to see
+  // appends by other processes; milliseconds::max(): never) or `timeout`.
+  // Cancelled through the awaiting coroutine's slot: returns what `read`
+  // returns then.
+  boost::asio::awaitable<std::vector<feed_event>> wait_for_events(
+      std::string workflow_id, std::chrono::milliseconds timeout, std::chrono::milliseconds poll,
+      std::function<boost::asio::awaitable<std::vector<feed_event>>()> read);
+
+  // An append to `workflow_id` was committed: wakes its waiters.
+  void notify(std::string_view workflow_id);
+
+ private:
+  struct waiter;
+  // Sleeps until notified, `until`, or cancelled; at once when an append
+  // came after `seen` (the count of notifies when the caller last read).
+  boost::asio::awaitable<void> sleep(const std::string& workflow_id, std::uint64_t seen,
+                                     std::chrono::steady_clock::time_point until);
+
+  std::mutex mutex_;
+  std::uint64_t notified_ = 0;  // appends seen in this process, all runs
+  std::multimap<std::string, std::shared_ptr<waiter>, std::less<>> waiters_;
+};
+
+}  // namespace switchboard::orchestrator::store_support

@@ -1,0 +1,286 @@
+#include <switchboard/orchestrator/store_support.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <algorithm>
+#include <charconv>
+#include <ctime>
+#include <string>
+
+namespace switchboard::orchestrator::store_support {
+
+namespace asio = boost::asio;
+
+namespace {
+
+std::string owner_text(const run_summary& run) {
+  return "owner " + run.owner + ", since " + format_utc(run.updated_at);
+}
+
+}  // namespace
+
+std::string format_utc(system_time t) {
+  const std::time_t seconds = std::chrono::system_clock::to_time_t(t);
+  std::tm parts{};
+  gmtime_r(&seconds, &parts);
+  char buffer[32];
+  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &parts);
+  return buffer;
+}
+
+store_clock or_system_clock(store_clock clock) {
+  if (clock) return clock;
+  return [] { return std::chrono::system_clock::now(); };
+}
+
+void check_save_request(const save_request& run) {
+  if (run.workflow_id.empty()) {
+    throw checkpoint_error("checkpoint refused: empty workflow_id");
+  }
+  if (run.workflow_name.empty()) {
+    throw checkpoint_error("checkpoint of workflow '" + run.workflow_id + "' refused: empty workflow_name");
+  }
+  if (run.step < 0) {
+    throw checkpoint_error("checkpoint of workflow '" + run.workflow_id + "' refused: negative step " +
+                           std::to_string(run.step));
+  }
+  if (!parse_workflow_status(to_string(run.status))) {
+    throw checkpoint_error("checkpoint of workflow '" + run.workflow_id + "' refused: unknown status " +
+                           std::to_string(static_cast<int>(run.status)));
+  }
+}
+
+void check_new_run(const save_request& run) {
+  check_save_request(run);
+  if (run.status != workflow_status::running) {
+    throw checkpoint_error("new run '" + run.workflow_id + "' refused: it must start as running, not " +
+                           std::string(to_string(run.status)));
+  }
+  if (run.owner.empty()) {
+    throw checkpoint_error("new run '" + run.workflow_id + "' refused: empty owner");
+  }
+}
+
+workflow_status effective_status(workflow_status stored_status, system_time lease_expires, system_time now) {
+  if (stored_status == workflow_status::running && lease_expires <= now) return workflow_status::interrupted;
+  return stored_status;
+}
+
+bool selects(const list_request& request, const run_summary& run) {
+  return (!request.status || run.status == *request.status) &&
+         (request.workflow_name.empty() || run.workflow_name == request.workflow_name);
+}
+
+std::string make_cursor(std::int64_t save_order) { return "s" + std::to_string(save_order); }
+
+std::optional<std::int64_t> parse_cursor(std::string_view store_name, std::string_view cursor) {
+  if (cursor.empty()) return std::nullopt;
+  std::int64_t order = 0;
+  const char* first = cursor.data() + 1;
+  const char* last = cursor.data() + cursor.size();
+  if (cursor.front() != 's' || std::from_chars(first, last, order).ptr != last || order < 0) {
+    throw checkpoint_error(std::string(store_name) + ": list refused: '" + std::string(cursor.substr(0, 64)) +
+                           "' is not a cursor of this store");
+  }
+  return order;
+}
+
+checkpoint checkpoint_of(run_summary summary, std::string state_json, std::vector<std::string> journal) {
+  checkpoint cp;
+  cp.workflow_id = std::move(summary.workflow_id);
+  cp.workflow_name = std::move(summary.workflow_name);
+  cp.status = summary.status;
+  cp.step = summary.step;
+  cp.state_json = std::move(state_json);
+  cp.journal = std::move(journal);
+  cp.owner = std::move(summary.owner);
+  cp.lease_expires = summary.lease_expires;
+  cp.fence = summary.fence;
+  cp.updated_at = summary.updated_at;
+  return cp;
+}
+
+void check_claim(std::string_view store_name, const std::optional<run_summary>& stored,
+                 const claim_request& request, system_time now) {
+  using reason = claim_error::reason;
+  const std::string id = "workflow '" + request.workflow_id + "'";
+  if (request.owner.empty()) {
+    throw checkpoint_error(std::string(store_name) + ": claim of " + id + " refused: empty owner");
+  }
+  if (!stored) {
+    throw claim_error(reason::not_found, std::string(store_name) + ": no " + id, std::nullopt);
+  }
+  workflow_status status = effective_status(stored->status, stored->lease_expires, now);
+  if (status == workflow_status::running && !request.dead_owner.empty() && stored->owner == request.dead_owner) {
+    status = workflow_status::interrupted;
+  }
+  if (status == workflow_status::running) {
+    throw claim_error(reason::owned,
+                      id + " is being resumed by another process (" + owner_text(*stored) + ", lease until " +
+                          format_utc(stored->lease_expires) + ")",
+                      stored);
+  }
+  if (status != request.expected_status) {
+    throw claim_error(reason::wrong_status, id + " is " + std::string(to_string(status)) + ", not " +
+                                             std::string(to_string(request.expected_status)),
+                      stored);
+  }
+  if (request.expected_step && *request.expected_step != stored->step) {
+    throw claim_error(reason::step_changed,
+                      id + " moved on since it was read (step " + std::to_string(*request.expected_step) +
+                          ", now step " + std::to_string(stored->step) + ")",
+                      stored);
+  }
+}
+
+void check_save(std::string_view store_name, const std::optional<run_summary>& stored, const save_request& cp) {
+  check_save_request(cp);
+  const std::string id = "workflow '" + cp.workflow_id + "'";
+  if (!stored) {
+    throw checkpoint_error(std::string(store_name) + ": save refused: no " + id + " (create it first)");
+  }
+  if (stored->fence != cp.fence || stored->owner.empty() || stored->owner != cp.owner) {
+    throw claim_error(claim_error::reason::stale_fence,
+                      std::string(store_name) + ": save of " + id + " refused: fencing number " +
+                          std::to_string(cp.fence) + " of owner " + cp.owner +
+                          " is stale (the run was released or claimed since: fence " +
+                          std::to_string(stored->fence) + ", " +
+                          (stored->owner.empty() ? std::string("no owner") : owner_text(*stored)) + ")",
+                      stored);
+  }
+  if (cp.step < stored->step) {
+    throw checkpoint_error(std::string(store_name) + ": stale checkpoint of " + id + " refused: step " +
+                           std::to_string(cp.step) + " is older than the stored step " + std::to_string(stored->step));
+  }
+}
+
+void throw_exists(std::string_view store_name, const run_summary& stored) {
+  throw claim_error(claim_error::reason::exists,
+                    std::string(store_name) + ": a run with id '" + stored.workflow_id + "' already exists (" +
+                        std::string(to_string(stored.status)) + ")",
+                    stored);
+}
+
+
+// ---------------------------------------------------------------- run queue
+
+void check_enqueue(std::string_view queue_name, const enqueue_request& request) {
+  if (request.workflow_id.empty()) {
+    throw checkpoint_error(std::string(queue_name) + ": enqueue refused: empty workflow_id");
+  }
+  if (request.workflow_name.empty()) {
+    throw checkpoint_error(std::string(queue_name) + ": enqueue of '" + request.workflow_id +
+                           "' refused: empty workflow_name");
+  }
+  if (request.why == ready_reason::lease_lapsed) {
+    throw checkpoint_error(std::string(queue_name) + ": enqueue of '" + request.workflow_id +
+                           "' refused: a run is enqueued new or resumed; lapsed leases are the queue's to find");
+  }
+}
+
+void check_owner(std::string_view queue_name, const std::string& owner) {
+  if (owner.empty()) throw checkpoint_error(std::string(queue_name) + ": claim refused: empty owner");
+}
+
+void throw_queued(std::string_view queue_name, const std::string& workflow_id) {
+  throw claim_error(claim_error::reason::exists,
+                    std::string(queue_name) + ": workflow '" + workflow_id + "' is already in the queue", std::nullopt);
+}
+
+void check_done(std::string_view queue_name, const std::string& workflow_id, std::optional<std::int64_t> stored_fence,
+                std::int64_t fence) {
+  if (!stored_fence) {
+    throw claim_error(claim_error::reason::not_found,
+                      std::string(queue_name) + ": workflow '" + workflow_id + "' is not in the queue", std::nullopt);
+  }
+  if (*stored_fence != fence) {
+    throw claim_error(claim_error::reason::stale_fence,
+                      std::string(queue_name) + ": done of workflow '" + workflow_id + "' refused: fencing number " +
+                          std::to_string(fence) + " is stale (the run was claimed again since: fence " +
+                          std::to_string(*stored_fence) + ")",
+                      std::nullopt);
+  }
+}
+
+// ---------------------------------------------------------------- event feed
+
+void check_feed_id(std::string_view feed_name, const std::string& workflow_id) {
+  if (workflow_id.empty()) throw checkpoint_error(std::string(feed_name) + ": append refused: empty workflow_id");
+}
+
+struct feed_wakeups::waiter {
+  explicit waiter(const asio::any_io_executor& executor) : strand(asio::make_strand(executor)) {}
+  asio::strand<asio::any_io_executor> strand;
+  asio::steady_timer* timer = nullptr;  // on strand, while sleeping
+  bool woken = false;                   // on strand
+};
+
+asio::awaitable<std::vector<feed_event>> feed_wakeups::wait_for_events(
+    std::string workflow_id, std::chrono::milliseconds timeout, std::chrono::milliseconds poll,
+    std::function<asio::awaitable<std::vector<feed_event>>()> read) {
+  using clock = std::chrono::steady_clock;
+  // A timeout too long to add to now() waits for ever.
+  const auto start = clock::now();
+  const auto deadline = timeout >= std::chrono::hours(24 * 365) ? clock::time_point::max() : start + timeout;
+  for (;;) {
+    std::uint64_t seen = 0;
+    {
+      std::lock_guard lock(mutex_);
+      seen = notified_;
+    }
+    auto events = co_await read();
+    const auto now = clock::now();
+    if (!events.empty() || now >= deadline) co_return events;
+    auto until = deadline;
+    if (poll < std::chrono::hours(24 * 365) && now + poll < until) until = now + poll;
+    co_await sleep(workflow_id, seen, until);
+  }
+}
+
+asio::awaitable<void> feed_wakeups::sleep(const std::string& workflow_id, std::uint64_t seen,
+                                          std::chrono::steady_clock::time_point until) {
+  auto w = std::make_shared<waiter>(co_await asio::this_coro::executor);
+  std::multimap<std::string, std::shared_ptr<waiter>, std::less<>>::iterator entry;
+  {
+    std::lock_guard lock(mutex_);
+    // An append between the caller's read and now: read again at once.
+    if (notified_ != seen) co_return;
+    entry = waiters_.emplace(workflow_id, w);
+  }
+  // The timer lives on the waiter's strand, where notify() cancels it.
+  auto on_strand = [](std::shared_ptr<waiter> w, std::chrono::steady_clock::time_point until)
+      -> asio::awaitable<void> {
+    asio::steady_timer timer(w->strand, until);
+    w->timer = &timer;
+    if (!w->woken) co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+    w->timer = nullptr;
+  };
+  auto sleeping = asio::co_spawn(w->strand, on_strand(w, until), asio::use_awaitable);
+  co_await std::move(sleeping);
+  std::lock_guard lock(mutex_);
+  waiters_.erase(entry);
+}
+
+void feed_wakeups::notify(std::string_view workflow_id) {
+  std::vector<std::shared_ptr<waiter>> woken;
+  {
+    std::lock_guard lock(mutex_);
+    ++notified_;
+    auto [first, last] = waiters_.equal_range(workflow_id);
+    for (auto it = first; it != last; ++it) woken.push_back(it->second);
+  }
+  for (auto& w : woken) {
+    asio::post(w->strand, [w] {
+      w->woken = true;
+      if (w->timer != nullptr) w->timer->cancel();
+    });
+  }
+}
+
+}  // namespace switchboard::orchestrator::store_support

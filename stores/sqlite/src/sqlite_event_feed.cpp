@@ -1,0 +1,110 @@
+// The SQLite event feed: the `events` table of the store's file, keyed by
+// run and position. An append computes the next position inside BEGIN
+// IMMEDIATE, so appends from several processes never share one. A waiter
+// is woken at once by an append of this process and, for appends of other
+// processes (SQLite cannot notify across processes), reads again every
+// poll_interval: a timer, not a busy loop.
+#include <switchboard/stores/sqlite_store.hpp>
+
+#include <switchboard/orchestrator/store_support.hpp>
+
+#include "sqlite_connection.hpp"
+
+#include <utility>
+
+namespace switchboard::stores {
+namespace {
+
+namespace asio = boost::asio;
+using namespace orchestrator;
+using namespace sqlite;
+namespace store_support = orchestrator::store_support;
+
+constexpr std::chrono::milliseconds poll_interval{100};
+
+class sqlite_event_feed final : public event_feed {
+ public:
+  sqlite_event_feed(const std::filesystem::path& path, store_clock clock)
+      : db_(path, "event feed '" + path.string() + "'"), clock_(store_support::or_system_clock(std::move(clock))) {
+    insert_ = db_.prepare(
+        "INSERT INTO events (workflow_id, position, event, at_ns) VALUES "
+        "(?1, (SELECT COALESCE(MAX(position), 0) + 1 FROM events WHERE workflow_id = ?1), ?2, ?3) RETURNING position");
+    read_ = db_.prepare(
+        "SELECT position, event, at_ns FROM events WHERE workflow_id = ?1 AND position > ?2 ORDER BY position "
+        "LIMIT ?3");
+    erase_ = db_.prepare("DELETE FROM events WHERE workflow_id = ?1");
+  }
+
+  ~sqlite_event_feed() override { db_.stop(); }
+
+  asio::awaitable<std::int64_t> append(std::string workflow_id, std::string event) override {
+    store_support::check_feed_id(db_.name(), workflow_id);
+    const auto position = co_await db_.run([&] {
+      connection::transaction tx(db_);
+      statement_use use(insert_);
+      db_.bind_text(use.get(), 1, workflow_id);
+      db_.bind_text(use.get(), 2, event);
+      db_.bind_int64(use.get(), 3, to_nanoseconds(clock_()));
+      if (!db_.step_row(use.get(), "cannot append to the feed of workflow '" + workflow_id + "'")) {
+        db_.fail("cannot append to the feed of workflow '" + workflow_id + "'");
+      }
+      const std::int64_t at = sqlite3_column_int64(use.get(), 0);
+      db_.step_done(use.get(), "cannot append to the feed of workflow '" + workflow_id + "'");
+      tx.commit();
+      return at;
+    });
+    wakeups_.notify(workflow_id);
+    co_return position;
+  }
+
+  asio::awaitable<std::vector<feed_event>> read(std::string workflow_id, std::int64_t after,
+                                                std::size_t limit) override {
+    co_return co_await db_.run([&] { return read_now(workflow_id, after, limit); });
+  }
+
+  asio::awaitable<std::vector<feed_event>> wait(std::string workflow_id, std::int64_t after, std::size_t limit,
+                                                std::chrono::milliseconds timeout) override {
+    co_return co_await wakeups_.wait_for_events(workflow_id, timeout, poll_interval,
+                                                [&]() -> asio::awaitable<std::vector<feed_event>> {
+                                                  co_return co_await db_.run(
+                                                      [&] { return read_now(workflow_id, after, limit); });
+                                                });
+  }
+
+  asio::awaitable<std::size_t> erase(std::string workflow_id) override {
+    co_return co_await db_.run([&] {
+      statement_use use(erase_);
+      db_.bind_text(use.get(), 1, workflow_id);
+      db_.step_done(use.get(), "cannot erase the feed of workflow '" + workflow_id + "'");
+      return db_.changes();
+    });
+  }
+
+ private:
+  std::vector<feed_event> read_now(const std::string& workflow_id, std::int64_t after, std::size_t limit) {
+    statement_use use(read_);
+    db_.bind_text(use.get(), 1, workflow_id);
+    db_.bind_int64(use.get(), 2, after);
+    db_.bind_int64(use.get(), 3, limit == 0 ? -1 : static_cast<std::int64_t>(limit));
+    std::vector<feed_event> events;
+    while (db_.step_row(use.get(), "cannot read the feed of workflow '" + workflow_id + "'")) {
+      events.push_back({sqlite3_column_int64(use.get(), 0), column_text(use.get(), 1),
+                        from_nanoseconds(sqlite3_column_int64(use.get(), 2))});
+    }
+    return events;
+  }
+
+  connection db_;  // first: destroyed after the statements
+  store_clock clock_;
+  statement insert_, read_, erase_;
+  store_support::feed_wakeups wakeups_;
+};
+
+}  // namespace
+
+std::shared_ptr<event_feed> make_sqlite_event_feed(const std::filesystem::path& path, store_clock clock) {
+  if (path.empty()) throw checkpoint_error("event feed: empty SQLite database path");
+  return std::make_shared<sqlite_event_feed>(path, std::move(clock));
+}
+
+}  // namespace switchboard::stores
