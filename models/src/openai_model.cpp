@@ -168,12 +168,7 @@ class openai_model::impl {
                                            call_budget* budget) {
     std::array<net::http_header, 1> headers{{{"Authorization", authorization_, true}}};
     const std::span<const net::http_header> sent(headers.data(), authorization_.empty() ? 0 : 1);
-    net::http_response response;
-    try {
-      response = co_await client_.post_json("/chat/completions", body, sent, budget);
-    } catch (const net::net_error& e) {
-      throw detail::model_error_of(e);
-    }
+    auto response = co_await detail::post(client_, "/chat/completions", body, sent, budget);
     co_return finish(std::move(response.body), started, sent);
   }
 
@@ -186,12 +181,7 @@ class openai_model::impl {
                                                 {"Authorization", authorization_, true}}};
     const std::span<const net::http_header> sent(headers.data(), authorization_.empty() ? 1 : 2);
     detail::openai_stream reader(sink, sent);
-    net::http_response response;
-    try {
-      response = co_await client_.post_json("/chat/completions", body, sent, budget, &reader);
-    } catch (const net::net_error& e) {
-      throw detail::model_error_of(e);
-    }
+    auto response = co_await detail::post(client_, "/chat/completions", body, sent, budget, &reader);
     if (!response.streamed) {
       reader.begin();  // a retry's whole answer: void what an earlier attempt streamed
       chat_result result = finish(std::move(response.body), started, sent);
