@@ -13,6 +13,12 @@ namespace switchboard::orchestrator::detail {
 asio::awaitable<void> workflow_run::save() {
   const auto& store = hub_->options.store;
   if (!store || lost_) co_return;
+  // The hub's own in-memory store serves one thing: resuming a paused run in
+  // this process. Nothing else reads a running or ended run from it, and a
+  // crash loses it anyway. So only a pause is written there; the journal
+  // marks stay put until then, and the pause's record carries every step
+  // since (tool records included: journal_target_now() gives none).
+  if (hub_->own_store && !is_paused(state_.status)) co_return;
   const auto& options = hub_->options;
   auto marks = marks_;
   if (identity_.fingerprint.empty()) identity_ = {workflow_->fingerprint(), node_names()};
@@ -20,10 +26,21 @@ asio::awaitable<void> workflow_run::save() {
   try {
     if (stored_) {
       co_await store->save(std::move(cp));
-    } else {
+    } else if (!hub_->own_store) {
       co_await store->create(std::move(cp), options.lease);
       stored_ = true;
       fence_ = 1;
+    } else {
+      // First written at a pause: a run is created running, so it is created
+      // bare (no journal record, which the save then carries once) and saved.
+      save_request bare = cp;
+      bare.status = workflow_status::running;
+      bare.journal.clear();
+      co_await store->create(std::move(bare), options.lease);
+      stored_ = true;
+      fence_ = 1;
+      cp.fence = fence_;
+      co_await store->save(std::move(cp));
     }
     marks_ = std::move(marks);
   } catch (const claim_error& err) {

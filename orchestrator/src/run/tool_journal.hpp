@@ -49,6 +49,8 @@ class step_records {
   void close();
   // Every record of the step, in the order kept.
   std::vector<boost::json::object> all() const;
+  // Each append was saved to a store (there was a journal target).
+  bool journaled() const noexcept { return target_.has_value(); }
 
  private:
   mutable std::mutex mutex_;

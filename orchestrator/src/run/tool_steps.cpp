@@ -13,7 +13,8 @@ namespace switchboard::orchestrator::detail {
 // step leaves a run that continues by running the step again.
 std::optional<journal_target> workflow_run::journal_target_now() {
   const auto& store = hub_->options.store;
-  if (!store || !stored_ || lost_) return std::nullopt;
+  // The hub's own store is written at pauses only (workflow_run::save).
+  if (!store || !stored_ || lost_ || hub_->own_store) return std::nullopt;
   if (identity_.fingerprint.empty()) identity_ = {workflow_->fingerprint(), node_names()};
   journal_target target;
   target.store = store;
@@ -36,7 +37,9 @@ void workflow_run::close_step_tools(bool kept) {
     step_tools_->close();
     if (kept) {
       state_.tool_records = step_tools_->all();
-      marks_.tool_records = state_.tool_records.size();  // each was saved as it was kept
+      // Each was saved as it was kept, when the step had a journal to save to;
+      // otherwise the next save carries them.
+      if (step_tools_->journaled()) marks_.tool_records = state_.tool_records.size();
     }
     step_tools_.reset();
   }
