@@ -241,7 +241,12 @@ class anthropic_model::impl {
                                                       {"x-api-key", options_.api_key, true}}};
     const std::span<const net::http_header> sent(headers.data(), options_.api_key.empty() ? 2 : 3);
     detail::anthropic_stream reader(sink, how, sent);
-    auto response = co_await detail::post(client_, "/v1/messages", body, sent, budget, &reader);
+    net::http_response response;
+    try {
+      response = co_await client_.post_json("/v1/messages", body, sent, budget, &reader);
+    } catch (const net::net_error& e) {
+      throw detail::model_error_of(e);
+    }
     if (!response.streamed) {
       reader.begin();  // a retry's whole answer: void what an earlier attempt streamed
       chat_result result = finish(std::move(response.body), started, how, sent);
@@ -260,7 +265,12 @@ class anthropic_model::impl {
     const std::span<const net::http_header> sent =
         options_.api_key.empty() ? std::span<const net::http_header>(headers).subspan(1)
                                  : std::span<const net::http_header>(headers);
-    auto response = co_await detail::post(client_, "/v1/messages", body, sent, budget);
+    net::http_response response;
+    try {
+      response = co_await client_.post_json("/v1/messages", body, sent, budget);
+    } catch (const net::net_error& e) {
+      throw detail::model_error_of(e);
+    }
     co_return finish(std::move(response.body), started, how, sent);
   }
 

@@ -168,7 +168,12 @@ class openai_model::impl {
                                            call_budget* budget) {
     std::array<net::http_header, 1> headers{{{"Authorization", authorization_, true}}};
     const std::span<const net::http_header> sent(headers.data(), authorization_.empty() ? 0 : 1);
-    auto response = co_await detail::post(client_, "/chat/completions", body, sent, budget);
+    net::http_response response;
+    try {
+      response = co_await client_.post_json("/chat/completions", body, sent, budget);
+    } catch (const net::net_error& e) {
+      throw detail::model_error_of(e);
+    }
     co_return finish(std::move(response.body), started, sent);
   }
 
@@ -181,7 +186,12 @@ class openai_model::impl {
                                                 {"Authorization", authorization_, true}}};
     const std::span<const net::http_header> sent(headers.data(), authorization_.empty() ? 1 : 2);
     detail::openai_stream reader(sink, sent);
-    auto response = co_await detail::post(client_, "/chat/completions", body, sent, budget, &reader);
+    net::http_response response;
+    try {
+      response = co_await client_.post_json("/chat/completions", body, sent, budget, &reader);
+    } catch (const net::net_error& e) {
+      throw detail::model_error_of(e);
+    }
     if (!response.streamed) {
       reader.begin();  // a retry's whole answer: void what an earlier attempt streamed
       chat_result result = finish(std::move(response.body), started, sent);

@@ -82,16 +82,6 @@ model_error model_error_of(const net::net_error& error) {
   return model_error(code, error.what(), error.http_status(), error.server_message(), error.retryable());
 }
 
-boost::asio::awaitable<net::http_response> post(net::http_client& client, std::string_view path,
-                                                std::string_view body, std::span<const net::http_header> headers,
-                                                call_budget* budget, net::body_stream* stream) {
-  try {
-    co_return co_await client.post_json(path, body, headers, budget, stream);
-  } catch (const net::net_error& e) {
-    throw model_error_of(e);
-  }
-}
-
 net::http_client make_http_client(http_options options, std::string provider) try {
   return net::http_client(std::move(options), std::move(provider));
 } catch (const net::net_error& e) {

@@ -57,12 +57,6 @@ model_error model_error_of(const net::net_error& error);
 // refuses are model_error(not_configured).
 net::http_client make_http_client(http_options options, std::string provider);
 
-// client.post_json, its failures as the model layer's errors (model_error_of).
-// The arguments must stay valid until completion, as post_json's.
-boost::asio::awaitable<net::http_response> post(net::http_client& client, std::string_view path,
-                                                std::string_view body, std::span<const net::http_header> headers,
-                                                call_budget* budget, net::body_stream* stream = nullptr);
-
 std::string string_field(const boost::json::object& obj, std::string_view key);
 std::int64_t int_field(const boost::json::object& obj, std::string_view key);
 
