@@ -1,0 +1,404 @@
+// The HTTP/1.1 server (http_server.hpp). One coroutine per connection on
+// its own strand: wait for a request's first byte (idle timeout), read the
+// rest under the request timeout, hand it to the handler, write the answer
+// under the write timeout, repeat while keep-alive holds.
+#include <switchboard/net/http_server.hpp>
+
+#include <switchboard/net/error.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/chunk_encode.hpp>
+#include <boost/beast/http/empty_body.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/serializer.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/http/write.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/json/string.hpp>
+#include <boost/url/parse.hpp>
+#include <boost/url/parse_query.hpp>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <map>
+#include <mutex>
+
+namespace switchboard::net {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+
+namespace {
+
+constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+constexpr std::size_t first_read_bytes = 4096;
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  std::ranges::transform(out, out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+}  // namespace
+
+std::optional<std::string_view> server_request::header(std::string_view lowercase_name) const {
+  for (const auto& [name, value] : headers)
+    if (name == lowercase_name) return std::string_view(value);
+  return std::nullopt;
+}
+
+std::optional<std::string> server_request::query_parameter(std::string_view name) const {
+  if (query.empty()) return std::nullopt;
+  const auto parsed = boost::urls::parse_query(query);
+  if (!parsed) return std::nullopt;
+  for (const auto& param : *parsed)  // decoded view
+    if (param.key == name) return std::string(param.has_value ? param.value : std::string{});
+  return std::nullopt;
+}
+
+server_response error_response(int status, std::string_view detail) {
+  server_response r;
+  r.status = status;
+  r.body = "{\"detail\":" + boost::json::serialize(boost::json::string(detail)) + "}";
+  return r;
+}
+
+// Closes connections from another thread: each open connection registers a
+// closer that posts the close onto the connection's own strand.
+struct http_server::impl : std::enable_shared_from_this<http_server::impl> {
+  impl(asio::any_io_executor ex, server_options opts, request_handler h)
+      : executor(std::move(ex)),
+        acceptor_strand(asio::make_strand(executor)),
+        options(std::move(opts)),
+        handler(std::move(h)),
+        acceptor(acceptor_strand) {}
+
+  asio::any_io_executor executor;
+  asio::strand<asio::any_io_executor> acceptor_strand;  // the acceptor's operations and its close
+  server_options options;
+  request_handler handler;
+  tcp::acceptor acceptor;
+  std::optional<asio::ssl::context> tls;
+  std::uint16_t port = 0;
+  std::atomic<bool> stopped{false};
+  std::atomic<std::size_t> connections{0};
+  std::mutex closers_mutex;
+  std::uint64_t next_connection = 0;
+  std::map<std::uint64_t, std::function<void()>> closers;
+
+  void listen();
+  void load_tls();
+  asio::awaitable<void> accept_loop();
+  std::uint64_t register_closer(std::function<void()> closer) {
+    std::scoped_lock lock(closers_mutex);
+    closers.emplace(++next_connection, std::move(closer));
+    return next_connection;
+  }
+  void unregister(std::uint64_t id) {
+    std::scoped_lock lock(closers_mutex);
+    closers.erase(id);
+  }
+  void close_all() {
+    std::map<std::uint64_t, std::function<void()>> all;
+    {
+      std::scoped_lock lock(closers_mutex);
+      all = closers;
+    }
+    for (auto& [id, close] : all) close();
+  }
+};
+
+namespace {
+
+// The chunked body writer handed to a streaming producer.
+template <class Stream>
+class chunk_writer final : public response_stream {
+ public:
+  chunk_writer(Stream& stream, beast::tcp_stream& tcp, std::chrono::milliseconds timeout)
+      : stream_(stream), tcp_(tcp), timeout_(timeout) {}
+
+  asio::awaitable<bool> write(std::string_view bytes) override {
+    if (broken_) co_return false;
+    if (bytes.empty()) co_return true;  // an empty chunk would end the body
+    tcp_.expires_after(timeout_);
+    auto [ec, n] = co_await asio::async_write(stream_, http::make_chunk(asio::buffer(bytes.data(), bytes.size())),
+                                              use_tuple);
+    if (ec) broken_ = true;
+    co_return !broken_;
+  }
+
+  asio::awaitable<void> finish() {
+    if (broken_) co_return;
+    tcp_.expires_after(timeout_);
+    auto [ec, n] = co_await asio::async_write(stream_, http::make_chunk_last(), use_tuple);
+    if (ec) broken_ = true;
+  }
+
+  bool broken() const { return broken_; }
+
+ private:
+  Stream& stream_;
+  beast::tcp_stream& tcp_;
+  std::chrono::milliseconds timeout_;
+  bool broken_ = false;
+};
+
+template <class Stream>
+beast::tcp_stream& lowest_tcp(Stream& s) {
+  if constexpr (std::is_same_v<Stream, beast::tcp_stream>)
+    return s;
+  else
+    return beast::get_lowest_layer(s);
+}
+
+server_request to_server_request(http::request<http::string_body>&& message, std::string remote) {
+  server_request r;
+  r.method = std::string(message.method_string());
+  r.target = std::string(message.target());
+  if (const auto parsed = boost::urls::parse_origin_form(r.target)) {
+    r.path = std::string(parsed->path());  // decoded
+    r.query = std::string(parsed->encoded_query());
+  } else {
+    r.path = r.target;
+  }
+  for (const auto& field : message) r.headers.emplace_back(lower(field.name_string()), std::string(field.value()));
+  r.body = std::move(message.body());
+  r.remote_address = std::move(remote);
+  return r;
+}
+
+// Why a request could not be read, as the answer the server gives itself;
+// nullopt when the connection is simply over (closed, idle, reset).
+std::optional<server_response> answer_to_read_error(const boost::system::error_code& ec, bool started) {
+  if (ec == http::error::header_limit) return error_response(431, "request head larger than the server accepts");
+  if (ec == http::error::body_limit) return error_response(413, "request body larger than the server accepts");
+  if (ec == beast::error::timeout) {
+    if (!started) return std::nullopt;
+    return error_response(408, "request not received in time");
+  }
+  if (ec == http::error::end_of_stream || ec == asio::error::eof || ec == asio::error::connection_reset ||
+      ec == asio::error::operation_aborted || ec == asio::error::bad_descriptor)
+    return std::nullopt;
+  if (ec.category() == make_error_code(http::error::bad_method).category())
+    return error_response(400, "malformed HTTP request: " + ec.message());
+  return std::nullopt;
+}
+
+template <class Stream>
+asio::awaitable<bool> write_whole(Stream& stream, server_response& response, unsigned version, bool keep_alive,
+                                  std::chrono::milliseconds timeout) {
+  http::response<http::string_body> message{static_cast<http::status>(response.status), version};
+  bool has_type = false;
+  for (auto& [name, value] : response.headers) {
+    has_type = has_type || lower(name) == "content-type";
+    message.set(name, value);
+  }
+  if (!has_type && !response.body.empty()) message.set(http::field::content_type, "application/json");
+  message.body() = std::move(response.body);
+  message.keep_alive(keep_alive);
+  message.prepare_payload();
+  lowest_tcp(stream).expires_after(timeout);
+  auto [ec, n] = co_await http::async_write(stream, message, use_tuple);
+  co_return !ec;
+}
+
+template <class Stream>
+asio::awaitable<void> write_streamed(Stream& stream, server_response& response, unsigned version,
+                                     std::chrono::milliseconds timeout) {
+  http::response<http::empty_body> head{static_cast<http::status>(response.status), version};
+  for (auto& [name, value] : response.headers) head.set(name, value);
+  head.chunked(true);
+  head.keep_alive(false);
+  http::response_serializer<http::empty_body> serializer{head};
+  lowest_tcp(stream).expires_after(timeout);
+  auto [ec, n] = co_await http::async_write_header(stream, serializer, use_tuple);
+  if (ec) co_return;
+  chunk_writer<Stream> writer(stream, lowest_tcp(stream), timeout);
+  co_await response.stream(writer);
+  co_await writer.finish();
+}
+
+// One connection: requests read and answered one after another.
+template <class Stream>
+asio::awaitable<void> serve_connection(std::shared_ptr<http_server::impl> server, Stream& stream,
+                                       std::string remote) {
+  const auto& opts = server->options;
+  beast::flat_buffer buffer;
+  for (;;) {
+    // The first byte of the next request, under the idle timeout.
+    bool started = buffer.size() > 0;
+    if (!started) {
+      lowest_tcp(stream).expires_after(opts.idle_timeout);
+      auto [ec, n] = co_await stream.async_read_some(buffer.prepare(first_read_bytes), use_tuple);
+      if (ec) co_return;
+      buffer.commit(n);
+      started = true;
+    }
+    http::request_parser<http::string_body> parser;
+    parser.header_limit(static_cast<std::uint32_t>(std::min<std::size_t>(opts.max_header_bytes, UINT32_MAX)));
+    parser.body_limit(opts.max_body_bytes);
+    lowest_tcp(stream).expires_after(opts.request_timeout);
+    auto [ec, n] = co_await http::async_read(stream, buffer, parser, use_tuple);
+    if (ec) {
+      if (auto answer = answer_to_read_error(ec, started))
+        co_await write_whole(stream, *answer, 11, false, opts.write_timeout);
+      co_return;
+    }
+    auto message = parser.release();
+    const unsigned version = message.version();
+    bool keep_alive = message.keep_alive();
+    auto request = to_server_request(std::move(message), remote);
+    lowest_tcp(stream).expires_never();
+
+    server_response response;
+    try {
+      response = co_await server->handler(request);
+    } catch (const std::exception& e) {
+      spdlog::error("http server: {} {} failed: {}", request.method, request.path, e.what());
+      response = error_response(500, "internal server error");
+    }
+    if (response.stream) {
+      co_await write_streamed(stream, response, version, opts.write_timeout);
+      co_return;
+    }
+    keep_alive = keep_alive && !response.close && !server->stopped;
+    if (!co_await write_whole(stream, response, version, keep_alive, opts.write_timeout) || !keep_alive) co_return;
+  }
+}
+
+asio::awaitable<void> refuse_connection(tcp::socket socket) {
+  beast::tcp_stream stream(std::move(socket));
+  auto answer = error_response(503, "too many connections");
+  co_await write_whole(stream, answer, 11, false, std::chrono::milliseconds(1000));
+  boost::system::error_code ignored;
+  stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+}
+
+asio::awaitable<void> run_connection(std::shared_ptr<http_server::impl> server, tcp::socket socket) {
+  boost::system::error_code ec;
+  const auto peer = socket.remote_endpoint(ec);
+  const std::string remote = ec ? std::string() : peer.address().to_string();
+  beast::tcp_stream tcp(std::move(socket));
+  // The closer runs on this connection's strand, where `open` is cleared
+  // before the stream goes away.
+  const auto ex = tcp.get_executor();
+  auto open = std::make_shared<beast::tcp_stream*>(&tcp);
+  const auto id = server->register_closer([ex, open] {
+    asio::post(ex, [open] {
+      boost::system::error_code ignored;
+      if (*open) (*open)->socket().close(ignored);
+    });
+  });
+  try {
+    if (server->tls) {
+      beast::ssl_stream<beast::tcp_stream&> tls(tcp, *server->tls);
+      tcp.expires_after(server->options.request_timeout);
+      auto [handshake] = co_await tls.async_handshake(asio::ssl::stream_base::server, use_tuple);
+      if (!handshake) co_await serve_connection(server, tls, remote);
+    } else {
+      co_await serve_connection(server, tcp, remote);
+    }
+  } catch (const std::exception& e) {
+    spdlog::debug("http server: connection from {} ended: {}", remote, e.what());
+  }
+  server->unregister(id);
+  *open = nullptr;
+  tcp.socket().shutdown(tcp::socket::shutdown_both, ec);
+  tcp.socket().close(ec);
+  --server->connections;
+}
+
+}  // namespace
+
+void http_server::impl::load_tls() {
+  if (options.tls_certificate_file.empty() && options.tls_private_key_file.empty()) return;
+  if (options.tls_certificate_file.empty() || options.tls_private_key_file.empty())
+    throw net_error(net_errc::invalid_options, "TLS needs both a certificate file and a private key file");
+  tls.emplace(asio::ssl::context::tls_server);
+  tls->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
+                   asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 | asio::ssl::context::no_tlsv1_1);
+  boost::system::error_code ec;
+  tls->use_certificate_chain_file(options.tls_certificate_file, ec);
+  if (ec)
+    throw net_error(net_errc::invalid_options,
+                    "cannot load TLS certificate '" + options.tls_certificate_file + "': " + ec.message());
+  tls->use_private_key_file(options.tls_private_key_file, asio::ssl::context::pem, ec);
+  if (ec)
+    throw net_error(net_errc::invalid_options,
+                    "cannot load TLS private key '" + options.tls_private_key_file + "': " + ec.message());
+}
+
+void http_server::impl::listen() {
+  boost::system::error_code ec;
+  const auto address = asio::ip::make_address(options.address, ec);
+  if (ec) throw net_error(net_errc::invalid_options, "'" + options.address + "' is not an IP address to listen on");
+  const tcp::endpoint endpoint{address, options.port};
+  const auto where = options.address + ":" + std::to_string(options.port);
+  acceptor.open(endpoint.protocol(), ec);
+  if (!ec) acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
+  if (!ec) acceptor.bind(endpoint, ec);
+  if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) throw net_error(net_errc::invalid_options, "cannot listen on " + where + ": " + ec.message());
+  port = acceptor.local_endpoint().port();
+}
+
+asio::awaitable<void> http_server::impl::accept_loop() {
+  auto self = shared_from_this();
+  while (!stopped) {
+    auto [ec, socket] = co_await acceptor.async_accept(asio::make_strand(executor), use_tuple);
+    if (ec) {
+      if (stopped || ec == asio::error::operation_aborted) co_return;
+      spdlog::warn("http server: accept failed: {}", ec.message());
+      continue;
+    }
+    const auto ex = socket.get_executor();
+    if (connections >= options.max_connections) {
+      asio::co_spawn(ex, refuse_connection(std::move(socket)), asio::detached);
+      continue;
+    }
+    ++connections;
+    asio::co_spawn(ex, run_connection(self, std::move(socket)), asio::detached);
+  }
+}
+
+http_server::http_server(asio::any_io_executor executor, server_options options, request_handler handler)
+    : impl_(std::make_shared<impl>(std::move(executor), std::move(options), std::move(handler))) {
+  impl_->load_tls();
+  impl_->listen();
+}
+
+http_server::~http_server() { stop(); }
+
+std::uint16_t http_server::port() const noexcept { return impl_->port; }
+const server_options& http_server::options() const noexcept { return impl_->options; }
+std::size_t http_server::open_connections() const noexcept { return impl_->connections; }
+
+void http_server::start() { asio::co_spawn(impl_->acceptor_strand, impl_->accept_loop(), asio::detached); }
+
+void http_server::stop() {
+  if (impl_->stopped.exchange(true)) return;
+  asio::post(impl_->acceptor_strand, [self = impl_] {
+    boost::system::error_code ignored;
+    self->acceptor.close(ignored);
+  });
+  impl_->close_all();
+}
+
+}  // namespace switchboard::net
