@@ -168,6 +168,35 @@ beast::tcp_stream& lowest_tcp(Stream& s) {
     return beast::get_lowest_layer(s);
 }
 
+template <class Stream>
+class raw_writer final : public raw_connection {
+ public:
+  raw_writer(Stream& stream, std::chrono::milliseconds timeout) : stream_(stream), timeout_(timeout) {}
+
+  asio::awaitable<bool> write(std::string_view bytes) override {
+    if (broken_) co_return false;
+    lowest_tcp(stream_).expires_after(timeout_);
+    auto [ec, n] = co_await asio::async_write(stream_, asio::buffer(bytes.data(), bytes.size()), use_tuple);
+    if (ec) broken_ = true;
+    co_return !broken_;
+  }
+
+  void reset() override {
+    boost::system::error_code ignored;
+    auto& socket = lowest_tcp(stream_).socket();
+    socket.set_option(asio::socket_base::linger(true, 0), ignored);
+    socket.close(ignored);
+    broken_ = true;
+  }
+
+  bool broken() const { return broken_; }
+
+ private:
+  Stream& stream_;
+  std::chrono::milliseconds timeout_;
+  bool broken_ = false;
+};
+
 server_request to_server_request(http::request<http::string_body>&& message, std::string remote) {
   server_request r;
   r.method = std::string(message.method_string());
@@ -273,6 +302,12 @@ asio::awaitable<void> serve_connection(std::shared_ptr<http_server::impl> server
     } catch (const std::exception& e) {
       spdlog::error("http server: {} {} failed: {}", request.method, request.path, e.what());
       response = error_response(500, "internal server error");
+    }
+    if (response.raw) {
+      raw_writer<Stream> writer(stream, opts.write_timeout);
+      const bool keep = co_await response.raw(writer);
+      if (!keep || writer.broken() || server->stopped) co_return;
+      continue;
     }
     if (response.stream) {
       co_await write_streamed(stream, response, version, opts.write_timeout);

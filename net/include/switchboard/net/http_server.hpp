@@ -88,6 +88,20 @@ class response_stream {
   ~response_stream() = default;
 };
 
+// The connection itself, for a server that misbehaves on purpose (a test
+// server injecting faults): bytes go out exactly as given.
+class raw_connection {
+ public:
+  // Writes `bytes` as they are; false when the client is gone or did not
+  // take them within server_options::write_timeout.
+  virtual boost::asio::awaitable<bool> write(std::string_view bytes) = 0;
+  // Aborts the connection (TCP reset): the client sees it cut.
+  virtual void reset() = 0;
+
+ protected:
+  ~raw_connection() = default;
+};
+
 struct server_response {
   int status = 200;
   std::vector<std::pair<std::string, std::string>> headers;  // Content-Type defaults to application/json
@@ -97,6 +111,10 @@ struct server_response {
   // done (`body` is ignored). The connection closes after a stream.
   std::function<boost::asio::awaitable<void>(response_stream&)> stream;
   bool close = false;  // close the connection after this response
+  // Set: the server writes nothing of its own; this writes the whole answer
+  // (or half of one, or nothing) and completes true to keep the connection
+  // for the next request, false to close it. For fault-injecting servers.
+  std::function<boost::asio::awaitable<bool>(raw_connection&)> raw;
 };
 
 // A JSON response {"detail": detail} with `status`: how the server and its
