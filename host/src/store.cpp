@@ -95,4 +95,14 @@ std::shared_ptr<orch::checkpoint_store> open_store(std::string_view url) {
   throw host_error(host_errc::bad_store_url, "unknown checkpoint store '" + chosen + "'");
 }
 
+std::shared_ptr<orch::event_feed> open_event_feed(std::string_view url) {
+  const std::string chosen = url.empty() ? default_store_url() : std::string(url);
+  const store_url parsed = parse_store_url(chosen);
+  switch (parsed.scheme) {
+    case store_url::backend::memory: return orch::make_in_memory_event_feed();
+    case store_url::backend::sqlite: return stores::make_sqlite_event_feed(parsed.path);
+  }
+  throw host_error(host_errc::bad_store_url, "unknown event feed '" + chosen + "'");
+}
+
 }  // namespace switchboard::host

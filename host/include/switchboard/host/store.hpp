@@ -14,6 +14,7 @@
 #pragma once
 
 #include <switchboard/orchestrator/checkpoint_store.hpp>
+#include <switchboard/orchestrator/event_feed.hpp>
 
 #include <filesystem>
 #include <memory>
@@ -53,5 +54,10 @@ std::string default_store_url();
 // host_error(bad_store_url) for a URL parse_store_url refuses, and the
 // backend's checkpoint_error (naming the file) when it cannot open.
 std::shared_ptr<orchestrator::checkpoint_store> open_store(std::string_view url);
+
+// The event feed kept with the store `url` names (the same database file
+// for SQLite; the process's memory for "memory"), for a server that
+// streams runs and replays them. Throws as open_store does.
+std::shared_ptr<orchestrator::event_feed> open_event_feed(std::string_view url);
 
 }  // namespace switchboard::host

@@ -1,0 +1,150 @@
+#include <switchboard/server/agent_server.hpp>
+
+#include "catalog.hpp"
+#include "ids.hpp"
+#include "langgraph_api.hpp"
+#include "run_engine.hpp"
+
+#include <switchboard/host/error.hpp>
+#include <switchboard/host/store.hpp>
+
+#include <openssl/crypto.h>
+#include <openssl/sha.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <array>
+
+namespace switchboard::server {
+
+namespace asio = boost::asio;
+
+namespace {
+
+using digest = std::array<unsigned char, SHA256_DIGEST_LENGTH>;
+
+digest sha256(std::string_view text) {
+  digest d{};
+  SHA256(reinterpret_cast<const unsigned char*>(text.data()), text.size(), d.data());
+  return d;
+}
+
+// The token the request carries: Authorization: Bearer T, or x-api-key: T.
+std::string_view presented_token(const net::server_request& request) {
+  if (const auto key = request.header("x-api-key")) return *key;
+  if (const auto auth = request.header("authorization"); auth && auth->size() > 7) {
+    std::string scheme(auth->substr(0, 7));
+    std::ranges::transform(scheme, scheme.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (scheme == "bearer ") return auth->substr(7);
+  }
+  return {};
+}
+
+}  // namespace
+
+struct agent_server::impl {
+  impl(asio::any_io_executor ex, serve_options opts) : executor(std::move(ex)), options(std::move(opts)) {}
+
+  asio::any_io_executor executor;
+  serve_options options;
+  digest token_digest{};
+  std::shared_ptr<orchestrator::checkpoint_store> store;
+  std::shared_ptr<orchestrator::event_feed> feed;
+  std::vector<std::unique_ptr<served_workflow>> workflows;
+  std::unique_ptr<catalog> records;
+  std::unique_ptr<run_engine> runs;
+  std::unique_ptr<langgraph_api> api;
+  std::unique_ptr<net::http_server> http;
+
+  bool authorized(const net::server_request& request) const {
+    if (options.auth_token.empty()) return true;
+    // Digests of equal length, compared in constant time: neither the
+    // token's bytes nor its length leak through timing.
+    const auto given = sha256(presented_token(request));
+    return CRYPTO_memcmp(given.data(), token_digest.data(), given.size()) == 0;
+  }
+
+  const std::string* allowed_origin(const net::server_request& request) const {
+    const auto origin = request.header("origin");
+    if (!origin) return nullptr;
+    const auto it = std::ranges::find(options.cors_origins, *origin);
+    return it == options.cors_origins.end() ? nullptr : &*it;
+  }
+
+  asio::awaitable<net::server_response> handle(net::server_request& request) {
+    const auto* origin = allowed_origin(request);
+    if (origin && request.method == "OPTIONS") {
+      net::server_response r;
+      r.status = 204;
+      r.headers = {{"Access-Control-Allow-Origin", *origin},
+                   {"Access-Control-Allow-Methods", "GET, POST, PATCH, DELETE, OPTIONS"},
+                   {"Access-Control-Allow-Headers", "Content-Type, Authorization, X-Api-Key, Last-Event-ID"},
+                   {"Access-Control-Max-Age", "600"},
+                   {"Vary", "Origin"}};
+      co_return r;
+    }
+    net::server_response r;
+    if (request.path != "/ok" && !authorized(request)) {
+      r = net::error_response(401, "missing or wrong API token (Authorization: Bearer TOKEN or x-api-key: TOKEN)");
+      r.headers.emplace_back("WWW-Authenticate", "Bearer");
+    } else {
+      r = co_await api->handle(request);
+    }
+    if (origin) {
+      r.headers.emplace_back("Access-Control-Allow-Origin", *origin);
+      r.headers.emplace_back("Access-Control-Expose-Headers",
+                             "Content-Location, Location, X-Pagination-Total, X-Pagination-Next");
+      r.headers.emplace_back("Vary", "Origin");
+    }
+    co_return r;
+  }
+};
+
+agent_server::agent_server(asio::any_io_executor executor, serve_options options)
+    : impl_(std::make_unique<impl>(std::move(executor), std::move(options))) {
+  auto& s = *impl_;
+  if (!s.options.auth_token.empty()) s.token_digest = sha256(s.options.auth_token);
+  s.store = host::open_store(s.options.store_url);
+  s.feed = host::open_event_feed(s.options.store_url);
+  s.records = std::make_unique<catalog>(s.feed);
+  std::vector<served_workflow*> served;
+  for (const auto& settings : s.options.workflows) {
+    auto w = std::make_unique<served_workflow>();
+    w->opened = host::open_workflow(settings, s.store);
+    w->graph_id = w->opened.workflow->definition().name;
+    for (const auto* other : served)
+      if (other->graph_id == w->graph_id)
+        throw host::host_error(host::host_errc::bad_workflow,
+                               "two workflows are named '" + w->graph_id + "': a graph id must be unique");
+    w->hub = std::make_unique<orchestrator::hub>(s.executor, *w->opened.agents.registry, w->opened.hub_options());
+    assistant_record a{.assistant_id = system_assistant_id(w->graph_id), .graph_id = w->graph_id,
+                       .name = w->graph_id};
+    a.created_at = a.updated_at = now_iso8601();
+    s.records->add_system_assistant(std::move(a));
+    served.push_back(w.get());
+    s.workflows.push_back(std::move(w));
+  }
+  s.runs = std::make_unique<run_engine>(s.executor, *s.records, s.feed, served);
+  s.api = std::make_unique<langgraph_api>(*s.records, *s.runs, s.options.heartbeat);
+  s.http = std::make_unique<net::http_server>(
+      s.executor, s.options.http, [this](net::server_request& request) { return impl_->handle(request); });
+}
+
+agent_server::~agent_server() {
+  if (impl_->http) impl_->http->stop();
+}
+
+asio::awaitable<void> agent_server::start() {
+  co_await impl_->records->load();
+  co_await impl_->runs->recover();
+  impl_->http->start();
+}
+
+std::uint16_t agent_server::port() const noexcept { return impl_->http->port(); }
+
+asio::awaitable<void> agent_server::shutdown(std::chrono::milliseconds grace) {
+  impl_->http->stop();
+  co_await impl_->runs->shutdown(grace);
+}
+
+}  // namespace switchboard::server

@@ -1,0 +1,289 @@
+#include "catalog.hpp"
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+
+namespace switchboard::server {
+
+namespace json = boost::json;
+
+namespace {
+
+constexpr std::string_view journal_key = "switchboard.serve.catalog";
+
+std::string text(const json::object& o, std::string_view key) {
+  const auto* v = o.if_contains(key);
+  return v && v->is_string() ? std::string(v->get_string()) : std::string{};
+}
+
+json::object object(const json::object& o, std::string_view key) {
+  const auto* v = o.if_contains(key);
+  return v && v->is_object() ? v->get_object() : json::object{};
+}
+
+json::value value(const json::object& o, std::string_view key) {
+  const auto* v = o.if_contains(key);
+  return v ? *v : json::value(nullptr);
+}
+
+std::int64_t version_of(const json::object& o) {
+  const auto* v = o.if_contains("version");
+  return v && v->is_int64() ? v->get_int64() : 0;
+}
+
+json::object to_json(const assistant_record& a) {
+  return {{"assistant_id", a.assistant_id}, {"graph_id", a.graph_id}, {"name", a.name},
+          {"description", a.description},   {"config", a.config},     {"context", a.context},
+          {"metadata", a.metadata},         {"created_at", a.created_at}, {"updated_at", a.updated_at},
+          {"version", a.version}};
+}
+
+assistant_record assistant_from(const json::object& o) {
+  return {.assistant_id = text(o, "assistant_id"), .graph_id = text(o, "graph_id"), .name = text(o, "name"),
+          .description = text(o, "description"), .config = object(o, "config"), .context = object(o, "context"),
+          .metadata = object(o, "metadata"), .created_at = text(o, "created_at"),
+          .updated_at = text(o, "updated_at"), .system = false, .version = version_of(o)};
+}
+
+json::object to_json(const thread_record& t) {
+  return {{"thread_id", t.thread_id}, {"created_at", t.created_at}, {"updated_at", t.updated_at},
+          {"metadata", t.metadata},   {"status", t.status},         {"graph_id", t.graph_id},
+          {"workflow_run", t.workflow_run}, {"values", t.values},   {"interrupts", t.interrupts},
+          {"version", t.version}};
+}
+
+thread_record thread_from(const json::object& o) {
+  return {.thread_id = text(o, "thread_id"), .created_at = text(o, "created_at"),
+          .updated_at = text(o, "updated_at"), .metadata = object(o, "metadata"), .status = text(o, "status"),
+          .graph_id = text(o, "graph_id"), .workflow_run = text(o, "workflow_run"), .values = value(o, "values"),
+          .interrupts = object(o, "interrupts"), .version = version_of(o)};
+}
+
+json::object to_json(const run_record& r) {
+  return {{"run_id", r.run_id},       {"thread_id", r.thread_id},   {"assistant_id", r.assistant_id},
+          {"graph_id", r.graph_id},   {"status", r.status},         {"created_at", r.created_at},
+          {"updated_at", r.updated_at}, {"metadata", r.metadata},   {"kwargs", r.kwargs},
+          {"multitask_strategy", r.multitask_strategy}, {"workflow_run", r.workflow_run},
+          {"result", r.result},       {"version", r.version}};
+}
+
+run_record run_from(const json::object& o) {
+  return {.run_id = text(o, "run_id"), .thread_id = text(o, "thread_id"), .assistant_id = text(o, "assistant_id"),
+          .graph_id = text(o, "graph_id"), .status = text(o, "status"), .created_at = text(o, "created_at"),
+          .updated_at = text(o, "updated_at"), .metadata = object(o, "metadata"), .kwargs = object(o, "kwargs"),
+          .multitask_strategy = text(o, "multitask_strategy"), .workflow_run = text(o, "workflow_run"),
+          .result = value(o, "result"), .version = version_of(o)};
+}
+
+// Keeps `incoming` unless the map holds a newer version of it.
+template <class Record, class Key>
+void keep_newest(std::map<std::string, Record>& records, const Key& id, Record incoming) {
+  auto [it, inserted] = records.try_emplace(id, incoming);
+  if (!inserted && it->second.version < incoming.version) it->second = std::move(incoming);
+}
+
+}  // namespace
+
+std::string now_iso8601() {
+  const auto now = std::chrono::system_clock::now();
+  const auto seconds = std::chrono::system_clock::to_time_t(now);
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char out[40];
+  const auto n = std::strftime(out, sizeof out, "%Y-%m-%dT%H:%M:%S", &utc);
+  std::snprintf(out + n, sizeof out - n, ".%03dZ", static_cast<int>(ms));
+  return out;
+}
+
+catalog::catalog(std::shared_ptr<orchestrator::event_feed> feed) : feed_(std::move(feed)) {}
+
+boost::asio::awaitable<void> catalog::load() {
+  std::int64_t after = 0;
+  std::size_t entries = 0;
+  for (;;) {
+    auto batch = co_await feed_->read(std::string(journal_key), after, 1000);
+    if (batch.empty()) break;
+    std::scoped_lock lock(mutex_);
+    for (auto& e : batch) {
+      after = e.position;
+      ++entries;
+      boost::system::error_code ec;
+      auto parsed = json::parse(e.event, ec);
+      if (ec || !parsed.is_object()) {
+        spdlog::warn("serve: journal entry {} is not JSON; skipped", e.position);
+        continue;
+      }
+      const auto& o = parsed.get_object();
+      const auto kind = text(o, "kind");
+      const auto record = object(o, "record");
+      if (kind == "assistant") keep_newest(assistants_, text(record, "assistant_id"), assistant_from(record));
+      else if (kind == "thread") keep_newest(threads_, text(record, "thread_id"), thread_from(record));
+      else if (kind == "run") keep_newest(runs_, text(record, "run_id"), run_from(record));
+      else if (kind == "thread_deleted") threads_.erase(text(o, "id"));
+      else if (kind == "run_deleted") runs_.erase(text(o, "id"));
+    }
+  }
+  // Runs of deleted threads go with them.
+  std::scoped_lock lock(mutex_);
+  std::erase_if(runs_, [&](const auto& r) { return !threads_.contains(r.second.thread_id); });
+  spdlog::info("serve: {} threads, {} runs, {} assistants from {} journal entries", threads_.size(), runs_.size(),
+               assistants_.size(), entries);
+}
+
+boost::asio::awaitable<void> catalog::append(json::object entry) {
+  co_await feed_->append(std::string(journal_key), json::serialize(entry));
+}
+
+void catalog::add_system_assistant(assistant_record a) {
+  std::scoped_lock lock(mutex_);
+  a.system = true;
+  assistants_[a.assistant_id] = std::move(a);
+}
+
+std::optional<assistant_record> catalog::assistant(const std::string& id) const {
+  std::scoped_lock lock(mutex_);
+  const auto it = assistants_.find(id);
+  if (it == assistants_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::vector<assistant_record> catalog::assistants() const {
+  std::scoped_lock lock(mutex_);
+  std::vector<assistant_record> out;
+  for (const auto& [id, a] : assistants_) out.push_back(a);
+  return out;
+}
+
+boost::asio::awaitable<void> catalog::save(assistant_record a) {
+  {
+    std::scoped_lock lock(mutex_);
+    auto& slot = assistants_[a.assistant_id];
+    a.version = slot.version + 1;
+    slot = a;
+  }
+  json::object entry{{"kind", "assistant"}, {"record", to_json(a)}};
+  co_await append(std::move(entry));
+}
+
+std::optional<thread_record> catalog::thread(const std::string& id) const {
+  std::scoped_lock lock(mutex_);
+  const auto it = threads_.find(id);
+  if (it == threads_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::vector<thread_record> catalog::threads() const {
+  std::scoped_lock lock(mutex_);
+  std::vector<thread_record> out;
+  for (const auto& [id, t] : threads_) out.push_back(t);
+  return out;
+}
+
+boost::asio::awaitable<void> catalog::save(thread_record t) {
+  {
+    std::scoped_lock lock(mutex_);
+    auto& slot = threads_[t.thread_id];
+    t.version = slot.version + 1;
+    slot = t;
+  }
+  json::object entry{{"kind", "thread"}, {"record", to_json(t)}};
+  co_await append(std::move(entry));
+}
+
+boost::asio::awaitable<void> catalog::erase_thread(const std::string& id) {
+  {
+    std::scoped_lock lock(mutex_);
+    threads_.erase(id);
+    std::erase_if(runs_, [&](const auto& r) { return r.second.thread_id == id; });
+  }
+  json::object entry{{"kind", "thread_deleted"}, {"id", id}};
+  co_await append(std::move(entry));
+}
+
+std::optional<run_record> catalog::run(const std::string& id) const {
+  std::scoped_lock lock(mutex_);
+  const auto it = runs_.find(id);
+  if (it == runs_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::vector<run_record> catalog::runs_of(const std::string& thread_id) const {
+  std::scoped_lock lock(mutex_);
+  std::vector<run_record> out;
+  for (const auto& [id, r] : runs_)
+    if (r.thread_id == thread_id) out.push_back(r);
+  std::ranges::sort(out, {}, &run_record::created_at);
+  return out;
+}
+
+std::vector<run_record> catalog::runs() const {
+  std::scoped_lock lock(mutex_);
+  std::vector<run_record> out;
+  for (const auto& [id, r] : runs_) out.push_back(r);
+  std::ranges::sort(out, {}, &run_record::created_at);
+  return out;
+}
+
+boost::asio::awaitable<void> catalog::save(run_record r) {
+  {
+    std::scoped_lock lock(mutex_);
+    auto& slot = runs_[r.run_id];
+    r.version = slot.version + 1;
+    slot = r;
+  }
+  json::object entry{{"kind", "run"}, {"record", to_json(r)}};
+  co_await append(std::move(entry));
+}
+
+boost::asio::awaitable<void> catalog::erase_run(const std::string& id) {
+  {
+    std::scoped_lock lock(mutex_);
+    runs_.erase(id);
+  }
+  json::object entry{{"kind", "run_deleted"}, {"id", id}};
+  co_await append(std::move(entry));
+}
+
+boost::asio::awaitable<bool> catalog::update_thread(const std::string& id,
+                                                    const std::function<bool(thread_record&)>& change) {
+  thread_record copy;
+  {
+    std::scoped_lock lock(mutex_);
+    const auto it = threads_.find(id);
+    if (it == threads_.end()) co_return false;
+    copy = it->second;
+    if (!change(copy)) co_return false;
+    copy.version = it->second.version + 1;
+    copy.updated_at = now_iso8601();
+    it->second = copy;
+  }
+  json::object entry{{"kind", "thread"}, {"record", to_json(copy)}};
+  co_await append(std::move(entry));
+  co_return true;
+}
+
+boost::asio::awaitable<bool> catalog::update_run(const std::string& id,
+                                                 const std::function<bool(run_record&)>& change) {
+  run_record copy;
+  {
+    std::scoped_lock lock(mutex_);
+    const auto it = runs_.find(id);
+    if (it == runs_.end()) co_return false;
+    copy = it->second;
+    if (!change(copy)) co_return false;
+    copy.version = it->second.version + 1;
+    copy.updated_at = now_iso8601();
+    it->second = copy;
+  }
+  json::object entry{{"kind", "run"}, {"record", to_json(copy)}};
+  co_await append(std::move(entry));
+  co_return true;
+}
+
+}  // namespace switchboard::server

@@ -1,0 +1,115 @@
+// What the API knows beyond the hub's runs: assistants, threads and the
+// API's runs (a LangGraph run is one start or resume of a hub run), kept in
+// memory and written through to a journal in the store's event feed, so a
+// restarted server (or one that was killed) finds them all again.
+//
+// Each change appends the whole record with a version one higher; reading
+// the journal back keeps each record's highest version. Appends of
+// different records may interleave freely.
+//
+// Thread-safety: every member function may be called from any thread.
+#pragma once
+
+#include <switchboard/orchestrator/event_feed.hpp>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace switchboard::server {
+
+// "2026-11-27T10:47:06.123Z"
+std::string now_iso8601();
+
+struct assistant_record {
+  std::string assistant_id;
+  std::string graph_id;
+  std::string name;
+  std::string description;
+  boost::json::object config;
+  boost::json::object context;
+  boost::json::object metadata;
+  std::string created_at;
+  std::string updated_at;
+  bool system = false;  // the graph's own assistant (not journaled)
+  std::int64_t version = 0;
+};
+
+struct thread_record {
+  std::string thread_id;
+  std::string created_at;
+  std::string updated_at;
+  boost::json::object metadata;
+  std::string status = "idle";        // idle | busy | interrupted | error
+  std::string graph_id;               // the workflow of its runs ("" before the first)
+  std::string workflow_run;           // the hub run its state is ("" before the first)
+  boost::json::value values = nullptr;
+  boost::json::object interrupts;     // task id -> [{id, value}]
+  std::int64_t version = 0;
+};
+
+struct run_record {
+  std::string run_id;
+  std::string thread_id;
+  std::string assistant_id;
+  std::string graph_id;
+  std::string status = "pending";     // pending | running | success | error | timeout | interrupted
+  std::string created_at;
+  std::string updated_at;
+  boost::json::object metadata;
+  boost::json::object kwargs;         // input, command, stream_mode, config, ...
+  std::string multitask_strategy = "enqueue";
+  std::string workflow_run;           // the hub run it starts or resumes
+  boost::json::value result = nullptr;  // the last values, once it ended
+  std::int64_t version = 0;
+};
+
+class catalog {
+ public:
+  explicit catalog(std::shared_ptr<orchestrator::event_feed> feed);
+
+  // Reads the journal back (at start-up, before serving).
+  boost::asio::awaitable<void> load();
+
+  void add_system_assistant(assistant_record a);
+  std::optional<assistant_record> assistant(const std::string& id) const;
+  std::vector<assistant_record> assistants() const;
+  boost::asio::awaitable<void> save(assistant_record a);
+
+  std::optional<thread_record> thread(const std::string& id) const;
+  std::vector<thread_record> threads() const;
+  boost::asio::awaitable<void> save(thread_record t);
+  boost::asio::awaitable<void> erase_thread(const std::string& id);
+
+  std::optional<run_record> run(const std::string& id) const;
+  std::vector<run_record> runs_of(const std::string& thread_id) const;  // oldest first
+  std::vector<run_record> runs() const;
+  boost::asio::awaitable<void> save(run_record r);
+  boost::asio::awaitable<void> erase_run(const std::string& id);
+
+  // Applies `change` to the thread under the catalog's lock and saves the
+  // result; false when there is no such thread. The change sees the thread
+  // as it is now, so a check and an update are one step.
+  boost::asio::awaitable<bool> update_thread(const std::string& id, const std::function<bool(thread_record&)>& change);
+  boost::asio::awaitable<bool> update_run(const std::string& id, const std::function<bool(run_record&)>& change);
+
+ private:
+  boost::asio::awaitable<void> append(boost::json::object entry);
+
+  std::shared_ptr<orchestrator::event_feed> feed_;
+  mutable std::mutex mutex_;
+  std::map<std::string, assistant_record> assistants_;
+  std::map<std::string, thread_record> threads_;
+  std::map<std::string, run_record> runs_;
+};
+
+}  // namespace switchboard::server

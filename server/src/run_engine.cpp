@@ -1,0 +1,664 @@
+#include "run_engine.hpp"
+
+#include "ids.hpp"
+#include "wire.hpp"
+
+#include <switchboard/orchestrator/error.hpp>
+#include <switchboard/orchestrator/event_json.hpp>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/json/value_from.hpp>
+#include <spdlog/spdlog.h>
+
+#include <deque>
+
+namespace switchboard::server {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+namespace orch = switchboard::orchestrator;
+
+stream_record split_record(std::string_view text) {
+  const auto newline = text.find('\n');
+  if (newline == std::string_view::npos) return {text, {}};
+  return {text.substr(0, newline), text.substr(newline + 1)};
+}
+
+// Where one API run's events go: kept in order in the feed under the run's
+// id. Events arrive on the workflow's strand; appends happen one at a time
+// on a coroutine of their own, so the feed's order is the events' order.
+struct run_engine::sink : std::enable_shared_from_this<run_engine::sink> {
+  sink(asio::any_io_executor ex, std::shared_ptr<orch::event_feed> f, std::string id, json::object v)
+      : executor(std::move(ex)), feed(std::move(f)), run_id(std::move(id)), values(std::move(v)) {}
+
+  asio::any_io_executor executor;
+  std::shared_ptr<orch::event_feed> feed;
+  std::string run_id;
+  json::object values;  // the thread's values as the run goes (touched on the workflow's strand)
+
+  std::mutex mutex;
+  std::deque<std::string> pending;
+  bool draining = false;
+  std::vector<std::shared_ptr<asio::steady_timer>> flush_waiters;
+
+  void push(std::string_view name, const json::value& data) {
+    std::string record(name);
+    record.push_back('\n');
+    record += json::serialize(data);
+    {
+      std::scoped_lock lock(mutex);
+      pending.push_back(std::move(record));
+      if (draining) return;
+      draining = true;
+    }
+    // Outside the lock: co_spawn may start the drain at once on this thread.
+    asio::co_spawn(executor, drain(shared_from_this()), asio::detached);
+  }
+
+  // Completes once everything pushed so far is in the feed.
+  asio::awaitable<void> flushed() {
+    auto timer = std::make_shared<asio::steady_timer>(co_await asio::this_coro::executor);
+    {
+      std::scoped_lock lock(mutex);
+      if (!draining) co_return;
+      timer->expires_at(asio::steady_timer::time_point::max());
+      flush_waiters.push_back(timer);
+    }
+    boost::system::error_code ignored;
+    co_await timer->async_wait(asio::redirect_error(asio::use_awaitable, ignored));
+  }
+
+  static asio::awaitable<void> drain(std::shared_ptr<sink> self) {
+    for (;;) {
+      std::string next;
+      {
+        std::scoped_lock lock(self->mutex);
+        if (self->pending.empty()) {
+          self->draining = false;
+          for (auto& w : self->flush_waiters) w->cancel();
+          self->flush_waiters.clear();
+          co_return;
+        }
+        next = std::move(self->pending.front());
+        self->pending.pop_front();
+      }
+      try {
+        co_await self->feed->append(self->run_id, std::move(next));
+      } catch (const std::exception& e) {
+        spdlog::error("serve: run {}: an event could not be kept: {}", self->run_id, e.what());
+      }
+    }
+  }
+};
+
+class run_engine::observer final : public orch::observer {
+ public:
+  explicit observer(run_engine& engine) : engine_(engine) {}
+  void on_event(const orch::event& e) noexcept override {
+    try {
+      engine_.on_event(e);
+    } catch (const std::exception& ex) {
+      spdlog::error("serve: an event of run {} was lost: {}", e.workflow_id, ex.what());
+    }
+  }
+  bool wants_deltas() const noexcept override { return true; }
+
+ private:
+  run_engine& engine_;
+};
+
+namespace {
+
+json::object debug_record(const orch::event& e, json::object payload) {
+  return {{"type", e.kind == orch::event_kind::step_started ? "task" : "task_result"},
+          {"timestamp", now_iso8601()},
+          {"step", e.step},
+          {"payload", std::move(payload)}};
+}
+
+const json::value* member(const json::object& o, std::string_view key) {
+  const auto* v = o.if_contains(key);
+  return v && !v->is_null() ? v : nullptr;
+}
+
+std::string text_member(const json::object& o, std::string_view key) {
+  const auto* v = member(o, key);
+  return v && v->is_string() ? std::string(v->get_string()) : std::string{};
+}
+
+bool is_terminal(std::string_view status) {
+  return status == "success" || status == "error" || status == "timeout" || status == "interrupted";
+}
+
+// What a thread's pause asks: "clarification", "approval" or "".
+std::string pause_type(const thread_record& t) {
+  for (const auto& [task, list] : t.interrupts)
+    if (list.is_array())
+      for (const auto& i : list.get_array())
+        if (i.is_object())
+          if (const auto* v = i.get_object().if_contains("value"); v && v->is_object())
+            return text_member(v->get_object(), "type");
+  return {};
+}
+
+std::string interrupt_id(const thread_record& t) {
+  for (const auto& [task, list] : t.interrupts)
+    if (list.is_array())
+      for (const auto& i : list.get_array())
+        if (i.is_object()) return text_member(i.get_object(), "id");
+  return {};
+}
+
+// The resume value checked against what the pause asks; a map keyed by the
+// interrupt id is unwrapped.
+json::value checked_resume(const thread_record& t, json::value resume) {
+  const auto type = pause_type(t);
+  if (resume.is_object() && resume.get_object().size() == 1) {
+    const auto id = interrupt_id(t);
+    if (const auto* v = resume.get_object().if_contains(id)) resume = *v;
+  }
+  if (type == "clarification") {
+    if (!resume.is_string() || resume.get_string().empty())
+      throw api_error(422, "command.resume must be the answer to the question, a non-empty string");
+    return resume;
+  }
+  if (type == "approval") {
+    const auto* o = resume.if_object();
+    const auto decision = o ? text_member(*o, "decision") : std::string{};
+    if (decision != "approve" && decision != "reject")
+      throw api_error(422, "command.resume must be {\"decision\": \"approve\"|\"reject\", \"reason\": ...}");
+    if (const auto* reason = o->if_contains("reason"); reason && !reason->is_string() && !reason->is_null())
+      throw api_error(422, "command.resume.reason must be a string");
+    return resume;
+  }
+  throw api_error(409, "thread " + t.thread_id + " is not waiting for input");
+}
+
+void apply_resume(orch::resume_options& options, const json::value& resume) {
+  if (resume.is_string()) {
+    options.answer = std::string(resume.get_string());
+    return;
+  }
+  const auto& o = resume.get_object();
+  orch::approval_decision d;
+  d.approve = text_member(o, "decision") == "approve";
+  d.reason = text_member(o, "reason");
+  options.decision = d;
+}
+
+// Run and thread statuses for how a hub run stopped.
+std::pair<std::string, std::string> statuses_of(orch::workflow_status s) {
+  switch (s) {
+    case orch::workflow_status::awaiting_clarification:
+    case orch::workflow_status::awaiting_approval: return {"success", "interrupted"};
+    case orch::workflow_status::completed: return {"success", "idle"};
+    case orch::workflow_status::failed: return {"error", "error"};
+    case orch::workflow_status::cancelled:
+    case orch::workflow_status::interrupted: return {"interrupted", "idle"};
+    case orch::workflow_status::running: break;
+  }
+  return {"running", "busy"};
+}
+
+}  // namespace
+
+run_engine::run_engine(asio::any_io_executor executor, catalog& records, std::shared_ptr<orch::event_feed> feed,
+                       std::vector<served_workflow*> workflows)
+    : executor_(std::move(executor)),
+      records_(records),
+      feed_(std::move(feed)),
+      workflows_(std::move(workflows)),
+      observer_(std::make_shared<observer>(*this)) {
+  for (auto* w : workflows_) w->hub->add_observer(observer_);
+}
+
+run_engine::~run_engine() = default;
+
+served_workflow& run_engine::workflow_of(const std::string& assistant_id) const {
+  for (auto* w : workflows_)
+    if (w->graph_id == assistant_id || system_assistant_id(w->graph_id) == assistant_id) return *w;
+  if (const auto a = records_.assistant(assistant_id))
+    for (auto* w : workflows_)
+      if (w->graph_id == a->graph_id) return *w;
+  throw api_error(404, "No assistant found for \"" + assistant_id +
+                           "\". Make sure the assistant ID is for a valid assistant or a valid graph ID.");
+}
+
+bool run_engine::thread_active(const std::string& thread_id) const {
+  std::scoped_lock lock(mutex_);
+  const auto it = threads_.find(thread_id);
+  return it != threads_.end() && (!it->second.active.empty() || !it->second.waiting.empty());
+}
+
+std::shared_ptr<run_engine::sink> run_engine::open_sink(const run_record& run, json::object values) {
+  auto s = std::make_shared<sink>(executor_, feed_, run.run_id, std::move(values));
+  std::scoped_lock lock(mutex_);
+  sinks_[run.workflow_run] = s;
+  return s;
+}
+
+void run_engine::on_event(const orch::event& e) {
+  std::shared_ptr<sink> s;
+  {
+    std::scoped_lock lock(mutex_);
+    const auto it = sinks_.find(std::string(e.workflow_id));
+    if (it == sinks_.end()) return;
+    s = it->second;
+  }
+  auto event_json = orch::to_json(e);
+  if (e.kind == orch::event_kind::step_completed && e.envelope && !e.agent.empty()) {
+    auto envelope = json::value_from(*e.envelope);
+    auto& outputs = s->values["outputs"];
+    if (!outputs.is_object()) outputs = json::object{};
+    outputs.get_object()[e.agent] = envelope;
+    s->values["step"] = e.step;
+    s->push("values", s->values);
+    s->push("updates", json::object{{e.node, json::object{{e.agent, std::move(envelope)}}}});
+  }
+  if (e.kind == orch::event_kind::step_started || e.kind == orch::event_kind::step_completed ||
+      e.kind == orch::event_kind::step_failed)
+    s->push("debug", debug_record(e, event_json));
+  s->push("custom", event_json);
+}
+
+boost::asio::awaitable<run_record> run_engine::create(std::string thread_id, json::object body) {
+  const auto assistant = text_member(body, "assistant_id");
+  if (assistant.empty()) throw api_error(422, "assistant_id is required");
+  auto& workflow = workflow_of(assistant);
+
+  const auto* input = member(body, "input");
+  if (input && !input->is_object()) throw api_error(422, "input must be a JSON object (the workflow's input)");
+  json::value resume = nullptr;
+  if (const auto* command = member(body, "command")) {
+    if (!command->is_object()) throw api_error(422, "command must be an object");
+    if (const auto* r = member(command->get_object(), "resume")) resume = *r;
+    if (member(command->get_object(), "goto") || member(command->get_object(), "update"))
+      throw api_error(422, "command.goto and command.update are not supported; use command.resume");
+  }
+  if (input && !resume.is_null()) throw api_error(422, "give input or command.resume, not both");
+  auto strategy = text_member(body, "multitask_strategy");
+  if (strategy.empty()) strategy = "enqueue";
+  if (strategy != "reject" && strategy != "enqueue" && strategy != "interrupt" && strategy != "rollback")
+    throw api_error(422, "multitask_strategy must be reject, enqueue, interrupt or rollback");
+
+  auto thread = records_.thread(thread_id);
+  if (!thread) {
+    if (text_member(body, "if_not_exists") != "create") throw api_error(404, "Thread " + thread_id + " not found");
+    thread_record fresh;
+    fresh.thread_id = thread_id;
+    fresh.created_at = fresh.updated_at = now_iso8601();
+    co_await records_.save(fresh);
+    thread = std::move(fresh);
+  }
+  if (!input && !thread->graph_id.empty() && thread->graph_id != workflow.graph_id)
+    throw api_error(409, "thread " + thread_id + " holds a run of " + thread->graph_id + ", not " + workflow.graph_id);
+
+  run_record run;
+  run.run_id = time_ordered_uuid();
+  run.thread_id = thread_id;
+  run.assistant_id = system_assistant_id(workflow.graph_id);
+  run.graph_id = workflow.graph_id;
+  run.created_at = run.updated_at = now_iso8601();
+  run.multitask_strategy = strategy;
+  if (const auto* m = member(body, "metadata"); m && m->is_object()) run.metadata = m->get_object();
+  for (const auto* key : {"stream_mode", "config", "context", "stream_resumable", "on_disconnect"})
+    if (const auto* v = member(body, key)) run.kwargs[key] = *v;
+  run.kwargs["previous_workflow_run"] = thread->workflow_run;
+
+  std::string displaced;  // the run an interrupt/rollback strategy stops
+  bool start_now = false;
+  {
+    std::scoped_lock lock(mutex_);
+    if (shutting_down_) throw api_error(503, "the server is shutting down");
+    auto& slot = threads_[thread_id];
+    const bool busy = !slot.active.empty() || !slot.waiting.empty();
+    const auto current = records_.thread(thread_id);
+    if (!resume.is_null()) {
+      if (busy) throw api_error(409, "Thread " + thread_id + " is busy: its run is being answered or still running");
+      resume = checked_resume(*current, std::move(resume));
+      run.kwargs["command"] = json::object{{"resume", resume}};
+      const auto* step = current->values.is_object() ? current->values.get_object().if_contains("step") : nullptr;
+      run.kwargs["resume_from_step"] = step ? *step : json::value(0);
+      run.workflow_run = current->workflow_run;
+    } else if (input) {
+      if (busy && strategy == "reject")
+        throw api_error(409, "Thread is already running a task. Wait for it to finish or choose a different "
+                             "multitask strategy.");
+      run.kwargs["input"] = *input;
+      run.workflow_run = run.run_id;
+    } else {
+      if (current->workflow_run.empty()) throw api_error(422, "a run needs input or command.resume");
+      run.workflow_run = current->workflow_run;  // continue an interrupted run
+    }
+    if (busy && (strategy == "interrupt" || strategy == "rollback")) {
+      displaced = slot.active;
+      cancel_actions_[displaced] = strategy;
+    }
+    if (!busy) {
+      slot.active = run.run_id;
+      start_now = true;
+    } else {
+      slot.waiting.push_back(run.run_id);
+    }
+  }
+
+  co_await records_.save(run);
+  co_await records_.update_thread(thread_id, [&](thread_record& t) {
+    t.status = "busy";
+    t.graph_id = workflow.graph_id;
+    if (input) t.workflow_run = run.workflow_run;
+    t.metadata["graph_id"] = workflow.graph_id;
+    t.metadata["assistant_id"] = run.assistant_id;
+    return true;
+  });
+  json::object metadata{{"run_id", run.run_id}, {"thread_id", thread_id}, {"attempt", 1}};
+  co_await feed_->append(run.run_id, "metadata\n" + json::serialize(metadata));
+  if (!displaced.empty()) {
+    std::optional<orch::workflow_handle> handle;
+    {
+      std::scoped_lock lock(mutex_);
+      if (const auto it = handles_.find(displaced); it != handles_.end()) handle = it->second;
+    }
+    if (handle) {
+      if (strategy == "rollback") handle->cancel();
+      else handle->interrupt();
+    }
+  }
+  if (start_now) asio::co_spawn(executor_, execute(run.run_id), asio::detached);
+  co_return run;
+}
+
+boost::asio::awaitable<std::optional<orch::workflow_state>> run_engine::state_of(const thread_record& thread) {
+  if (thread.workflow_run.empty() || thread.graph_id.empty()) co_return std::nullopt;
+  auto& workflow = workflow_of(thread.graph_id);
+  co_return co_await workflow.hub->find(thread.workflow_run);
+}
+
+// Starts, resumes or continues the run's hub run, whichever its record and
+// the stored state say is next (after a restart too), and awaits it.
+boost::asio::awaitable<void> run_engine::execute(std::string run_id) {
+  auto run = records_.run(run_id);
+  if (!run) co_return;
+  auto& workflow = workflow_of(run->graph_id);
+  co_await records_.update_run(run_id, [](run_record& r) {
+    r.status = "running";
+    return true;
+  });
+
+  std::optional<orch::workflow_state> existing;
+  try {
+    existing = co_await workflow.hub->find(run->workflow_run);
+  } catch (const std::exception& e) {
+    spdlog::error("serve: run {}: its stored state cannot be read: {}", run_id, e.what());
+  }
+  const auto* input = member(run->kwargs, "input");
+  const auto* command = member(run->kwargs, "command");
+  json::object values = existing ? values_of(*existing) : json::object{{"input", input ? *input : json::value()},
+                                                                       {"outputs", json::object{}},
+                                                                       {"status", "running"},
+                                                                       {"step", 0},
+                                                                       {"result", nullptr}};
+  values.erase("__interrupt__");
+  values["status"] = "running";
+  auto s = open_sink(*run, std::move(values));
+
+  std::optional<orch::workflow_handle> handle;
+  try {
+    if (!existing && input) {
+      handle = workflow.hub->start(workflow.opened.workflow, *input, {.workflow_id = run->workflow_run});
+    } else if (existing && !orch::is_finished(existing->status)) {
+      auto options = host::resume_options_for(*existing);
+      const auto* from = member(run->kwargs, "resume_from_step");
+      const bool answers_this_pause = command && from && from->is_int64() && from->get_int64() == existing->step;
+      if (answers_this_pause) apply_resume(options, command->get_object().at("resume"));
+      if (answers_this_pause || existing->status == orch::workflow_status::interrupted)
+        handle = workflow.hub->start_resume(workflow.opened.workflow, run->workflow_run, std::move(options));
+    }
+  } catch (const std::exception& e) {
+    spdlog::warn("serve: run {} could not start: {}", run_id, e.what());
+  }
+
+  orch::workflow_state final_state;
+  if (handle) {
+    std::string pending_action;
+    {
+      std::scoped_lock lock(mutex_);
+      handles_.insert_or_assign(run_id, *handle);
+      if (const auto it = cancel_actions_.find(run_id); it != cancel_actions_.end()) pending_action = it->second;
+    }
+    if (pending_action == "rollback") handle->cancel();
+    else if (!pending_action.empty()) handle->interrupt();
+    bool refused = false;
+    try {
+      final_state = co_await handle->async_wait();
+    } catch (const orch::orchestrator_error& e) {
+      // Refused by the hub (another process answered first, the run moved
+      // on): the run ends with what is stored.
+      spdlog::warn("serve: run {}: {}", run_id, e.what());
+      s->push("error", json::object{{"error", std::string(to_string(e.errc()))}, {"message", e.what()}});
+      refused = true;
+    } catch (const std::exception& e) {
+      s->push("error", json::object{{"error", "RunError"}, {"message", e.what()}});
+      final_state.status = orch::workflow_status::failed;
+    }
+    if (refused)
+      if (auto stored = co_await workflow.hub->find(run->workflow_run)) final_state = std::move(*stored);
+    std::scoped_lock lock(mutex_);
+    handles_.erase(run_id);
+  } else if (existing) {
+    final_state = std::move(*existing);
+  } else {
+    s->push("error", json::object{{"error", "RunError"}, {"message", "the run has nothing to start from"}});
+    final_state.status = orch::workflow_status::failed;
+  }
+  co_await finish(*run, final_state);
+}
+
+boost::asio::awaitable<void> run_engine::finish(run_record run, const orch::workflow_state& state) {
+  std::shared_ptr<sink> s;
+  bool leave_for_restart = false;
+  std::string action;
+  {
+    std::scoped_lock lock(mutex_);
+    if (const auto it = sinks_.find(run.workflow_run); it != sinks_.end()) s = it->second;
+    sinks_.erase(run.workflow_run);
+    if (const auto it = cancel_actions_.find(run.run_id); it != cancel_actions_.end()) action = it->second;
+    cancel_actions_.erase(run.run_id);
+    leave_for_restart = shutting_down_ && state.status == orch::workflow_status::interrupted && action.empty();
+  }
+  if (leave_for_restart) {
+    if (s) co_await s->flushed();
+    co_return;  // still `running` in the journal: the next start continues it
+  }
+  auto [run_status, thread_status] = statuses_of(state.status);
+  json::value values = state.id.empty() ? json::value(nullptr) : json::value(values_of(state));
+  if (s) {
+    if (!values.is_null()) s->push("values", values);
+    if (state.status == orch::workflow_status::failed) {
+      const auto* error = state.first_error();
+      s->push("error", json::object{{"error", error ? error->type : "RunError"},
+                                    {"message", error ? error->message : "the run failed"}});
+    }
+    co_await s->flushed();
+  }
+  json::value result = values;
+  if (state.status == orch::workflow_status::failed) {
+    const auto* error = state.first_error();
+    result = json::object{{"__error__", json::object{{"error", error ? error->type : "RunError"},
+                                                     {"message", error ? error->message : "the run failed"}}}};
+  }
+  co_await records_.update_run(run.run_id, [&](run_record& r) {
+    r.status = run_status;
+    r.result = result;
+    return true;
+  });
+  if (action == "rollback") {
+    co_await records_.erase_run(run.run_id);
+  }
+  co_await records_.update_thread(run.thread_id, [&](thread_record& t) {
+    if (action == "rollback") {
+      t.workflow_run = text_member(run.kwargs, "previous_workflow_run");
+      t.status = "idle";
+      return true;
+    }
+    t.status = thread_status;
+    t.values = values;
+    t.interrupts.clear();
+    if (!state.id.empty() && orch::is_paused(state.status)) t.interrupts[task_id_of(state)] = interrupts_of(state);
+    return true;
+  });
+  co_await end_stream(run.run_id);
+  if (action == "rollback") co_await feed_->erase(run.run_id);
+  {
+    std::scoped_lock lock(mutex_);
+    auto& slot = threads_[run.thread_id];
+    if (slot.active == run.run_id) slot.active.clear();
+  }
+  start_next(run.thread_id);
+}
+
+boost::asio::awaitable<void> run_engine::end_stream(const std::string& run_id) {
+  co_await feed_->append(run_id, std::string(end_of_run) + "\nnull");
+}
+
+void run_engine::start_next(const std::string& thread_id) {
+  std::string next;
+  {
+    std::scoped_lock lock(mutex_);
+    auto& slot = threads_[thread_id];
+    if (!slot.active.empty() || slot.waiting.empty() || shutting_down_) return;
+    next = slot.waiting.front();
+    slot.waiting.erase(slot.waiting.begin());
+    slot.active = next;
+  }
+  asio::co_spawn(executor_, execute(next), asio::detached);
+}
+
+boost::asio::awaitable<void> run_engine::cancel(std::string thread_id, std::string run_id, std::string action,
+                                                bool wait) {
+  if (action.empty()) action = "interrupt";
+  if (action != "interrupt" && action != "rollback") throw api_error(422, "action must be interrupt or rollback");
+  const auto run = records_.run(run_id);
+  if (!run || run->thread_id != thread_id) throw api_error(404, "Run " + run_id + " not found");
+  if (is_terminal(run->status)) throw api_error(409, "Run " + run_id + " has already ended (" + run->status + ")");
+
+  bool was_waiting = false;
+  std::optional<orch::workflow_handle> handle;
+  {
+    std::scoped_lock lock(mutex_);
+    auto& slot = threads_[thread_id];
+    if (const auto it = std::ranges::find(slot.waiting, run_id); it != slot.waiting.end()) {
+      slot.waiting.erase(it);
+      was_waiting = true;
+    } else {
+      cancel_actions_[run_id] = action;
+      if (const auto it = handles_.find(run_id); it != handles_.end()) handle = it->second;
+    }
+  }
+  if (was_waiting) {
+    if (action == "rollback") {
+      co_await records_.erase_run(run_id);
+      co_await feed_->erase(run_id);
+    } else {
+      co_await records_.update_run(run_id, [](run_record& r) {
+        r.status = "interrupted";
+        return true;
+      });
+      co_await end_stream(run_id);
+    }
+    if (!thread_active(thread_id))
+      co_await records_.update_thread(thread_id, [](thread_record& t) {
+        if (t.status == "busy") t.status = "idle";
+        return true;
+      });
+    co_return;
+  }
+  if (handle) {
+    if (action == "rollback") handle->cancel();
+    else handle->interrupt();
+  }
+  if (wait)
+    co_await wait_for_end(run_id, std::chrono::seconds(1), []() -> asio::awaitable<bool> { co_return true; });
+}
+
+boost::asio::awaitable<bool> run_engine::wait_for_end(std::string run_id, std::chrono::milliseconds interval,
+                                                      std::function<asio::awaitable<bool>()> tick) {
+  std::int64_t after = 0;
+  for (;;) {
+    auto events = co_await feed_->wait(run_id, after, 256, interval);
+    if (events.empty()) {
+      if (!records_.run(run_id)) co_return false;  // rolled back: nothing will come
+      if (!co_await tick()) co_return false;
+      continue;
+    }
+    for (const auto& e : events) {
+      after = e.position;
+      if (split_record(e.event).name == end_of_run) co_return true;
+    }
+  }
+}
+
+boost::asio::awaitable<void> run_engine::recover() {
+  std::vector<std::string> resumed;
+  {
+    std::scoped_lock lock(mutex_);
+    for (const auto& run : records_.runs()) {  // oldest first
+      if (run.status != "running" && run.status != "pending") continue;
+      auto& slot = threads_[run.thread_id];
+      if (run.status == "running" && slot.active.empty()) {
+        slot.active = run.run_id;
+        resumed.push_back(run.run_id);
+      } else {
+        slot.waiting.push_back(run.run_id);
+      }
+    }
+  }
+  for (const auto& id : resumed) {
+    spdlog::info("serve: run {} was running when the server stopped; it continues", id);
+    asio::co_spawn(executor_, execute(id), asio::detached);
+  }
+  std::vector<std::string> idle_threads;
+  {
+    std::scoped_lock lock(mutex_);
+    for (const auto& [id, slot] : threads_)
+      if (slot.active.empty() && !slot.waiting.empty()) idle_threads.push_back(id);
+  }
+  for (const auto& id : idle_threads) start_next(id);
+  co_return;
+}
+
+boost::asio::awaitable<void> run_engine::shutdown(std::chrono::milliseconds grace) {
+  {
+    std::scoped_lock lock(mutex_);
+    shutting_down_ = true;
+  }
+  auto timer = asio::steady_timer(co_await asio::this_coro::executor);
+  const auto deadline = std::chrono::steady_clock::now() + grace;
+  auto running = [&] {
+    std::scoped_lock lock(mutex_);
+    return !handles_.empty();
+  };
+  while (running() && std::chrono::steady_clock::now() < deadline) {
+    timer.expires_after(std::chrono::milliseconds(50));
+    co_await timer.async_wait(asio::use_awaitable);
+  }
+  std::vector<orch::workflow_handle> left;
+  {
+    std::scoped_lock lock(mutex_);
+    for (auto& [id, h] : handles_) left.push_back(h);
+  }
+  for (auto& h : left) h.interrupt();
+  for (auto& h : left) co_await h.async_wait();
+  // Let the finishing coroutines write their last records.
+  while (running()) {
+    timer.expires_after(std::chrono::milliseconds(20));
+    co_await timer.async_wait(asio::use_awaitable);
+  }
+}
+
+}  // namespace switchboard::server

@@ -1,0 +1,133 @@
+// Runs of the API on the hubs: creating a run on a thread (a new hub run,
+// or a resume of the thread's paused one), the multitask strategies, the
+// events each run streams (kept in the store's event feed, keyed by the
+// API's run id, so any stream can be replayed from any position), cancel,
+// and carrying on after a restart.
+//
+// A thread runs one API run at a time; the others wait as `pending` in
+// creation order. Whether a run may start, and whether a resume is the one
+// that answers a pause, is decided under one lock, so of two resumes posted
+// at once exactly one is accepted (the other gets 409), and the hub's own
+// claim keeps it so across processes.
+//
+// Thread-safety: every member function may be called from any thread.
+#pragma once
+
+#include "catalog.hpp"
+
+#include <switchboard/host/opened_workflow.hpp>
+#include <switchboard/orchestrator/event_feed.hpp>
+#include <switchboard/orchestrator/hub.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/json/object.hpp>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace switchboard::server {
+
+// A caller's mistake: answered with `status` and {"detail": what()}.
+class api_error : public std::runtime_error {
+ public:
+  api_error(int status, const std::string& detail) : std::runtime_error(detail), status_(status) {}
+  int status() const noexcept { return status_; }
+
+ private:
+  int status_;
+};
+
+struct served_workflow {
+  std::string graph_id;
+  host::opened_workflow opened;
+  std::unique_ptr<orchestrator::hub> hub;
+};
+
+// The feed record that ends a run's stream (never sent to a client).
+inline constexpr std::string_view end_of_run = "__end__";
+
+// One record of a run's stream: "name\n{json}" in the feed.
+struct stream_record {
+  std::string_view name;
+  std::string_view data;
+};
+stream_record split_record(std::string_view text);
+
+class run_engine {
+ public:
+  run_engine(boost::asio::any_io_executor executor, catalog& records, std::shared_ptr<orchestrator::event_feed> feed,
+             std::vector<served_workflow*> workflows);
+  ~run_engine();
+
+  // The workflow an assistant id (a UUID, or a graph id) names; api_error 404.
+  served_workflow& workflow_of(const std::string& assistant_id) const;
+  const std::vector<served_workflow*>& workflows() const noexcept { return workflows_; }
+
+  // Creates a run on `thread_id` from a RunCreate body; api_error for a
+  // caller's mistake (404 unknown thread or assistant, 409 busy or not
+  // waiting for input, 422 a malformed body). The run is journaled before
+  // this completes.
+  boost::asio::awaitable<run_record> create(std::string thread_id, boost::json::object body);
+
+  // Cancels a pending or running run (action "interrupt" or "rollback");
+  // with `wait`, completes when it has ended. api_error 404 / 409.
+  boost::asio::awaitable<void> cancel(std::string thread_id, std::string run_id, std::string action, bool wait);
+
+  // Completes when the run's stream has ended (its feed holds end_of_run);
+  // `tick` is called every `interval` while waiting (keep-alives) and
+  // stops the wait when it returns false.
+  boost::asio::awaitable<bool> wait_for_end(std::string run_id, std::chrono::milliseconds interval,
+                                            std::function<boost::asio::awaitable<bool>()> tick);
+
+  // A thread's hub run, as stored.
+  boost::asio::awaitable<std::optional<orchestrator::workflow_state>> state_of(const thread_record& thread);
+
+  // Whether a run of the thread is pending or running.
+  bool thread_active(const std::string& thread_id) const;
+
+  // At start-up: runs that were running continue, pending ones start.
+  boost::asio::awaitable<void> recover();
+  // Stops starting runs; waits up to `grace` for running ones to finish,
+  // then interrupts the rest (they stay `running` in the journal and
+  // continue at the next start).
+  boost::asio::awaitable<void> shutdown(std::chrono::milliseconds grace);
+
+  std::shared_ptr<orchestrator::event_feed> feed() const { return feed_; }
+
+  struct sink;
+
+ private:
+  class observer;
+  struct thread_slot {
+    std::string active;                 // the run executing ("" none)
+    std::vector<std::string> waiting;   // pending runs, oldest first
+  };
+
+  boost::asio::awaitable<void> execute(std::string run_id);
+  boost::asio::awaitable<void> finish(run_record run, const orchestrator::workflow_state& state);
+  boost::asio::awaitable<void> end_stream(const std::string& run_id);
+  void start_next(const std::string& thread_id);
+  std::shared_ptr<sink> open_sink(const run_record& run, boost::json::object values);
+  void on_event(const orchestrator::event& e);
+
+  boost::asio::any_io_executor executor_;
+  catalog& records_;
+  std::shared_ptr<orchestrator::event_feed> feed_;
+  std::vector<served_workflow*> workflows_;
+  std::shared_ptr<observer> observer_;
+
+  mutable std::mutex mutex_;
+  std::map<std::string, thread_slot> threads_;                   // by thread id
+  std::map<std::string, std::shared_ptr<sink>> sinks_;           // by hub run id
+  std::map<std::string, orchestrator::workflow_handle> handles_;  // by API run id
+  std::map<std::string, std::string> cancel_actions_;            // by API run id
+  bool shutting_down_ = false;
+};
+
+}  // namespace switchboard::server
