@@ -4,6 +4,7 @@
 #include "ids.hpp"
 #include "langgraph_api.hpp"
 #include "run_engine.hpp"
+#include "server_metrics.hpp"
 
 #include <switchboard/host/error.hpp>
 #include <switchboard/host/store.hpp>
@@ -55,6 +56,48 @@ struct agent_server::impl {
   std::unique_ptr<run_engine> runs;
   std::unique_ptr<langgraph_api> api;
   std::unique_ptr<net::http_server> http;
+  std::shared_ptr<server_metrics> metrics = std::make_shared<server_metrics>();
+
+  // Pauses waiting for a person now, by what they ask.
+  std::map<std::string, std::int64_t> waiting_runs() const {
+    std::map<std::string, std::int64_t> out{{"clarification", 0}, {"approval", 0}};
+    for (const auto& t : records->threads()) {
+      if (t.status != "interrupted") continue;
+      for (const auto& [task, list] : t.interrupts)
+        if (const auto* items = list.if_array())
+          for (const auto& i : *items)
+            if (const auto* value = i.is_object() ? i.get_object().if_contains("value") : nullptr)
+              if (const auto* type = value->is_object() ? value->get_object().if_contains("type") : nullptr)
+                if (type->is_string()) ++out[std::string(type->get_string())];
+    }
+    return out;
+  }
+
+  net::server_response metrics_page() const {
+    std::vector<server_metrics::labelled_source> sources;
+    for (const auto& w : workflows) {
+      sources.emplace_back(w->graph_id, &w->hub->metrics());
+      for (const auto* source : w->opened.metrics_sources()) sources.emplace_back(w->graph_id, source);
+    }
+    net::server_response r;
+    r.headers = {{"Content-Type", "text/plain; version=0.0.4; charset=utf-8"}};
+    r.body = metrics->render(waiting_runs(), sources);
+    return r;
+  }
+
+  // Counts the stream while it is open.
+  void count_stream(net::server_response& r) {
+    r.stream = [inner = std::move(r.stream), m = metrics](net::response_stream& out) -> asio::awaitable<void> {
+      m->stream_opened();
+      try {
+        co_await inner(out);
+      } catch (...) {
+        m->stream_closed();
+        throw;
+      }
+      m->stream_closed();
+    };
+  }
 
   bool authorized(const net::server_request& request) const {
     if (options.auth_token.empty()) return true;
@@ -87,9 +130,13 @@ struct agent_server::impl {
     if (request.path != "/ok" && !authorized(request)) {
       r = net::error_response(401, "missing or wrong API token (Authorization: Bearer TOKEN or x-api-key: TOKEN)");
       r.headers.emplace_back("WWW-Authenticate", "Bearer");
+    } else if (request.method == "GET" && request.path == "/metrics") {
+      r = metrics_page();
     } else {
       r = co_await api->handle(request);
     }
+    metrics->count_request(request.method, route_label(request.path), r.status);
+    if (r.stream) count_stream(r);
     if (origin) {
       r.headers.emplace_back("Access-Control-Allow-Origin", *origin);
       r.headers.emplace_back("Access-Control-Expose-Headers",
@@ -117,6 +164,7 @@ agent_server::agent_server(asio::any_io_executor executor, serve_options options
         throw host::host_error(host::host_errc::bad_workflow,
                                "two workflows are named '" + w->graph_id + "': a graph id must be unique");
     w->hub = std::make_unique<orchestrator::hub>(s.executor, *w->opened.agents.registry, w->opened.hub_options());
+    w->hub->add_observer(s.metrics);
     assistant_record a{.assistant_id = system_assistant_id(w->graph_id), .graph_id = w->graph_id,
                        .name = w->graph_id};
     a.created_at = a.updated_at = now_iso8601();

@@ -107,7 +107,8 @@ boost::asio::awaitable<void> catalog::load() {
   std::int64_t after = 0;
   std::size_t entries = 0;
   for (;;) {
-    auto batch = co_await feed_->read(std::string(journal_key), after, 1000);
+    const std::string key(journal_key);  // g++ 12: named before co_await
+    auto batch = co_await feed_->read(key, after, 1000);
     if (batch.empty()) break;
     std::scoped_lock lock(mutex_);
     for (auto& e : batch) {
@@ -137,7 +138,9 @@ boost::asio::awaitable<void> catalog::load() {
 }
 
 boost::asio::awaitable<void> catalog::append(json::object entry) {
-  co_await feed_->append(std::string(journal_key), json::serialize(entry));
+  std::string key(journal_key);  // g++ 12: named before co_await
+  std::string text = json::serialize(entry);
+  co_await feed_->append(std::move(key), std::move(text));
 }
 
 void catalog::add_system_assistant(assistant_record a) {
@@ -250,40 +253,39 @@ boost::asio::awaitable<void> catalog::erase_run(const std::string& id) {
   co_await append(std::move(entry));
 }
 
-boost::asio::awaitable<bool> catalog::update_thread(const std::string& id,
-                                                    const std::function<bool(thread_record&)>& change) {
-  thread_record copy;
-  {
-    std::scoped_lock lock(mutex_);
-    const auto it = threads_.find(id);
-    if (it == threads_.end()) co_return false;
-    copy = it->second;
-    if (!change(copy)) co_return false;
-    copy.version = it->second.version + 1;
-    copy.updated_at = now_iso8601();
-    it->second = copy;
-  }
-  json::object entry{{"kind", "thread"}, {"record", to_json(copy)}};
-  co_await append(std::move(entry));
-  co_return true;
+std::optional<thread_record> catalog::change_thread(const std::string& id,
+                                                   const std::function<bool(thread_record&)>& change) {
+  std::scoped_lock lock(mutex_);
+  const auto it = threads_.find(id);
+  if (it == threads_.end()) return std::nullopt;
+  auto copy = it->second;
+  if (!change(copy)) return std::nullopt;
+  copy.version = it->second.version + 1;
+  copy.updated_at = now_iso8601();
+  it->second = copy;
+  return copy;
 }
 
-boost::asio::awaitable<bool> catalog::update_run(const std::string& id,
-                                                 const std::function<bool(run_record&)>& change) {
-  run_record copy;
-  {
-    std::scoped_lock lock(mutex_);
-    const auto it = runs_.find(id);
-    if (it == runs_.end()) co_return false;
-    copy = it->second;
-    if (!change(copy)) co_return false;
-    copy.version = it->second.version + 1;
-    copy.updated_at = now_iso8601();
-    it->second = copy;
-  }
-  json::object entry{{"kind", "run"}, {"record", to_json(copy)}};
+std::optional<run_record> catalog::change_run(const std::string& id, const std::function<bool(run_record&)>& change) {
+  std::scoped_lock lock(mutex_);
+  const auto it = runs_.find(id);
+  if (it == runs_.end()) return std::nullopt;
+  auto copy = it->second;
+  if (!change(copy)) return std::nullopt;
+  copy.version = it->second.version + 1;
+  copy.updated_at = now_iso8601();
+  it->second = copy;
+  return copy;
+}
+
+boost::asio::awaitable<void> catalog::write(const thread_record& t) {
+  json::object entry{{"kind", "thread"}, {"record", to_json(t)}};
   co_await append(std::move(entry));
-  co_return true;
+}
+
+boost::asio::awaitable<void> catalog::write(const run_record& r) {
+  json::object entry{{"kind", "run"}, {"record", to_json(r)}};
+  co_await append(std::move(entry));
 }
 
 }  // namespace switchboard::server

@@ -96,11 +96,14 @@ class catalog {
   boost::asio::awaitable<void> save(run_record r);
   boost::asio::awaitable<void> erase_run(const std::string& id);
 
-  // Applies `change` to the thread under the catalog's lock and saves the
-  // result; false when there is no such thread. The change sees the thread
-  // as it is now, so a check and an update are one step.
-  boost::asio::awaitable<bool> update_thread(const std::string& id, const std::function<bool(thread_record&)>& change);
-  boost::asio::awaitable<bool> update_run(const std::string& id, const std::function<bool(run_record&)>& change);
+  // Applies `change` to the record under the catalog's lock, so a check
+  // and an update are one step; returns the changed record to write(), or
+  // nullopt when there is no such record or `change` returned false.
+  std::optional<thread_record> change_thread(const std::string& id, const std::function<bool(thread_record&)>& change);
+  std::optional<run_record> change_run(const std::string& id, const std::function<bool(run_record&)>& change);
+  // Journals a changed record.
+  boost::asio::awaitable<void> write(const thread_record& t);
+  boost::asio::awaitable<void> write(const run_record& r);
 
  private:
   boost::asio::awaitable<void> append(boost::json::object entry);

@@ -209,7 +209,8 @@ asio::awaitable<net::server_response> langgraph_api::route(net::server_request& 
   }
   if (is(0, "runs") && m == "POST" && (n == 1 || (n == 2 && (is(1, "wait") || is(1, "stream"))))) {
     // Stateless: a thread of its own.
-    co_return co_await create_run(random_uuid(), request, n == 1 ? "background" : p[1]);
+    const auto thread_id = random_uuid();  // g++ 12: named before co_await
+    co_return co_await create_run(thread_id, request, n == 1 ? "background" : p[1]);
   }
   throw api_error(404, "no route " + m + " " + request.path);
 }
@@ -286,7 +287,7 @@ net::server_response langgraph_api::search_threads(const net::server_request& re
 asio::awaitable<net::server_response> langgraph_api::delete_thread(const std::string& thread_id) {
   if (!records_.thread(thread_id)) throw api_error(404, "Thread " + thread_id + " not found");
   if (runs_.thread_active(thread_id)) throw api_error(409, "Thread " + thread_id + " has a run pending or running");
-  for (const auto& r : records_.runs_of(thread_id)) co_await runs_.feed()->erase(r.run_id);
+  for (const auto& r : records_.runs_of(thread_id)) co_await runs_.feed().erase(r.run_id);
   co_await records_.erase_thread(thread_id);
   co_return empty_response(204);
 }
@@ -363,7 +364,8 @@ asio::awaitable<net::server_response> langgraph_api::cancel_run(const std::strin
                                                                 const net::server_request& request) {
   const auto wait = request.query_parameter("wait");
   const bool waits = wait && (*wait == "1" || *wait == "true");
-  co_await runs_.cancel(thread_id, run_id, request.query_parameter("action").value_or("interrupt"), waits);
+  const auto action = request.query_parameter("action").value_or("interrupt");  // g++ 12: named before co_await
+  co_await runs_.cancel(thread_id, run_id, action, waits);
   co_return empty_response(waits ? 204 : 202);
 }
 
@@ -374,7 +376,7 @@ asio::awaitable<net::server_response> langgraph_api::delete_run(const std::strin
   if (run->status == "pending" || run->status == "running")
     throw api_error(409, "Run " + run_id + " is " + run->status + "; cancel it first");
   co_await records_.erase_run(run_id);
-  co_await runs_.feed()->erase(run_id);
+  co_await runs_.feed().erase(run_id);
   co_return empty_response(204);
 }
 
@@ -388,7 +390,7 @@ net::server_response langgraph_api::stream_of(const run_record& run, std::vector
               cancel_on_disconnect](net::response_stream& out) mutable -> asio::awaitable<void> {
     bool client_gone = false;
     for (bool ended = false; !ended && !client_gone;) {
-      auto events = co_await runs_.feed()->wait(run_id, after, 256, heartbeat_);
+      auto events = co_await runs_.feed().wait(run_id, after, 256, heartbeat_);
       if (events.empty()) {
         if (!records_.run(run_id)) break;
         client_gone = !co_await out.write(": heartbeat\n\n");
@@ -415,7 +417,8 @@ net::server_response langgraph_api::stream_of(const run_record& run, std::vector
     }
     if (client_gone && cancel_on_disconnect) {
       try {
-        co_await runs_.cancel(thread_id, run_id, "interrupt", false);
+        const std::string action = "interrupt";  // g++ 12: named before co_await
+        co_await runs_.cancel(thread_id, run_id, action, false);
       } catch (const api_error&) {
         // it ended meanwhile
       }
@@ -431,15 +434,19 @@ net::server_response langgraph_api::result_of(const run_record& run) {
   net::server_response r;
   r.headers = {{"Content-Type", "application/json"}};
   r.stream = [this, run_id = run.run_id](net::response_stream& out) -> asio::awaitable<void> {
-    const bool ended = co_await runs_.wait_for_end(run_id, std::chrono::seconds(1),
-                                                   [&out]() -> asio::awaitable<bool> { co_return co_await out.write("\n"); });
+    // g++ 12: named before co_await
+    std::function<asio::awaitable<bool>()> keep_alive = [&out]() -> asio::awaitable<bool> {
+      co_return co_await out.write("\n");
+    };
+    const bool ended = co_await runs_.wait_for_end(run_id, std::chrono::seconds(1), std::move(keep_alive));
     const auto finished = records_.run(run_id);
     if (!ended && finished) co_return;  // the client has gone
     if (!finished) {  // rolled back
       co_await out.write(R"({"__error__":{"error":"RunRolledBack","message":"the run was cancelled and removed"}})");
       co_return;
     }
-    co_await out.write(json::serialize(finished ? finished->result : json::value(nullptr)));
+    const std::string body = json::serialize(finished->result);  // g++ 12: named before co_await
+    co_await out.write(body);
   };
   return r;
 }

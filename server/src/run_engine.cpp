@@ -348,16 +348,18 @@ boost::asio::awaitable<run_record> run_engine::create(std::string thread_id, jso
   }
 
   co_await records_.save(run);
-  co_await records_.update_thread(thread_id, [&](thread_record& t) {
+  if (const auto changed = records_.change_thread(thread_id, [&](thread_record& t) {
     t.status = "busy";
     t.graph_id = workflow.graph_id;
     if (input) t.workflow_run = run.workflow_run;
     t.metadata["graph_id"] = workflow.graph_id;
     t.metadata["assistant_id"] = run.assistant_id;
     return true;
-  });
+  }))
+    co_await records_.write(*changed);
   json::object metadata{{"run_id", run.run_id}, {"thread_id", thread_id}, {"attempt", 1}};
-  co_await feed_->append(run.run_id, "metadata\n" + json::serialize(metadata));
+  std::string first_record = "metadata\n" + json::serialize(metadata);  // g++ 12: named before co_await
+  co_await feed_->append(run.run_id, std::move(first_record));
   if (!displaced.empty()) {
     std::optional<orch::workflow_handle> handle;
     {
@@ -385,10 +387,11 @@ boost::asio::awaitable<void> run_engine::execute(std::string run_id) {
   auto run = records_.run(run_id);
   if (!run) co_return;
   auto& workflow = workflow_of(run->graph_id);
-  co_await records_.update_run(run_id, [](run_record& r) {
+  if (const auto changed = records_.change_run(run_id, [](run_record& r) {
     r.status = "running";
     return true;
-  });
+  }))
+    co_await records_.write(*changed);
 
   std::optional<orch::workflow_state> existing;
   try {
@@ -492,15 +495,16 @@ boost::asio::awaitable<void> run_engine::finish(run_record run, const orch::work
     result = json::object{{"__error__", json::object{{"error", error ? error->type : "RunError"},
                                                      {"message", error ? error->message : "the run failed"}}}};
   }
-  co_await records_.update_run(run.run_id, [&](run_record& r) {
+  if (const auto changed = records_.change_run(run.run_id, [&](run_record& r) {
     r.status = run_status;
     r.result = result;
     return true;
-  });
+  }))
+    co_await records_.write(*changed);
   if (action == "rollback") {
     co_await records_.erase_run(run.run_id);
   }
-  co_await records_.update_thread(run.thread_id, [&](thread_record& t) {
+  if (const auto changed = records_.change_thread(run.thread_id, [&](thread_record& t) {
     if (action == "rollback") {
       t.workflow_run = text_member(run.kwargs, "previous_workflow_run");
       t.status = "idle";
@@ -511,7 +515,8 @@ boost::asio::awaitable<void> run_engine::finish(run_record run, const orch::work
     t.interrupts.clear();
     if (!state.id.empty() && orch::is_paused(state.status)) t.interrupts[task_id_of(state)] = interrupts_of(state);
     return true;
-  });
+  }))
+    co_await records_.write(*changed);
   co_await end_stream(run.run_id);
   if (action == "rollback") co_await feed_->erase(run.run_id);
   {
@@ -523,7 +528,8 @@ boost::asio::awaitable<void> run_engine::finish(run_record run, const orch::work
 }
 
 boost::asio::awaitable<void> run_engine::end_stream(const std::string& run_id) {
-  co_await feed_->append(run_id, std::string(end_of_run) + "\nnull");
+  std::string record = std::string(end_of_run) + "\nnull";  // g++ 12: named before co_await
+  co_await feed_->append(run_id, std::move(record));
 }
 
 void run_engine::start_next(const std::string& thread_id) {
@@ -565,25 +571,29 @@ boost::asio::awaitable<void> run_engine::cancel(std::string thread_id, std::stri
       co_await records_.erase_run(run_id);
       co_await feed_->erase(run_id);
     } else {
-      co_await records_.update_run(run_id, [](run_record& r) {
+      if (const auto changed = records_.change_run(run_id, [](run_record& r) {
         r.status = "interrupted";
         return true;
-      });
+      }))
+        co_await records_.write(*changed);
       co_await end_stream(run_id);
     }
     if (!thread_active(thread_id))
-      co_await records_.update_thread(thread_id, [](thread_record& t) {
+      if (const auto changed = records_.change_thread(thread_id, [](thread_record& t) {
         if (t.status == "busy") t.status = "idle";
         return true;
-      });
+      }))
+        co_await records_.write(*changed);
     co_return;
   }
   if (handle) {
     if (action == "rollback") handle->cancel();
     else handle->interrupt();
   }
-  if (wait)
-    co_await wait_for_end(run_id, std::chrono::seconds(1), []() -> asio::awaitable<bool> { co_return true; });
+  if (wait) {
+    std::function<asio::awaitable<bool>()> keep_waiting = []() -> asio::awaitable<bool> { co_return true; };
+    co_await wait_for_end(run_id, std::chrono::seconds(1), std::move(keep_waiting));
+  }
 }
 
 boost::asio::awaitable<bool> run_engine::wait_for_end(std::string run_id, std::chrono::milliseconds interval,

@@ -98,7 +98,7 @@ class run_engine {
   // continue at the next start).
   boost::asio::awaitable<void> shutdown(std::chrono::milliseconds grace);
 
-  std::shared_ptr<orchestrator::event_feed> feed() const { return feed_; }
+  orchestrator::event_feed& feed() const { return *feed_; }
 
   struct sink;
 
