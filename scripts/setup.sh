@@ -7,6 +7,8 @@
 # drag in unrelated libraries (Qt5, Poco, Flask …) we never use:
 #   - libvalijson-dev        header-only JSON Schema validator
 #   - json-schema-test-suite the official JSON-Schema-Test-Suite data files
+# and one because installing it would start a service on port 9090:
+#   - prometheus             promtool and a Prometheus server for the /metrics test
 set -euo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -18,6 +20,7 @@ packages=(
   libssl-dev libspdlog-dev libgtest-dev libgmock-dev libbenchmark-dev
   libsqlite3-dev libre2-dev
   clang libclang-rt-14-dev
+  curl python3
 )
 
 # The MCP tests run npm peers (tests/mcp_peers) with Node.js: Debian's when
@@ -80,4 +83,5 @@ install_debian_packages
 mkdir -p "$deps_dir"
 unpack_package libvalijson-dev
 unpack_package json-schema-test-suite
+unpack_package prometheus
 echo "setup: done"
