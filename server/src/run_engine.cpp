@@ -289,6 +289,7 @@ boost::asio::awaitable<run_record> run_engine::create(std::string thread_id, jso
   auto thread = records_.thread(thread_id);
   if (!thread) {
     if (text_member(body, "if_not_exists") != "create") throw api_error(404, "Thread " + thread_id + " not found");
+    if (!is_uuid(thread_id)) throw api_error(422, "thread_id must be a UUID");
     thread_record fresh;
     fresh.thread_id = thread_id;
     fresh.created_at = fresh.updated_at = now_iso8601();
@@ -318,6 +319,7 @@ boost::asio::awaitable<run_record> run_engine::create(std::string thread_id, jso
     auto& slot = threads_[thread_id];
     const bool busy = !slot.active.empty() || !slot.waiting.empty();
     const auto current = records_.thread(thread_id);
+    if (!current) throw api_error(404, "Thread " + thread_id + " not found");
     if (!resume.is_null()) {
       if (busy) throw api_error(409, "Thread " + thread_id + " is busy: its run is being answered or still running");
       resume = checked_resume(*current, std::move(resume));
