@@ -68,8 +68,9 @@ std::optional<std::string> server_request::query_parameter(std::string_view name
   if (query.empty()) return std::nullopt;
   const auto parsed = boost::urls::parse_query(query);
   if (!parsed) return std::nullopt;
-  for (const auto& param : *parsed)  // decoded view
-    if (param.key == name) return std::string(param.has_value ? param.value : std::string{});
+  // parse_query's params are the encoded ones: decode key and value.
+  for (const auto& param : *parsed)
+    if (param.key.decode() == name) return param.has_value ? param.value.decode() : std::string{};
   return std::nullopt;
 }
 
