@@ -209,7 +209,7 @@ asio::awaitable<bool> write_whole(Stream& stream, server_response& response, uns
   bool has_type = false;
   for (auto& [name, value] : response.headers) {
     has_type = has_type || lower(name) == "content-type";
-    message.set(name, value);
+    message.insert(name, value);  // not set(): a name given twice is sent twice
   }
   if (!has_type && !response.body.empty()) message.set(http::field::content_type, "application/json");
   message.body() = std::move(response.body);
@@ -224,7 +224,7 @@ template <class Stream>
 asio::awaitable<void> write_streamed(Stream& stream, server_response& response, unsigned version,
                                      std::chrono::milliseconds timeout) {
   http::response<http::empty_body> head{static_cast<http::status>(response.status), version};
-  for (auto& [name, value] : response.headers) head.set(name, value);
+  for (auto& [name, value] : response.headers) head.insert(name, value);
   head.chunked(true);
   head.keep_alive(false);
   http::response_serializer<http::empty_body> serializer{head};
