@@ -12,6 +12,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/ssl/context.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
@@ -202,6 +203,47 @@ std::optional<server_response> answer_to_read_error(const boost::system::error_c
   return std::nullopt;
 }
 
+// Cancels a request's read once its deadline passed, and again every few
+// milliseconds until the read gives up: a cancel that lands between two of
+// the parser's reads finds nothing to cancel. Runs on the connection's
+// strand; `timer` and `tcp` are only touched while the read is pending.
+struct request_deadline {
+  struct state {
+    bool reading = true;
+    bool passed = false;
+  };
+  asio::steady_timer& timer;
+  beast::tcp_stream& tcp;
+  std::shared_ptr<state> shared;
+
+  void operator()(const boost::system::error_code& ec) const {
+    if (ec || !shared->reading) return;
+    shared->passed = true;
+    boost::system::error_code ignored;
+    tcp.socket().cancel(ignored);
+    timer.expires_after(std::chrono::milliseconds(10));
+    timer.async_wait(*this);
+  }
+};
+
+// Reads one request within `timeout`; beast::error::timeout when it did not
+// arrive in time. Not with the stream's own expiry (expires_after): that
+// closes the socket when it fires, and the 408 could not be sent any more.
+template <class Stream>
+asio::awaitable<boost::system::error_code> read_request(Stream& stream, beast::flat_buffer& buffer,
+                                                        http::request_parser<http::string_body>& parser,
+                                                        std::chrono::milliseconds timeout) {
+  auto& tcp = lowest_tcp(stream);
+  tcp.expires_never();
+  asio::steady_timer timer(tcp.get_executor(), timeout);
+  const auto shared = std::make_shared<request_deadline::state>();
+  timer.async_wait(request_deadline{timer, tcp, shared});
+  auto [ec, n] = co_await http::async_read(stream, buffer, parser, use_tuple);
+  shared->reading = false;
+  timer.cancel();
+  co_return shared->passed ? make_error_code(beast::error::timeout) : ec;
+}
+
 template <class Stream>
 asio::awaitable<bool> write_whole(Stream& stream, server_response& response, unsigned version, bool keep_alive,
                                   std::chrono::milliseconds timeout) {
@@ -255,8 +297,7 @@ asio::awaitable<void> serve_connection(std::shared_ptr<http_server::impl> server
     http::request_parser<http::string_body> parser;
     parser.header_limit(static_cast<std::uint32_t>(std::min<std::size_t>(opts.max_header_bytes, UINT32_MAX)));
     parser.body_limit(opts.max_body_bytes);
-    lowest_tcp(stream).expires_after(opts.request_timeout);
-    auto [ec, n] = co_await http::async_read(stream, buffer, parser, use_tuple);
+    const auto ec = co_await read_request(stream, buffer, parser, opts.request_timeout);
     if (ec) {
       if (auto answer = answer_to_read_error(ec, started))
         co_await write_whole(stream, *answer, 11, false, opts.write_timeout);
