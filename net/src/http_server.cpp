@@ -337,6 +337,10 @@ asio::awaitable<void> run_connection(std::shared_ptr<http_server::impl> server, 
   boost::system::error_code ec;
   const auto peer = socket.remote_endpoint(ec);
   const std::string remote = ec ? std::string() : peer.address().to_string();
+  // Each write goes out at once: with Nagle's algorithm a write that
+  // follows another (a stream's pieces, pipelined answers) waits for the
+  // peer's delayed ACK, some 40 ms.
+  socket.set_option(tcp::no_delay(true), ec);
   beast::tcp_stream tcp(std::move(socket));
   // The closer runs on this connection's strand, where `open` is cleared
   // before the stream goes away.
