@@ -353,7 +353,10 @@ asio::awaitable<void> run_connection(std::shared_ptr<http_server::impl> server, 
     });
   });
   try {
-    if (server->tls) {
+    if (server->stopped) {
+      // Accepted as stop() ran, and registered after its close_all(): closed
+      // below, never served.
+    } else if (server->tls) {
       beast::ssl_stream<beast::tcp_stream&> tls(tcp, *server->tls);
       tcp.expires_after(server->options.request_timeout);
       auto [handshake] = co_await tls.async_handshake(asio::ssl::stream_base::server, use_tuple);
