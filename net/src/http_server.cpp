@@ -12,6 +12,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/ssl/context.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
@@ -68,8 +69,9 @@ std::optional<std::string> server_request::query_parameter(std::string_view name
   if (query.empty()) return std::nullopt;
   const auto parsed = boost::urls::parse_query(query);
   if (!parsed) return std::nullopt;
-  for (const auto& param : *parsed)  // decoded view
-    if (param.key == name) return std::string(param.has_value ? param.value : std::string{});
+  // parse_query's params are the encoded ones: decode key and value.
+  for (const auto& param : *parsed)
+    if (param.key.decode() == name) return param.has_value ? param.value.decode() : std::string{};
   return std::nullopt;
 }
 
@@ -230,6 +232,47 @@ std::optional<server_response> answer_to_read_error(const boost::system::error_c
   return std::nullopt;
 }
 
+// Cancels a request's read once its deadline passed, and again every few
+// milliseconds until the read gives up: a cancel that lands between two of
+// the parser's reads finds nothing to cancel. Runs on the connection's
+// strand; `timer` and `tcp` are only touched while the read is pending.
+struct request_deadline {
+  struct state {
+    bool reading = true;
+    bool passed = false;
+  };
+  asio::steady_timer& timer;
+  beast::tcp_stream& tcp;
+  std::shared_ptr<state> shared;
+
+  void operator()(const boost::system::error_code& ec) const {
+    if (ec || !shared->reading) return;
+    shared->passed = true;
+    boost::system::error_code ignored;
+    tcp.socket().cancel(ignored);
+    timer.expires_after(std::chrono::milliseconds(10));
+    timer.async_wait(*this);
+  }
+};
+
+// Reads one request within `timeout`; beast::error::timeout when it did not
+// arrive in time. Not with the stream's own expiry (expires_after): that
+// closes the socket when it fires, and the 408 could not be sent any more.
+template <class Stream>
+asio::awaitable<boost::system::error_code> read_request(Stream& stream, beast::flat_buffer& buffer,
+                                                        http::request_parser<http::string_body>& parser,
+                                                        std::chrono::milliseconds timeout) {
+  auto& tcp = lowest_tcp(stream);
+  tcp.expires_never();
+  asio::steady_timer timer(tcp.get_executor(), timeout);
+  const auto shared = std::make_shared<request_deadline::state>();
+  timer.async_wait(request_deadline{timer, tcp, shared});
+  auto [ec, n] = co_await http::async_read(stream, buffer, parser, use_tuple);
+  shared->reading = false;
+  timer.cancel();
+  co_return shared->passed ? make_error_code(beast::error::timeout) : ec;
+}
+
 template <class Stream>
 asio::awaitable<bool> write_whole(Stream& stream, server_response& response, unsigned version, bool keep_alive,
                                   std::chrono::milliseconds timeout) {
@@ -237,7 +280,7 @@ asio::awaitable<bool> write_whole(Stream& stream, server_response& response, uns
   bool has_type = false;
   for (auto& [name, value] : response.headers) {
     has_type = has_type || lower(name) == "content-type";
-    message.set(name, value);
+    message.insert(name, value);  // not set(): a name given twice is sent twice
   }
   if (!has_type && !response.body.empty()) message.set(http::field::content_type, "application/json");
   message.body() = std::move(response.body);
@@ -252,7 +295,7 @@ template <class Stream>
 asio::awaitable<void> write_streamed(Stream& stream, server_response& response, unsigned version,
                                      std::chrono::milliseconds timeout) {
   http::response<http::empty_body> head{static_cast<http::status>(response.status), version};
-  for (auto& [name, value] : response.headers) head.set(name, value);
+  for (auto& [name, value] : response.headers) head.insert(name, value);
   head.chunked(true);
   head.keep_alive(false);
   http::response_serializer<http::empty_body> serializer{head};
@@ -283,8 +326,7 @@ asio::awaitable<void> serve_connection(std::shared_ptr<http_server::impl> server
     http::request_parser<http::string_body> parser;
     parser.header_limit(static_cast<std::uint32_t>(std::min<std::size_t>(opts.max_header_bytes, UINT32_MAX)));
     parser.body_limit(opts.max_body_bytes);
-    lowest_tcp(stream).expires_after(opts.request_timeout);
-    auto [ec, n] = co_await http::async_read(stream, buffer, parser, use_tuple);
+    const auto ec = co_await read_request(stream, buffer, parser, opts.request_timeout);
     if (ec) {
       if (auto answer = answer_to_read_error(ec, started))
         co_await write_whole(stream, *answer, 11, false, opts.write_timeout);
@@ -330,6 +372,10 @@ asio::awaitable<void> run_connection(std::shared_ptr<http_server::impl> server, 
   boost::system::error_code ec;
   const auto peer = socket.remote_endpoint(ec);
   const std::string remote = ec ? std::string() : peer.address().to_string();
+  // Each write goes out at once: with Nagle's algorithm a write that
+  // follows another (a stream's pieces, pipelined answers) waits for the
+  // peer's delayed ACK, some 40 ms.
+  socket.set_option(tcp::no_delay(true), ec);
   beast::tcp_stream tcp(std::move(socket));
   // The closer runs on this connection's strand, where `open` is cleared
   // before the stream goes away.
@@ -342,7 +388,10 @@ asio::awaitable<void> run_connection(std::shared_ptr<http_server::impl> server, 
     });
   });
   try {
-    if (server->tls) {
+    if (server->stopped) {
+      // Accepted as stop() ran, and registered after its close_all(): closed
+      // below, never served.
+    } else if (server->tls) {
       beast::ssl_stream<beast::tcp_stream&> tls(tcp, *server->tls);
       tcp.expires_after(server->options.request_timeout);
       auto [handshake] = co_await tls.async_handshake(asio::ssl::stream_base::server, use_tuple);
