@@ -344,6 +344,9 @@ asio::awaitable<void> serve_connection(std::shared_ptr<http_server::impl> server
     } catch (const std::exception& e) {
       spdlog::error("http server: {} {} failed: {}", request.method, request.path, e.what());
       response = error_response(500, "internal server error");
+    } catch (...) {
+      spdlog::error("http server: {} {} failed with a non-standard exception", request.method, request.path);
+      response = error_response(500, "internal server error");
     }
     if (response.raw) {
       raw_writer<Stream> writer(stream, opts.write_timeout);
@@ -401,6 +404,8 @@ asio::awaitable<void> run_connection(std::shared_ptr<http_server::impl> server, 
     }
   } catch (const std::exception& e) {
     spdlog::debug("http server: connection from {} ended: {}", remote, e.what());
+  } catch (...) {
+    spdlog::debug("http server: connection from {} ended by a non-standard exception", remote);
   }
   server->unregister(id);
   *open = nullptr;
@@ -449,7 +454,10 @@ asio::awaitable<void> http_server::impl::accept_loop() {
     auto [ec, socket] = co_await acceptor.async_accept(asio::make_strand(executor), use_tuple);
     if (ec) {
       if (stopped || ec == asio::error::operation_aborted) co_return;
+      // Out of descriptors or memory: wait a little rather than spin.
       spdlog::warn("http server: accept failed: {}", ec.message());
+      asio::steady_timer pause(acceptor.get_executor(), std::chrono::milliseconds(100));
+      co_await pause.async_wait(asio::as_tuple(asio::use_awaitable));
       continue;
     }
     const auto ex = socket.get_executor();
