@@ -484,6 +484,7 @@ boost::asio::awaitable<void> run_engine::finish(run_record run, const orch::work
   json::value values = state.id.empty() ? json::value(nullptr) : json::value(values_of(state));
   if (s) {
     if (!values.is_null()) s->push("values", values);
+    if (orch::is_paused(state.status)) s->push("updates", json::object{{"__interrupt__", interrupts_of(state)}});
     if (state.status == orch::workflow_status::failed) {
       const auto* error = state.first_error();
       s->push("error", json::object{{"error", error ? error->type : "RunError"},
@@ -519,14 +520,16 @@ boost::asio::awaitable<void> run_engine::finish(run_record run, const orch::work
     return true;
   }))
     co_await records_.write(*changed);
-  co_await end_stream(run.run_id);
-  if (action == "rollback") co_await feed_->erase(run.run_id);
+  // The thread is free before anyone learns that the run ended: a caller
+  // that answers as soon as its wait returns must not find it busy.
   {
     std::scoped_lock lock(mutex_);
     auto& slot = threads_[run.thread_id];
     if (slot.active == run.run_id) slot.active.clear();
   }
   start_next(run.thread_id);
+  co_await end_stream(run.run_id);
+  if (action == "rollback") co_await feed_->erase(run.run_id);
 }
 
 boost::asio::awaitable<void> run_engine::end_stream(const std::string& run_id) {
