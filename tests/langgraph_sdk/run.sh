@@ -46,7 +46,17 @@ server_pid=""
 drain_pid=""
 cleanup() {
   if [[ -n "$server_pid" ]]; then
+    # SIGTERM, then SIGKILL if it is still there after 20 s (--grace is 10 s).
     kill -TERM "$server_pid" 2>/dev/null || true
+    local i
+    for ((i = 0; i < 200; i++)); do
+      kill -0 "$server_pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    if kill -0 "$server_pid" 2>/dev/null; then
+      echo "run.sh: switchboard serve (pid $server_pid) outlived SIGTERM by 20 s: SIGKILL" >&2
+      kill -KILL "$server_pid" 2>/dev/null || true
+    fi
     wait "$server_pid" 2>/dev/null || true
   fi
   if [[ -n "$drain_pid" ]]; then

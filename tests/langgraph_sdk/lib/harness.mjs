@@ -136,18 +136,37 @@ export async function startServer({
     stderr += chunk;
     if (stderr.length > 200000) stderr = stderr.slice(-100000);
   });
-  const exited = new Promise((resolve) => proc.once("exit", (code, signal) => resolve({ code, signal })));
+  const exited = new Promise((resolve) => {
+    proc.once("exit", (code, signal) => resolve({ code, signal }));
+    proc.once("error", (error) => {
+      stderr += `\n${error}`;
+      resolve({ code: null, signal: null, error });
+    });
+  });
   const server = {
     proc,
     store,
     stateDir,
     output: () => stderr,
     exited,
-    async kill(signal = "SIGTERM") {
-      if (proc.exitCode === null && proc.signalCode === null) proc.kill(signal);
+    // Sends `signal` and resolves with {code, signal} once the process exited;
+    // one that outlives `escalateMs` is killed with SIGKILL (and `escalated` set).
+    async kill(signal = "SIGTERM", escalateMs = 15000) {
+      let escalated = false;
+      let timer;
+      if (proc.exitCode === null && proc.signalCode === null) {
+        proc.kill(signal);
+        if (signal !== "SIGKILL") {
+          timer = setTimeout(() => {
+            escalated = true;
+            proc.kill("SIGKILL");
+          }, escalateMs);
+        }
+      }
       const r = await exited;
+      clearTimeout(timer);
       liveServers.delete(server);
-      return r;
+      return { ...r, escalated };
     },
     stop() {
       return server.kill("SIGTERM");
