@@ -107,7 +107,7 @@ describe("runs.stream", { timeout: 30000 }, () => {
     assert.equal(run.status, "success");
   });
 
-  test("a paused run: the last values (and an updates event) carry the __interrupt__", async () => {
+  test("a paused run: the last values carry the __interrupt__", async () => {
     const t = await c.threads.create();
     const parts = await collect(
       c.runs.stream(t.thread_id, graphId, { input: sampleInput(requests.soccer), streamMode: modes }),
@@ -116,12 +116,20 @@ describe("runs.stream", { timeout: 30000 }, () => {
     assert.equal(last.status, "awaiting_approval");
     const interrupt = soleInterrupt(last);
     assert.equal(interrupt.value.type, "approval");
-    const upd = parts.filter((p) => p.event === "updates" && p.data.__interrupt__);
-    assert.equal(upd.length, 1, "one updates event with the __interrupt__");
-    assert.deepEqual(upd[0].data.__interrupt__, last.__interrupt__);
     const kinds = customEvents(parts).map((e) => e.kind);
     assert.ok(kinds.includes("approval_requested"), JSON.stringify(kinds));
     assert.deepEqual(last, { ...(await c.threads.getState(t.thread_id)).values, __interrupt__: last.__interrupt__ });
+  });
+
+  test("a paused run in updates mode: the pause arrives as {__interrupt__: [...]} (reference 1.5)", async () => {
+    const t = await c.threads.create();
+    const parts = await collect(
+      c.runs.stream(t.thread_id, graphId, { input: sampleInput(requests.soccer), streamMode: ["updates"] }),
+    );
+    const upd = parts.filter((p) => p.event === "updates" && p.data.__interrupt__);
+    assert.equal(upd.length, 1, `one updates event with the __interrupt__: ${JSON.stringify(parts.map((p) => Object.keys(p.data ?? {})))}`);
+    const state = await c.threads.getState(t.thread_id);
+    assert.deepEqual(upd[0].data.__interrupt__, state.interrupts);
   });
 
   test("a clarification pause shows as a `paused` event", async () => {
