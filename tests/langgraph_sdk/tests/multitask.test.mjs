@@ -143,6 +143,20 @@ describe("multitask strategies while a run is active", { timeout: 30000 }, () =>
     assert.equal((await settledThread(c, threadId)).status, "idle");
   });
 
+  test("no strategy given: enqueue, the Python server's default", async () => {
+    const { threadId, runId, gate } = await activeRun();
+    let second;
+    try {
+      second = await c.runs.create(threadId, graphId, { input: question() });
+      assert.equal(second.status, "pending");
+      assert.equal(second.multitask_strategy, "enqueue");
+    } finally {
+      gate.release();
+    }
+    assert.equal((await c.runs.join(threadId, second.run_id)).status, "completed");
+    assert.equal((await c.runs.get(threadId, runId)).status, "success");
+  });
+
   test("interrupt: the active run is cancelled (interrupted) and the new one runs", async () => {
     const { threadId, runId, gate } = await activeRun();
     let second;
