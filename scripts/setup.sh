@@ -23,8 +23,9 @@ packages=(
   curl python3
 )
 
-# The MCP tests run npm peers (tests/mcp_peers) with Node.js: Debian's when
-# the machine has none of its own.
+# The MCP tests run npm peers (tests/mcp_peers), and the LangGraph SDK suite
+# (tests/langgraph_sdk) drives `switchboard serve`, with Node.js: Debian's
+# (18) when the machine has none of its own.
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
   packages+=(nodejs npm)
 fi

@@ -12,15 +12,18 @@ jobs="$(nproc)"
 
 "$root/scripts/setup.sh"
 
-# The MCP tests' peers (tests/mcp_peers: the reference server and the SDK,
-# pinned by package-lock.json) need the machine's Node.js and npm. npm ci
-# runs again only when the lockfile is newer than the installed tree; the
-# tests fail (they do not skip) when node_modules is missing.
-peers="$root/tests/mcp_peers"
-if [[ ! -f "$peers/node_modules/.package-lock.json" || "$peers/package-lock.json" -nt "$peers/node_modules/.package-lock.json" ]]; then
-  echo "== MCP test peers (npm ci in tests/mcp_peers)"
-  (cd "$peers" && npm ci --no-audit --no-fund --loglevel=error)
-fi
+# The Node.js packages of the tests, each pinned by its package-lock.json,
+# need the machine's Node.js and npm: the MCP tests' peers (tests/mcp_peers:
+# the reference server and the SDK) and the LangGraph SDK suite that drives
+# `switchboard serve` (tests/langgraph_sdk). npm ci runs again only when the
+# lockfile is newer than the installed tree; the tests fail (they do not
+# skip) when node_modules is missing.
+for node_dir in "$root/tests/mcp_peers" "$root/tests/langgraph_sdk"; do
+  if [[ ! -f "$node_dir/node_modules/.package-lock.json" || "$node_dir/package-lock.json" -nt "$node_dir/node_modules/.package-lock.json" ]]; then
+    echo "== test packages (npm ci in ${node_dir#"$root"/})"
+    (cd "$node_dir" && npm ci --no-audit --no-fund --loglevel=error)
+  fi
+done
 
 # Optimised as users build it, with line tables only (-g1): enough for
 # backtraces and a debugger's file:line, and full -g costs 20-30 % more
