@@ -5,6 +5,7 @@
 #include "langgraph_api.hpp"
 #include "run_engine.hpp"
 #include "server_metrics.hpp"
+#include "web_assets.hpp"
 
 #include <switchboard/host/error.hpp>
 #include <switchboard/host/store.hpp>
@@ -115,6 +116,8 @@ struct agent_server::impl {
   }
 
   asio::awaitable<net::server_response> handle(net::server_request& request) {
+    // The page's own files load without the token (it asks for it); the API never does.
+    if (auto page = web_page(request)) co_return std::move(*page);
     const auto* origin = allowed_origin(request);
     if (origin && request.method == "OPTIONS") {
       net::server_response r;
