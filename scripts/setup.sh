@@ -21,11 +21,15 @@ packages=(
   libsqlite3-dev libre2-dev
   clang libclang-rt-14-dev
   curl python3
+  # The browser the page's tests drive (tests/web, with playwright-core):
+  # about 80 MB to download, 360 MB installed with chromium-common.
+  chromium
 )
 
-# The MCP tests run npm peers (tests/mcp_peers), and the LangGraph SDK suite
-# (tests/langgraph_sdk) drives `switchboard serve`, with Node.js: Debian's
-# (18) when the machine has none of its own.
+# The MCP tests run npm peers (tests/mcp_peers), the LangGraph SDK suite
+# (tests/langgraph_sdk) drives `switchboard serve`, and the page's tests run
+# playwright-core (tests/web), with Node.js: Debian's (18) when the machine
+# has none of its own.
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
   packages+=(nodejs npm)
 fi

@@ -14,11 +14,12 @@ jobs="$(nproc)"
 
 # The Node.js packages of the tests, each pinned by its package-lock.json,
 # need the machine's Node.js and npm: the MCP tests' peers (tests/mcp_peers:
-# the reference server and the SDK) and the LangGraph SDK suite that drives
-# `switchboard serve` (tests/langgraph_sdk). npm ci runs again only when the
-# lockfile is newer than the installed tree; the tests fail (they do not
-# skip) when node_modules is missing.
-for node_dir in "$root/tests/mcp_peers" "$root/tests/langgraph_sdk"; do
+# the reference server and the SDK), the LangGraph SDK suite that drives
+# `switchboard serve` (tests/langgraph_sdk) and the page's browser tests
+# (tests/web: playwright-core). npm ci runs again only when the lockfile is
+# newer than the installed tree; the tests fail (they do not skip) when
+# node_modules is missing.
+for node_dir in "$root/tests/mcp_peers" "$root/tests/langgraph_sdk" "$root/tests/web"; do
   if [[ ! -f "$node_dir/node_modules/.package-lock.json" || "$node_dir/package-lock.json" -nt "$node_dir/node_modules/.package-lock.json" ]]; then
     echo "== test packages (npm ci in ${node_dir#"$root"/})"
     (cd "$node_dir" && npm ci --no-audit --no-fund --loglevel=error)
