@@ -45,7 +45,7 @@ constexpr std::string_view usage =
     "  --listen HOST:PORT      where to listen (default 127.0.0.1:2024; port 0 picks a free one)\n"
     "  --store URL             memory | sqlite:PATH (default: sqlite:<state dir>/workflows.db)\n"
     "  --threads N             threads serving requests and running workflows (default 2)\n"
-    "  --auth-token-file FILE  every request but GET /ok needs this token (Bearer or x-api-key)\n"
+    "  --auth-token-file FILE  every request but GET /ok and the page needs this token (Bearer or x-api-key)\n"
     "  --insecure-no-auth      listen on a non-loopback address without a token\n"
     "  --tls-cert FILE --tls-key FILE   serve HTTPS\n"
     "  --cors-origin ORIGIN    let browsers of ORIGIN call the API (repeatable)\n"
