@@ -236,9 +236,17 @@ test('on a 375 px wide screen the controls are visible and nothing scrolls sidew
   }
   const width = await page.evaluate(() => document.documentElement.scrollWidth);
   assert.ok(width <= 375, `the page is ${width} px wide`);
-  // Keyboard: Tab reaches the request box, the buttons are buttons.
-  await page.getByLabel('Reason (sent with a rejection)').fill('not this week');
-  await page.getByRole('button', { name: 'Reject' }).focus();
+  // Keyboard only: Tab goes from each box to its buttons, Enter presses one.
+  const focused = () => page.evaluate(() => document.activeElement.textContent);
+  await page.getByLabel('Request').focus();
+  await page.keyboard.press('Tab');
+  assert.equal(await focused(), 'Start run');
+  await page.getByLabel('Reason (sent with a rejection)').focus();
+  await page.keyboard.type('not this week');
+  await page.keyboard.press('Tab');
+  assert.equal(await focused(), 'Approve');
+  await page.keyboard.press('Tab');
+  assert.equal(await focused(), 'Reject');
   await page.keyboard.press('Enter');
   await shown(page, '#run-meta', /completed/);
   await shown(page, '#timeline .step', /declined|not booked|rejected/i);
