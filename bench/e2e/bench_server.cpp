@@ -11,35 +11,34 @@
 // first enum value, required members, minItems items, ...); a member named
 // `confidence` gets --confidence, so a route on confidence takes a known
 // branch. A coordination request (agent_name enum) chooses --choose when
-// it is among the allowed names, else the first one.
+// it is among the allowed names, else the first one. It runs on the
+// network layer's server (net::http_server), as serve does.
 //
 //   bench_server [--port 0] [--latency-ms 0] [--threads 1] [--confidence 0.9]
 //                [--choose NAME]
 //
 // Prints the port it listens on as the first line of stdout; stops on
 // SIGINT/SIGTERM and prints what it served to stderr.
+#include <switchboard/net/http_server.hpp>
+
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <boost/asio/write.hpp>
-#include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/http/read.hpp>
-#include <boost/beast/http/string_body.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
 
-#include <array>
 #include <atomic>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -49,10 +48,8 @@
 #include <vector>
 
 namespace asio = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
 namespace json = boost::json;
-using tcp = asio::ip::tcp;
+namespace net = switchboard::net;
 
 namespace {
 
@@ -69,7 +66,6 @@ struct server_options {
 struct counters {
   std::atomic<std::uint64_t> requests{0};
   std::atomic<std::uint64_t> rejected{0};
-  std::atomic<std::uint64_t> connections{0};
 };
 
 // ---------------------------------------------------------------- values from schemas
@@ -221,11 +217,11 @@ std::string answer_for(const json::value& schema, std::string_view name, const s
 // ---------------------------------------------------------------- requests
 
 struct reply {
-  http::status status = http::status::ok;
+  int status = 200;
   std::string body;
 };
 
-reply error_reply(http::status status, std::string_view message) {
+reply error_reply(int status, std::string_view message) {
   json::object body{{"error", json::object{{"message", "bench server: " + std::string(message)},
                                            {"type", "invalid_request_error"}}}};
   return {status, json::serialize(body)};
@@ -311,33 +307,32 @@ class answerer {
  public:
   explicit answerer(const server_options& options) : options_(options) {}
 
-  reply answer(const http::request<http::string_body>& request) {
-    if (request.method() != http::verb::post) return error_reply(http::status::method_not_allowed, "POST only");
-    if (!std::string_view(request.target()).ends_with("/chat/completions")) {
-      return error_reply(http::status::not_found, "unknown path " + std::string(request.target()));
+  reply answer(const net::server_request& request) {
+    if (request.method != "POST") return error_reply(405, "POST only");
+    if (!std::string_view(request.target).ends_with("/chat/completions")) {
+      return error_reply(404, "unknown path " + request.target);
     }
-    const std::string& body = request.body();
+    const std::string& body = request.body;
     if (auto name = fast_schema_name(body)) {
-      if (auto* cached = find(*name)) return {http::status::ok, completion_body(cached->first, body.size(), cached->second)};
+      if (auto* cached = find(*name)) return {200, completion_body(cached->first, body.size(), cached->second)};
     }
     boost::system::error_code ec;
     auto parsed = json::parse(body, ec);
-    if (ec || !parsed.is_object()) return error_reply(http::status::bad_request, "the body is not a JSON object");
+    if (ec || !parsed.is_object()) return error_reply(400, "the body is not a JSON object");
     auto wanted = schema_of(parsed.get_object());
     if (!wanted) {
-      return error_reply(http::status::bad_request,
-                         "no response_format json_schema and no JSON Schema in the prompt: nothing to answer");
+      return error_reply(400, "no response_format json_schema and no JSON Schema in the prompt: nothing to answer");
     }
-    if (auto* cached = find(wanted->key)) return {http::status::ok, completion_body(cached->first, body.size(), cached->second)};
+    if (auto* cached = find(wanted->key)) return {200, completion_body(cached->first, body.size(), cached->second)};
     std::string content;
     try {
       content = answer_for(wanted->schema, wanted->name, options_);
     } catch (const std::exception& e) {
-      return error_reply(http::status::bad_request, "cannot answer schema " + wanted->name + ": " + e.what());
+      return error_reply(400, "cannot answer schema " + wanted->name + ": " + e.what());
     }
     auto& entry = cache_[wanted->key];
     entry = {json::serialize(json::value(content)), content.size()};
-    return {http::status::ok, completion_body(entry.first, body.size(), entry.second)};
+    return {200, completion_body(entry.first, body.size(), entry.second)};
   }
 
  private:
@@ -358,66 +353,37 @@ answerer& thread_answerer(const server_options& options) {
   return instance;
 }
 
-// ---------------------------------------------------------------- sessions
+// ---------------------------------------------------------------- requests on the server
 
-// The status line and headers of a response, written by hand: with
-// Beast's serializer the server cost more CPU per request than the client
-// it measures, and on two cores that limited the concurrent cases.
-std::string response_head(http::status status, std::size_t body_size, bool keep_alive) {
-  std::string head = "HTTP/1.1 ";
-  head.append(std::to_string(static_cast<unsigned>(status)))
-      .append(" ")
-      .append(http::obsolete_reason(status))
-      .append("\r\nContent-Type: application/json\r\nContent-Length: ")
-      .append(std::to_string(body_size))
-      .append(keep_alive ? "\r\n\r\n" : "\r\nConnection: close\r\n\r\n");
-  return head;
+// One request: the answer, counted (a rejection also printed), after the
+// latency. The server writes it with Content-Type application/json and
+// keeps the connection as the client asks.
+asio::awaitable<net::server_response> serve(net::server_request& request, const server_options& options,
+                                            counters& stats) {
+  reply r = thread_answerer(options).answer(request);
+  if (r.status == 200) {
+    stats.requests.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    stats.rejected.fetch_add(1, std::memory_order_relaxed);
+    std::cerr << "bench_server: " << r.status << " " << r.body << "\n";
+  }
+  if (options.latency.count() > 0) {
+    asio::steady_timer timer(co_await asio::this_coro::executor, options.latency);
+    co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+  }
+  co_return net::server_response{.status = r.status, .body = std::move(r.body)};
 }
 
-asio::awaitable<void> session(tcp::socket socket, const server_options& options, counters& stats) {
-  boost::system::error_code ec;
-  socket.set_option(tcp::no_delay(true), ec);
-  beast::flat_buffer buffer;
-  buffer.reserve(8 * 1024);  // a request in one read (Beast reads 512 bytes into an empty buffer)
-  asio::steady_timer timer(socket.get_executor());
-  for (;;) {
-    http::request_parser<http::string_body> parser;
-    parser.body_limit(64 * 1024 * 1024);
-    auto [read_ec, read_bytes] = co_await http::async_read(socket, buffer, parser, use_tuple);
-    if (read_ec) break;
-    auto& request = parser.get();
-    reply r = thread_answerer(options).answer(request);
-    if (r.status == http::status::ok) {
-      stats.requests.fetch_add(1, std::memory_order_relaxed);
-    } else {
-      stats.rejected.fetch_add(1, std::memory_order_relaxed);
-      std::cerr << "bench_server: " << static_cast<int>(r.status) << " " << r.body << "\n";
-    }
-    if (options.latency.count() > 0) {
-      timer.expires_after(options.latency);
-      auto [timer_ec] = co_await timer.async_wait(use_tuple);
-      if (timer_ec) break;
-    }
-    const bool keep_alive = request.keep_alive();
-    const std::string head = response_head(r.status, r.body.size(), keep_alive);
-    const std::array<asio::const_buffer, 2> response{asio::buffer(head), asio::buffer(r.body)};
-    auto [write_ec, written] = co_await asio::async_write(socket, response, use_tuple);
-    if (write_ec || !keep_alive) break;
-  }
-  socket.shutdown(tcp::socket::shutdown_both, ec);
-}
-
-asio::awaitable<void> accept_loop(tcp::acceptor& acceptor, const server_options& options, counters& stats) {
-  for (;;) {
-    auto [ec, socket] = co_await acceptor.async_accept(use_tuple);
-    if (ec == asio::error::operation_aborted) co_return;
-    if (ec) {
-      std::cerr << "bench_server: accept failed: " << ec.message() << "\n";
-      continue;  // e.g. EMFILE: the next accept may succeed once connections close
-    }
-    stats.connections.fetch_add(1, std::memory_order_relaxed);
-    asio::co_spawn(acceptor.get_executor(), session(std::move(socket), options, stats), asio::detached);
-  }
+// As many connections as the load program opens (10,000 in case 4),
+// request bodies up to 64 MiB, and small answers sent at once.
+net::server_options network_options(const server_options& options) {
+  net::server_options o;
+  o.address = "127.0.0.1";
+  o.port = options.port;
+  o.max_connections = std::numeric_limits<std::size_t>::max();
+  o.max_body_bytes = 64 * 1024 * 1024;
+  o.tcp_no_delay = true;
+  return o;
 }
 
 // ---------------------------------------------------------------- command line
@@ -468,30 +434,30 @@ server_options parse_args(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   const server_options options = parse_args(argc, argv);
+  // The server's own messages (an accept that failed) to stderr: stdout carries the port only.
+  spdlog::set_default_logger(spdlog::stderr_logger_mt("bench_server"));
+  spdlog::set_pattern("bench_server: %v");
   asio::io_context io(options.threads);
   counters stats;
-  tcp::acceptor acceptor(io);
+  std::optional<net::http_server> server;
   try {
-    const tcp::endpoint endpoint(asio::ip::make_address("127.0.0.1"), options.port);
-    acceptor.open(endpoint.protocol());
-    acceptor.set_option(tcp::acceptor::reuse_address(true));
-    acceptor.bind(endpoint);
-    acceptor.listen(asio::socket_base::max_listen_connections);
+    server.emplace(io.get_executor(), network_options(options),
+                   [&](net::server_request& request) { return serve(request, options, stats); });
   } catch (const std::exception& e) {
-    std::cerr << "bench_server: cannot listen on 127.0.0.1:" << options.port << ": " << e.what() << "\n";
+    std::cerr << "bench_server: " << e.what() << "\n";
     return 1;
   }
-  std::cout << acceptor.local_endpoint().port() << std::endl;
+  std::cout << server->port() << std::endl;
 
   asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&](const boost::system::error_code&, int) { io.stop(); });
-  asio::co_spawn(io, accept_loop(acceptor, options, stats), asio::detached);
+  server->start();
 
   std::vector<std::thread> threads;
   for (int i = 1; i < options.threads; ++i) threads.emplace_back([&] { io.run(); });
   io.run();
   for (auto& t : threads) t.join();
   std::cerr << "bench_server: " << stats.requests.load() << " answers, " << stats.rejected.load()
-            << " rejected requests, " << stats.connections.load() << " connections\n";
+            << " rejected requests, " << server->accepted_connections() << " connections\n";
   return stats.rejected.load() == 0 ? 0 : 1;
 }

@@ -101,6 +101,7 @@ struct http_server::impl : std::enable_shared_from_this<http_server::impl> {
   std::uint16_t port = 0;
   std::atomic<bool> stopped{false};
   std::atomic<std::size_t> connections{0};
+  std::atomic<std::uint64_t> accepted{0};
   std::mutex closers_mutex;
   std::uint64_t next_connection = 0;
   std::map<std::uint64_t, std::function<void()>> closers;
@@ -201,6 +202,7 @@ class raw_writer final : public raw_connection {
 
 server_request to_server_request(http::request<http::string_body>&& message, std::string remote) {
   server_request r;
+  r.keep_alive = message.keep_alive();
   r.method = std::string(message.method_string());
   r.target = std::string(message.target());
   if (const auto parsed = boost::urls::parse_origin_form(r.target)) {
@@ -217,7 +219,8 @@ server_request to_server_request(http::request<http::string_body>&& message, std
 
 // Why a request could not be read, as the answer the server gives itself;
 // nullopt when the connection is simply over (closed, idle, reset).
-std::optional<server_response> answer_to_read_error(const boost::system::error_code& ec, bool started) {
+std::optional<server_response> answer_to_read_error(const boost::system::error_code& ec, bool started,
+                                                    bool answer_malformed) {
   if (ec == http::error::header_limit) return error_response(431, "request head larger than the server accepts");
   if (ec == http::error::body_limit) return error_response(413, "request body larger than the server accepts");
   if (ec == beast::error::timeout) {
@@ -227,7 +230,7 @@ std::optional<server_response> answer_to_read_error(const boost::system::error_c
   if (ec == http::error::end_of_stream || ec == asio::error::eof || ec == asio::error::connection_reset ||
       ec == asio::error::operation_aborted || ec == asio::error::bad_descriptor)
     return std::nullopt;
-  if (ec.category() == make_error_code(http::error::bad_method).category())
+  if (ec.category() == make_error_code(http::error::bad_method).category() && answer_malformed)
     return error_response(400, "malformed HTTP request: " + ec.message());
   return std::nullopt;
 }
@@ -310,7 +313,7 @@ asio::awaitable<void> write_streamed(Stream& stream, server_response& response, 
 // One connection: requests read and answered one after another.
 template <class Stream>
 asio::awaitable<void> serve_connection(std::shared_ptr<http_server::impl> server, Stream& stream,
-                                       std::string remote) {
+                                       std::string remote, std::uint64_t connection) {
   const auto& opts = server->options;
   beast::flat_buffer buffer;
   for (;;) {
@@ -328,7 +331,7 @@ asio::awaitable<void> serve_connection(std::shared_ptr<http_server::impl> server
     parser.body_limit(opts.max_body_bytes);
     const auto ec = co_await read_request(stream, buffer, parser, opts.request_timeout);
     if (ec) {
-      if (auto answer = answer_to_read_error(ec, started))
+      if (auto answer = answer_to_read_error(ec, started, opts.answer_malformed_requests))
         co_await write_whole(stream, *answer, 11, false, opts.write_timeout);
       co_return;
     }
@@ -336,6 +339,7 @@ asio::awaitable<void> serve_connection(std::shared_ptr<http_server::impl> server
     const unsigned version = message.version();
     bool keep_alive = message.keep_alive();
     auto request = to_server_request(std::move(message), remote);
+    request.connection = connection;
     lowest_tcp(stream).expires_never();
 
     server_response response;
@@ -371,7 +375,8 @@ asio::awaitable<void> refuse_connection(tcp::socket socket) {
   stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
 }
 
-asio::awaitable<void> run_connection(std::shared_ptr<http_server::impl> server, tcp::socket socket) {
+asio::awaitable<void> run_connection(std::shared_ptr<http_server::impl> server, tcp::socket socket,
+                                     std::uint64_t number) {
   boost::system::error_code ec;
   const auto peer = socket.remote_endpoint(ec);
   const std::string remote = ec ? std::string() : peer.address().to_string();
@@ -398,9 +403,9 @@ asio::awaitable<void> run_connection(std::shared_ptr<http_server::impl> server, 
       beast::ssl_stream<beast::tcp_stream&> tls(tcp, *server->tls);
       tcp.expires_after(server->options.request_timeout);
       auto [handshake] = co_await tls.async_handshake(asio::ssl::stream_base::server, use_tuple);
-      if (!handshake) co_await serve_connection(server, tls, remote);
+      if (!handshake) co_await serve_connection(server, tls, remote, number);
     } else {
-      co_await serve_connection(server, tcp, remote);
+      co_await serve_connection(server, tcp, remote, number);
     }
   } catch (const std::exception& e) {
     spdlog::debug("http server: connection from {} ended: {}", remote, e.what());
@@ -460,13 +465,15 @@ asio::awaitable<void> http_server::impl::accept_loop() {
       co_await pause.async_wait(asio::as_tuple(asio::use_awaitable));
       continue;
     }
+    const auto number = ++accepted;
+    if (options.tcp_no_delay) socket.set_option(tcp::no_delay(true), ec);  // a failure only costs latency
     const auto ex = socket.get_executor();
     if (connections >= options.max_connections) {
       asio::co_spawn(ex, refuse_connection(std::move(socket)), asio::detached);
       continue;
     }
     ++connections;
-    asio::co_spawn(ex, run_connection(self, std::move(socket)), asio::detached);
+    asio::co_spawn(ex, run_connection(self, std::move(socket), number), asio::detached);
   }
 }
 
@@ -481,6 +488,7 @@ http_server::~http_server() { stop(); }
 std::uint16_t http_server::port() const noexcept { return impl_->port; }
 const server_options& http_server::options() const noexcept { return impl_->options; }
 std::size_t http_server::open_connections() const noexcept { return impl_->connections; }
+std::uint64_t http_server::accepted_connections() const noexcept { return impl_->accepted; }
 
 void http_server::start() { asio::co_spawn(impl_->acceptor_strand, impl_->accept_loop(), asio::detached); }
 

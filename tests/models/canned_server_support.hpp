@@ -1,21 +1,23 @@
-// A TCP server on 127.0.0.1 for the transport tests that needs to send what
+// A server on 127.0.0.1 for the transport tests that needs to send what
 // loopback_model_server never does: any response head (Content-Type,
-// Content-Encoding), bytes that are not HTTP at all (a TLS alert), or a
-// plain-HTTP answer to a TLS ClientHello, as proxies and servers on the
-// wrong port do. Every connection is answered with the same bytes, then
-// closed.
+// Content-Encoding), a body that ends with the connection or before its
+// Content-Length, or bytes that are not HTTP at all (a TLS alert). Every
+// request is answered with the same bytes, then the connection is closed.
+// It is the network layer's server, the bytes written through its raw hook.
+//
+// A connection that does not speak HTTP (a TLS ClientHello to an http port)
+// never reaches the answer: the server hangs up on it, or, with
+// `answers_not_http`, answers 400 in plain HTTP as nginx, Go, Python and Node
+// do.
 #pragma once
 
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/use_awaitable.hpp>
-#include <boost/asio/write.hpp>
+#include <switchboard/net/http_server.hpp>
 
-#include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -24,77 +26,55 @@ namespace switchboard::models::test {
 
 class canned_server {
  public:
-  // `response` is written as is once the request has arrived: a whole HTTP
-  // request (head and Content-Length body), or any first bytes that are not
-  // text (a TLS ClientHello).
-  explicit canned_server(std::string response)
-      : response_(std::move(response)), acceptor_(io_, {boost::asio::ip::make_address("127.0.0.1"), 0}) {
-    boost::asio::co_spawn(io_, accept_loop(), boost::asio::detached);
+  // `response` is written as is once a request has arrived.
+  explicit canned_server(std::string response, bool answers_not_http = false) : response_(std::move(response)) {
+    net::server_options options;
+    options.answer_malformed_requests = answers_not_http;
+    server_.emplace(io_.get_executor(), options, [this](net::server_request& request) { return answer(request); });
+    server_->start();
     thread_ = std::thread([this] { io_.run(); });
   }
   ~canned_server() {
-    io_.stop();
+    server_->stop();
+    boost::asio::post(io_, [this] { io_.stop(); });
     thread_.join();
   }
   canned_server(const canned_server&) = delete;
   canned_server& operator=(const canned_server&) = delete;
 
-  unsigned short port() const { return acceptor_.local_endpoint().port(); }
+  unsigned short port() const { return server_->port(); }
   std::string url(const std::string& scheme, const std::string& path = "/v1") const {
     return scheme + "://127.0.0.1:" + std::to_string(port()) + path;
   }
-  std::size_t connections() const { return connections_; }
-  // What each connection sent before it was answered.
-  std::vector<std::string> requests() const {
+  std::size_t connections() const { return server_->accepted_connections(); }
+  // The requests answered.
+  std::vector<net::server_request> requests() const {
     std::lock_guard lock(mutex_);
     return requests_;
   }
 
  private:
-  boost::asio::awaitable<void> accept_loop() {
-    for (;;) {
-      auto [ec, socket] = co_await acceptor_.async_accept(boost::asio::as_tuple(boost::asio::use_awaitable));
-      if (ec) co_return;
-      ++connections_;
-      boost::asio::co_spawn(io_, answer(std::move(socket)), boost::asio::detached);
-    }
+  static boost::asio::awaitable<bool> write_and_close(net::raw_connection& connection, std::string bytes) {
+    co_await connection.write(bytes);
+    co_return false;
   }
 
-  static bool request_complete(const std::string& received) {
-    if (!received.empty() && static_cast<unsigned char>(received[0]) == 0x16) return true;  // a ClientHello
-    const auto end_of_head = received.find("\r\n\r\n");
-    if (end_of_head == std::string::npos) return false;
-    std::size_t length = 0;
-    const auto field = received.find("Content-Length: ");
-    if (field != std::string::npos && field < end_of_head) length = std::stoul(received.substr(field + 16));
-    return received.size() >= end_of_head + 4 + length;
-  }
-
-  boost::asio::awaitable<void> answer(boost::asio::ip::tcp::socket socket) {
-    constexpr auto use_tuple = boost::asio::as_tuple(boost::asio::use_awaitable);
-    std::string received;
-    char chunk[4096];
-    while (!request_complete(received)) {
-      auto [ec, n] = co_await socket.async_read_some(boost::asio::buffer(chunk), use_tuple);
-      if (ec) co_return;
-      received.append(chunk, n);
-    }
+  boost::asio::awaitable<net::server_response> answer(net::server_request& request) {
     {
       std::lock_guard lock(mutex_);
-      requests_.push_back(received);
+      requests_.push_back(request);
     }
-    co_await boost::asio::async_write(socket, boost::asio::buffer(response_), use_tuple);
-    boost::system::error_code ignored;
-    socket.shutdown(boost::asio::ip::tcp::socket::shutdown_both, ignored);
+    net::server_response response;
+    response.raw = [this](net::raw_connection& connection) { return write_and_close(connection, response_); };
+    co_return response;
   }
 
   const std::string response_;
   boost::asio::io_context io_;
-  boost::asio::ip::tcp::acceptor acceptor_;
+  std::optional<net::http_server> server_;  // destroyed before io_
   std::thread thread_;
-  std::atomic<std::size_t> connections_{0};
   mutable std::mutex mutex_;
-  std::vector<std::string> requests_;
+  std::vector<net::server_request> requests_;
 };
 
 // An HTTP/1.1 response with `status_line` ("200 OK"), the extra `headers`

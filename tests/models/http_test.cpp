@@ -3,6 +3,7 @@
 // TLS, the keep-alive pool, cancellation, size caps and secret hygiene.
 #include <switchboard/models/http_options.hpp>
 
+#include "canned_server_support.hpp"
 #include "http_test_support.hpp"
 #include "model_test_support.hpp"
 
@@ -16,7 +17,6 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <boost/asio/write.hpp>
 
 #include <gtest/gtest.h>
 
@@ -31,6 +31,7 @@ namespace asio = boost::asio;
 using namespace std::chrono_literals;
 using testing::loopback_model_server;
 using testing::server_action;
+using test::canned_server;
 using test::error_of;
 using test::run;
 
@@ -92,30 +93,6 @@ TEST(HttpTransport, ChunkedResponsesAreReassembled) {
   EXPECT_EQ(ask(model).text, std::string(5000, 'c'));
 }
 
-// A server answering one connection with `response` (written as is), then
-// closing it: for response framings the loopback server does not produce.
-class raw_http_server {
- public:
-  explicit raw_http_server(std::string response)
-      : acceptor_(io_, {asio::ip::make_address("127.0.0.1"), 0}),
-        thread_([this, response = std::move(response)] {
-          asio::ip::tcp::socket socket(io_);
-          acceptor_.accept(socket);
-          char request[65536];
-          boost::system::error_code ec;
-          socket.read_some(asio::buffer(request), ec);  // the request (small) in one read
-          asio::write(socket, asio::buffer(response), ec);
-          socket.shutdown(asio::ip::tcp::socket::shutdown_both, ec);
-        }) {}
-  ~raw_http_server() { thread_.join(); }
-  std::string base_url() const { return "http://127.0.0.1:" + std::to_string(acceptor_.local_endpoint().port()) + "/v1"; }
-
- private:
-  asio::io_context io_;
-  asio::ip::tcp::acceptor acceptor_;
-  std::thread thread_;
-};
-
 std::string completion_json(const std::string& text) {
   return R"({"choices":[{"message":{"role":"assistant","content":")" + text +
          R"("},"finish_reason":"stop"}],"model":"m"})";
@@ -125,17 +102,17 @@ TEST(HttpTransport, BodyEndingWithTheConnectionIsReadInFull) {
   // No Content-Length, no chunking: the body is everything until the close,
   // here far larger than one read.
   const std::string text(20000, 'z');
-  raw_http_server server("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n" +
-                         completion_json(text));
-  openai_model model(options_at(server.base_url()));
+  canned_server server("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n" +
+                       completion_json(text));
+  openai_model model(options_at(server.url("http")));
   EXPECT_EQ(ask(model).text, text);
 }
 
 TEST(HttpTransport, ConnectionClosedBeforeTheBodyEndsIsConnectionLost) {
   const std::string body = completion_json("cut short");
-  raw_http_server server("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
-                         std::to_string(body.size() + 100) + "\r\n\r\n" + body);
-  auto options = options_at(server.base_url());
+  canned_server server("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
+                       std::to_string(body.size() + 100) + "\r\n\r\n" + body);
+  auto options = options_at(server.url("http"));
   options.http.retry.max_attempts = 1;
   openai_model model(options);
   const auto error = error_of([&] { ask(model); });

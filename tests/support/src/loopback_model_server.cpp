@@ -3,42 +3,33 @@
 #include "self_signed_certificate.hpp"
 #include "wire_replies.hpp"
 
+#include <switchboard/net/http_server.hpp>
+
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/ssl.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <boost/asio/write.hpp>
-#include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/http/read.hpp>
-#include <boost/beast/http/parser.hpp>
-#include <boost/beast/http/status.hpp>
-#include <boost/beast/http/string_body.hpp>
 #include <boost/json/parse.hpp>
-#include <boost/json/serialize.hpp>
 
 #include <algorithm>
-#include <atomic>
 #include <cctype>
-#include <cstdio>
 #include <cstdlib>
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <limits>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <thread>
 
 namespace switchboard::testing {
 
 namespace asio = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
 namespace json = boost::json;
-using tcp = asio::ip::tcp;
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
 // ---------------------------------------------------------------- records
@@ -174,8 +165,167 @@ using detail::render_body;
 using detail::render_head;
 using detail::render_stream;
 
-tcp::socket& lowest_socket(tcp::socket& s) { return s; }
-tcp::socket& lowest_socket(asio::ssl::stream<tcp::socket>& s) { return s.next_layer(); }
+// No limit in time: the scripted actions decide when the server waits.
+constexpr std::chrono::milliseconds forever = std::chrono::hours(24);
+
+asio::awaitable<void> wait(std::chrono::milliseconds d) {
+  if (d.count() <= 0) co_return;
+  asio::steady_timer timer(co_await asio::this_coro::executor, d);
+  co_await timer.async_wait(use_tuple);
+}
+
+// ---------------------------------------------------------------- answers on the raw connection
+
+// Writes `bytes`; keeps the connection when asked to and the write went out.
+asio::awaitable<bool> write_bytes(net::raw_connection& connection, std::string bytes, bool keep_alive) {
+  const bool written = co_await connection.write(bytes);
+  co_return written && keep_alive;
+}
+
+// Reads nothing more and answers nothing for `how_long`, then closes.
+asio::awaitable<bool> stall_then_close(net::raw_connection&, std::chrono::milliseconds how_long) {
+  co_await wait(how_long);
+  co_return false;
+}
+
+asio::awaitable<bool> close_unanswered(net::raw_connection&) { co_return false; }
+
+// Sends `bytes` (a head and half a body), then resets the connection.
+asio::awaitable<bool> write_then_reset(net::raw_connection& connection, std::string bytes) {
+  co_await connection.write(bytes);
+  connection.reset();
+  co_return false;
+}
+
+// A streamed answer: the head, then each piece of `text` up to the next cut
+// as one chunk and one write; a stall sends nothing for stall_for once
+// stall_after bytes went out, then closes.
+asio::awaitable<bool> write_event_stream(net::raw_connection& connection, std::string head, std::string text,
+                                         std::vector<std::size_t> cuts, std::optional<std::size_t> stall_after,
+                                         std::chrono::milliseconds stall_for, bool keep_alive) {
+  if (!co_await connection.write(head)) co_return false;
+  std::size_t pos = 0;
+  for (const std::size_t cut : cuts) {
+    if (stall_after && pos >= *stall_after) co_return co_await stall_then_close(connection, stall_for);
+    if (cut <= pos) continue;
+    if (!co_await connection.write(chunk_of(std::string_view(text).substr(pos, cut - pos)))) co_return false;
+    pos = cut;
+  }
+  if (stall_after && pos >= *stall_after) co_return co_await stall_then_close(connection, stall_for);
+  co_return co_await write_bytes(connection, "0\r\n\r\n", keep_alive);
+}
+
+net::server_response raw_answer(std::function<asio::awaitable<bool>(net::raw_connection&)> write) {
+  net::server_response response;
+  response.raw = std::move(write);
+  return response;
+}
+
+net::server_response event_stream(const server_action& a, const recorded_request& req, std::size_t n,
+                                  bool client_keep_alive) {
+  auto [text, cuts] = render_stream(a, req.target, req.body, n);
+  const bool keep_alive = a.keep_alive && client_keep_alive && !a.stall_after;
+  std::string head = "HTTP/1.1 200 OK\r\nServer: switchboard-loopback\r\nContent-Type: text/event-stream\r\n"
+                     "Cache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n";
+  head += keep_alive ? "Connection: keep-alive\r\n" : "Connection: close\r\n";
+  for (const auto& [name, value] : a.headers) head += name + ": " + value + "\r\n";
+  head += "\r\n";
+  if (a.stall_after) {
+    cuts.push_back(std::min(*a.stall_after, text.size()));
+    std::sort(cuts.begin(), cuts.end());
+  }
+  return raw_answer([head = std::move(head), text = std::move(text), cuts = std::move(cuts),
+                     stall_after = a.stall_after, stall_for = a.stall_for, keep_alive](net::raw_connection& c) {
+    return write_event_stream(c, head, text, cuts, stall_after, stall_for, keep_alive);
+  });
+}
+
+// ---------------------------------------------------------------- answers the server writes
+
+bool header_named(const header_list& headers, std::string_view name) {
+  return std::ranges::any_of(headers, [&](const auto& header) { return iequals(header.first, name); });
+}
+
+// Whether the server's own response writer sends what render_head would:
+// a body with a Content-Length, a status that may carry one, and no extra
+// header that is the server's own or named twice (the writer sets a
+// header, it does not add a second one). Otherwise the answer goes out as
+// render_head's bytes through the raw hook.
+bool server_writes_it_alike(const server_action& a, int status) {
+  if (a.chunked || status < 200 || status == 204 || status == 304) return false;
+  header_list seen;
+  for (const auto& [name, value] : a.headers) {
+    for (const std::string_view own :
+         {"server", "content-type", "content-length", "transfer-encoding", "connection"}) {
+      if (iequals(name, own)) return false;
+    }
+    if (header_named(seen, name)) return false;
+    seen.emplace_back(name, value);
+  }
+  return true;
+}
+
+// A whole answer: status, JSON body, keep-alive as scripted and asked.
+net::server_response whole_answer(const server_action& a, const recorded_request& req, std::size_t n,
+                                  bool client_keep_alive) {
+  const bool keep_alive = a.keep_alive && client_keep_alive;
+  const int status = a.type == server_action::kind::reply ? 200 : a.status;
+  std::string body = render_body(a, req, n);
+  if (!server_writes_it_alike(a, status)) {
+    std::string out = render_head(a, status, keep_alive, body.size(), a.chunked);
+    out += a.chunked ? chunk_encode(body) : body;
+    return raw_answer([out = std::move(out), keep_alive](net::raw_connection& c) {
+      return write_bytes(c, out, keep_alive);
+    });
+  }
+  net::server_response response;
+  response.status = status;
+  response.headers = {{"Server", "switchboard-loopback"}, {"Content-Type", "application/json"}};
+  response.headers.insert(response.headers.end(), a.headers.begin(), a.headers.end());
+  response.body = std::move(body);
+  response.close = !keep_alive;
+  return response;
+}
+
+// What the server answers request number `n` with `a`.
+net::server_response answer(const server_action& a, const recorded_request& req, std::size_t n,
+                            bool client_keep_alive) {
+  switch (a.type) {
+    case server_action::kind::stall:
+      return raw_answer([how_long = a.stall_for](net::raw_connection& c) { return stall_then_close(c, how_long); });
+    case server_action::kind::close:
+      return raw_answer(close_unanswered);
+    case server_action::kind::reset_mid_body: {
+      const std::string body = render_body(a, req, n);
+      std::string out = render_head(a, 200, true, body.size(), false) + body.substr(0, body.size() / 2);
+      return raw_answer([out = std::move(out)](net::raw_connection& c) { return write_then_reset(c, out); });
+    }
+    default:
+      break;
+  }
+  if (a.stream && a.type == server_action::kind::reply) return event_stream(a, req, n, client_keep_alive);
+  return whole_answer(a, req, n, client_keep_alive);
+}
+
+// The network layer's server configured as this one always behaved: no
+// limit in time or connections, bodies up to 64 MiB, a head up to Beast's
+// default 8 KiB, small writes sent at once, and bytes that are not HTTP
+// (a TLS ClientHello on the plain port) answered by closing.
+net::server_options loopback_server_options(const std::filesystem::path& tls_dir) {
+  net::server_options o;
+  o.address = "127.0.0.1";
+  o.max_connections = std::numeric_limits<std::size_t>::max();
+  o.max_header_bytes = 8 * 1024;
+  o.max_body_bytes = 64 * 1024 * 1024;
+  o.request_timeout = o.idle_timeout = o.write_timeout = forever;
+  o.tcp_no_delay = true;
+  o.answer_malformed_requests = false;
+  if (!tls_dir.empty()) {
+    o.tls_certificate_file = (tls_dir / "ca.pem").string();
+    o.tls_private_key_file = (tls_dir / "key.pem").string();
+  }
+  return o;
+}
 
 }  // namespace
 
@@ -183,15 +333,11 @@ tcp::socket& lowest_socket(asio::ssl::stream<tcp::socket>& s) { return s.next_la
 
 class loopback_model_server::impl {
  public:
-  explicit impl(const loopback_options& options) : acceptor_(ioc_) {
-    if (options.tls) setup_tls(options);
-    const tcp::endpoint endpoint(asio::ip::make_address("127.0.0.1"), 0);
-    acceptor_.open(endpoint.protocol());
-    acceptor_.set_option(tcp::acceptor::reuse_address(true));
-    acceptor_.bind(endpoint);
-    acceptor_.listen(asio::socket_base::max_listen_connections);
-    port_ = acceptor_.local_endpoint().port();
-    asio::co_spawn(ioc_, accept_loop(), asio::detached);
+  explicit impl(const loopback_options& options) {
+    if (options.tls) write_certificate(options);
+    server_.emplace(ioc_.get_executor(), loopback_server_options(temp_dir_),
+                    [this](net::server_request& request) { return handle(request); });
+    server_->start();
     thread_ = std::thread([this] { ioc_.run(); });
   }
 
@@ -203,15 +349,18 @@ class loopback_model_server::impl {
     }
   }
 
+  // The connections are closed first, then the loop stops: a stall waiting
+  // on a timer is dropped with the io_context.
   void stop() {
     std::call_once(stopped_, [this] {
-      ioc_.stop();
+      server_->stop();
+      asio::post(ioc_, [this] { ioc_.stop(); });
       if (thread_.joinable()) thread_.join();
     });
   }
 
-  unsigned short port() const noexcept { return port_; }
-  bool tls() const noexcept { return ssl_.has_value(); }
+  unsigned short port() const noexcept { return server_->port(); }
+  bool tls() const noexcept { return !temp_dir_.empty(); }
   std::string ca_file() const { return ca_file_; }
 
   void enqueue(server_action a) {
@@ -226,7 +375,7 @@ class loopback_model_server::impl {
     std::lock_guard lock(mutex_);
     default_ = std::move(a);
   }
-  std::size_t accepted() const noexcept { return accepted_.load(); }
+  std::size_t accepted() const noexcept { return server_->accepted_connections(); }
   std::size_t request_count() const {
     std::lock_guard lock(mutex_);
     return requests_.size();
@@ -241,21 +390,33 @@ class loopback_model_server::impl {
   }
 
  private:
-  void setup_tls(const loopback_options& options) {
+  // The certificate (also the CA file clients trust) and its key, in a
+  // private temporary directory the destructor removes.
+  void write_certificate(const loopback_options& options) {
     const auto cert = detail::make_self_signed_certificate(options.certificate_names);
-    ssl_.emplace(asio::ssl::context::tls_server);
-    ssl_->use_certificate_chain(asio::buffer(cert.certificate_pem));
-    ssl_->use_private_key(asio::buffer(cert.private_key_pem), asio::ssl::context::pem);
-
     std::string pattern = (std::filesystem::temp_directory_path() / "switchboard-loopback-XXXXXX").string();
     if (!::mkdtemp(pattern.data())) throw std::runtime_error("loopback server: mkdtemp failed");
     temp_dir_ = pattern;
     ca_file_ = (temp_dir_ / "ca.pem").string();
     std::ofstream(ca_file_) << cert.certificate_pem;
+    std::ofstream(temp_dir_ / "key.pem") << cert.private_key_pem;
+  }
+
+  asio::awaitable<net::server_response> handle(net::server_request& request) {
+    recorded_request record;
+    record.method = request.method;
+    record.target = request.target;
+    record.headers = std::move(request.headers);
+    record.body = std::move(request.body);
+    record.connection = static_cast<std::size_t>(request.connection);
+    record.received_at = std::chrono::steady_clock::now();
+    auto [action, n] = take_action(record);
+    co_await wait(action.latency);
+    co_return answer(action, record, n, request.keep_alive);
   }
 
   // Records the request and picks what to do with it.
-  std::pair<server_action, std::size_t> take_action(recorded_request record) {
+  std::pair<server_action, std::size_t> take_action(const recorded_request& record) {
     std::unique_lock lock(mutex_);
     requests_.push_back(record);
     const std::size_t n = requests_.size();
@@ -275,153 +436,19 @@ class loopback_model_server::impl {
             n};
   }
 
-  asio::awaitable<void> accept_loop() {
-    for (;;) {
-      auto [ec, socket] = co_await acceptor_.async_accept(use_tuple);
-      if (ec) {
-        if (ec == asio::error::operation_aborted) co_return;
-        continue;
-      }
-      const std::size_t index = ++accepted_;
-      socket.set_option(tcp::no_delay(true));
-      if (ssl_) {
-        asio::co_spawn(ioc_, tls_session(std::move(socket), index), asio::detached);
-      } else {
-        asio::co_spawn(ioc_, session(std::move(socket), index), asio::detached);
-      }
-    }
-  }
-
-  asio::awaitable<void> tls_session(tcp::socket socket, std::size_t index) {
-    asio::ssl::stream<tcp::socket> stream(std::move(socket), *ssl_);
-    auto [ec] = co_await stream.async_handshake(asio::ssl::stream_base::server, use_tuple);
-    if (ec) co_return;  // e.g. the client rejected our certificate
-    co_await session(std::move(stream), index);
-  }
-
-  template <class Stream>
-  asio::awaitable<void> session(Stream stream, std::size_t index) {
-    beast::flat_buffer buffer;
-    for (;;) {
-      http::request_parser<http::string_body> parser;
-      parser.body_limit(64 * 1024 * 1024);
-      auto [ec, bytes] = co_await http::async_read(stream, buffer, parser, use_tuple);
-      if (ec) co_return;
-      auto request = parser.release();
-      recorded_request record;
-      record.method = std::string(request.method_string());
-      record.target = std::string(request.target());
-      for (const auto& field : request) {
-        record.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
-      }
-      record.body = std::move(request.body());
-      record.connection = index;
-      record.received_at = std::chrono::steady_clock::now();
-      const bool client_keep_alive = request.keep_alive();
-      auto [action, n] = take_action(record);
-      const bool keep = co_await perform(stream, action, record, n, client_keep_alive);
-      if (!keep) co_return;
-    }
-  }
-
-  asio::awaitable<void> wait(std::chrono::milliseconds d) {
-    if (d.count() <= 0) co_return;
-    asio::steady_timer timer(ioc_, d);
-    co_await timer.async_wait(use_tuple);
-  }
-
-  template <class Stream>
-  asio::awaitable<bool> perform(Stream& stream, const server_action& a, const recorded_request& req,
-                                std::size_t n, bool client_keep_alive) {
-    co_await wait(a.latency);
-    switch (a.type) {
-      case server_action::kind::stall:
-        co_await wait(a.stall_for);
-        co_return false;
-      case server_action::kind::close:
-        co_return false;
-      case server_action::kind::reset_mid_body: {
-        const std::string body = render_body(a, req, n);
-        const std::string out = render_head(a, 200, true, body.size(), false) + body.substr(0, body.size() / 2);
-        co_await asio::async_write(stream, asio::buffer(out), use_tuple);
-        auto& socket = lowest_socket(stream);
-        boost::system::error_code ignored;
-        socket.set_option(asio::socket_base::linger(true, 0), ignored);
-        socket.close(ignored);  // linger 0: the peer sees a reset
-        co_return false;
-      }
-      default: break;
-    }
-    if (a.stream && a.type == server_action::kind::reply) co_return co_await send_stream(stream, a, req, n, client_keep_alive);
-    const bool keep_alive = a.keep_alive && client_keep_alive;
-    const int status = a.type == server_action::kind::reply ? 200 : a.status;
-    const std::string body = render_body(a, req, n);
-    std::string out = render_head(a, status, keep_alive, body.size(), a.chunked);
-    out += a.chunked ? chunk_encode(body) : body;
-    auto [ec, written] = co_await asio::async_write(stream, asio::buffer(out), use_tuple);
-    if (ec) co_return false;
-    if (!keep_alive) {
-      boost::system::error_code ignored;
-      lowest_socket(stream).shutdown(tcp::socket::shutdown_send, ignored);
-    }
-    co_return keep_alive;
-  }
-
-  // A streamed answer: each piece one chunk and one write; a stall sends
-  // nothing for stall_for after stall_after bytes, then closes.
-  template <class Stream>
-  asio::awaitable<bool> send_stream(Stream& stream, const server_action& a, const recorded_request& req, std::size_t n,
-                                    bool client_keep_alive) {
-    auto [text, cuts] = render_stream(a, req.target, req.body, n);
-    const bool keep_alive = a.keep_alive && client_keep_alive && !a.stall_after;
-    std::string head = "HTTP/1.1 200 OK\r\nServer: switchboard-loopback\r\nContent-Type: text/event-stream\r\n"
-                       "Cache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n";
-    head += keep_alive ? "Connection: keep-alive\r\n" : "Connection: close\r\n";
-    for (const auto& [name, value] : a.headers) head += name + ": " + value + "\r\n";
-    head += "\r\n";
-    if (a.stall_after) {
-      cuts.push_back(std::min(*a.stall_after, text.size()));
-      std::sort(cuts.begin(), cuts.end());
-    }
-    auto [hec, hn] = co_await asio::async_write(stream, asio::buffer(head), use_tuple);
-    if (hec) co_return false;
-    std::size_t pos = 0;
-    for (const std::size_t cut : cuts) {
-      if (a.stall_after && pos >= *a.stall_after) {
-        co_await wait(a.stall_for);
-        co_return false;
-      }
-      if (cut <= pos) continue;
-      const std::string chunk = chunk_of(std::string_view(text).substr(pos, cut - pos));
-      auto [ec, written] = co_await asio::async_write(stream, asio::buffer(chunk), use_tuple);
-      if (ec) co_return false;
-      pos = cut;
-    }
-    if (a.stall_after && pos >= *a.stall_after) {
-      co_await wait(a.stall_for);
-      co_return false;
-    }
-    auto [ec, written] = co_await asio::async_write(stream, asio::buffer(std::string_view("0\r\n\r\n")), use_tuple);
-    if (ec || !keep_alive) co_return false;
-    co_return true;
-  }
-
-  // Declared before ioc_: coroutine frames destroyed with ioc_ may hold TLS streams.
-  std::optional<asio::ssl::context> ssl_;
   asio::io_context ioc_{1};
-  tcp::acceptor acceptor_;
-  unsigned short port_ = 0;
+  std::filesystem::path temp_dir_;  // TLS only: the certificate and key files
+  std::string ca_file_;
+  // Destroyed before ioc_; connections still on it keep the server's state alive until ioc_ goes.
+  std::optional<net::http_server> server_;
   std::thread thread_;
   std::once_flag stopped_;
-  std::filesystem::path temp_dir_;
-  std::string ca_file_;
 
   mutable std::mutex mutex_;
   std::deque<server_action> queue_;
   handler handler_;
   std::optional<server_action> default_;
   std::vector<recorded_request> requests_;
-  std::atomic<std::size_t> accepted_{0};
 };
 
 loopback_model_server::loopback_model_server(loopback_options options)

@@ -58,6 +58,14 @@ struct server_options {
   // Both set: HTTPS with this certificate chain and key (PEM files).
   std::string tls_certificate_file;
   std::string tls_private_key_file;
+  // TCP_NODELAY on every accepted connection: a small write (one piece of a
+  // stream) leaves at once instead of waiting for the previous one's
+  // acknowledgement.
+  bool tcp_no_delay = false;
+  // false: a request that is not HTTP at all (a TLS ClientHello on a plain
+  // port, garbage) gets no 400; the connection is closed unanswered, as a
+  // server that hangs up does. For test servers imitating one.
+  bool answer_malformed_requests = true;
 };
 
 struct server_request {
@@ -68,6 +76,8 @@ struct server_request {
   std::vector<std::pair<std::string, std::string>> headers;  // names in lower case
   std::string body;
   std::string remote_address;          // the peer's IP address
+  std::uint64_t connection = 0;        // the connection's number: 1 for the first the server accepted, ...
+  bool keep_alive = true;              // the client would keep the connection (HTTP/1.1 without "close", ...)
 
   // The first header named `lowercase_name`, or nullopt.
   std::optional<std::string_view> header(std::string_view lowercase_name) const;
@@ -143,6 +153,9 @@ class http_server {
   void stop();
   // Connections open now.
   std::size_t open_connections() const noexcept;
+  // Connections accepted since start(), those answered 503 over
+  // max_connections and those whose TLS handshake failed included.
+  std::uint64_t accepted_connections() const noexcept;
 
   struct impl;  // internal
 

@@ -30,9 +30,9 @@
 // the arguments parsed; a string input when they are not JSON) with
 // stop_reason "tool_use". Malformed answers are raw_body's job.
 //
-// The server runs on its own thread and io_context; the destructor (or
-// stop()) stops it and waits for the thread. All member functions are
-// thread-safe.
+// The server is the network layer's net::http_server, on its own thread
+// and io_context; the destructor (or stop()) stops it and waits for the
+// thread. All member functions are thread-safe.
 #pragma once
 
 #include <boost/json/value.hpp>
@@ -56,7 +56,7 @@ using header_list = std::vector<std::pair<std::string, std::string>>;
 struct recorded_request {
   std::string method;
   std::string target;
-  header_list headers;
+  header_list headers;  // names in lower case
   std::string body;
   std::size_t connection = 0;  // 1-based index of the accepted connection
   std::chrono::steady_clock::time_point received_at;
