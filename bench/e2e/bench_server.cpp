@@ -382,7 +382,6 @@ net::server_options network_options(const server_options& options) {
   o.port = options.port;
   o.max_connections = std::numeric_limits<std::size_t>::max();
   o.max_body_bytes = 64 * 1024 * 1024;
-  o.tcp_no_delay = true;
   return o;
 }
 

@@ -466,7 +466,6 @@ asio::awaitable<void> http_server::impl::accept_loop() {
       continue;
     }
     const auto number = ++accepted;
-    if (options.tcp_no_delay) socket.set_option(tcp::no_delay(true), ec);  // a failure only costs latency
     const auto ex = socket.get_executor();
     if (connections >= options.max_connections) {
       asio::co_spawn(ex, refuse_connection(std::move(socket)), asio::detached);

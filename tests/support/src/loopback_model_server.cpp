@@ -318,7 +318,6 @@ net::server_options loopback_server_options(const std::filesystem::path& tls_dir
   o.max_header_bytes = 8 * 1024;
   o.max_body_bytes = 64 * 1024 * 1024;
   o.request_timeout = o.idle_timeout = o.write_timeout = forever;
-  o.tcp_no_delay = true;
   o.answer_malformed_requests = false;
   if (!tls_dir.empty()) {
     o.tls_certificate_file = (tls_dir / "ca.pem").string();

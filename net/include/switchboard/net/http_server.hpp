@@ -58,10 +58,6 @@ struct server_options {
   // Both set: HTTPS with this certificate chain and key (PEM files).
   std::string tls_certificate_file;
   std::string tls_private_key_file;
-  // TCP_NODELAY on every accepted connection: a small write (one piece of a
-  // stream) leaves at once instead of waiting for the previous one's
-  // acknowledgement.
-  bool tcp_no_delay = false;
   // false: a request that is not HTTP at all (a TLS ClientHello on a plain
   // port, garbage) gets no 400; the connection is closed unanswered, as a
   // server that hangs up does. For test servers imitating one.
