@@ -210,7 +210,8 @@ asio::awaitable<net::server_response> langgraph_api::route(net::server_request& 
   if (is(0, "runs") && m == "POST" && (n == 1 || (n == 2 && (is(1, "wait") || is(1, "stream"))))) {
     // Stateless: a thread of its own.
     const auto thread_id = random_uuid();  // g++ 12: named before co_await
-    co_return co_await create_run(thread_id, request, n == 1 ? "background" : p[1]);
+    const std::string mode = n == 1 ? "background" : p[1];  // a std::string temporary otherwise, seen as a string_view
+    co_return co_await create_run(thread_id, request, mode);
   }
   throw api_error(404, "no route " + m + " " + request.path);
 }
