@@ -269,7 +269,8 @@ TEST_F(gated_test, a_stream_whose_client_goes_away_cancels_its_run_when_asked_to
   wait_for_gate_calls(1);
   socket.close();
 
-  wait_for_run_status(thread, run, "interrupted");  // noticed at the next heartbeat
+  wait_for_run_status(thread, run, "interrupted");  // noticed at a heartbeat
+  EXPECT_EQ(join(thread, run).at("status"), "interrupted");  // once over, its thread is updated too
   EXPECT_EQ(thread_status(thread), "idle");
 }
 

@@ -11,10 +11,12 @@
 // the server down mid-step, and count how often each step really ran.
 #include <switchboard/agents/plugin.hpp>
 
+#include <boost/asio/error.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json/parse.hpp>
+#include <boost/system/system_error.hpp>
 
 #include <filesystem>
 #include <fstream>
@@ -62,8 +64,15 @@ class gate_agent final : public switchboard::agents::agent {
     append_line(dir_ / "gate.log", context.workflow_id);
     boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor);
     while (!fs::exists(dir_ / "open")) {
+      // The hub calls an agent without a deadline inline, in its run's
+      // coroutine, which does not throw on a cancellation that came while
+      // no operation was pending (throw_if_cancelled(false)): a stop that
+      // lands between two waits cancels nothing, so look for it here.
+      const auto state = co_await boost::asio::this_coro::cancellation_state;
+      if (state.cancelled() != boost::asio::cancellation_type::none)
+        throw boost::system::system_error(boost::asio::error::operation_aborted);
       timer.expires_after(std::chrono::milliseconds(10));
-      co_await timer.async_wait(boost::asio::use_awaitable);  // throws when the run is stopped
+      co_await timer.async_wait(boost::asio::use_awaitable);  // throws when stopped while it waits
     }
     switchboard::protocol::envelope out;
     out.data = {{"passed", true}};
