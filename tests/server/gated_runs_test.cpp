@@ -120,6 +120,41 @@ TEST_F(gated_test, enqueued_runs_run_one_after_another) {
   EXPECT_EQ(runs.at(1).at("run_id"), json::value(first));
 }
 
+TEST_F(gated_test, a_thread_stays_busy_while_its_next_run_goes) {
+  const auto thread = new_thread();
+  const auto first = start_run(thread, {{"input", json::object{{"gate", "a"}}}});
+  wait_for_gate_calls(1);
+  const auto second = start_run(thread, {{"input", json::object{{"gate", "b"}}}});
+  std::ofstream(dir_.path() / "a") << "open\n";
+  EXPECT_EQ(join(thread, first).at("status"), "completed");
+  wait_for_gate_calls(2);  // the second run is at its own gate
+  EXPECT_EQ(run_status(thread, second), "running");
+  EXPECT_EQ(thread_status(thread), "busy");
+  std::ofstream(dir_.path() / "b") << "open\n";
+  EXPECT_EQ(join(thread, second).at("status"), "completed");
+  EXPECT_EQ(thread_status(thread), "idle");
+}
+
+TEST_F(gated_test, a_thread_is_free_as_soon_as_its_run_is_answered) {
+  // A client that got a run's answer (wait, join, the stream's end) acts on
+  // the thread at once: resumes it, deletes it, starts the next run.
+  open_gate();
+  for (int i = 0; i < 30; ++i) {
+    const auto thread = new_thread();
+    const auto done = start(thread, {}, "/wait");
+    ASSERT_EQ(done.status, 200) << done.describe();
+    ASSERT_EQ(done.json().at("status"), "completed");
+    const auto next = start(thread, {{"multitask_strategy", "reject"}});
+    EXPECT_EQ(next.status, 200) << "round " << i << ": " << next.describe();
+    if (next.status == 200) join(thread, std::string(next.json().at("run_id").as_string()));
+    const auto failed = post(port(), "/threads/" + thread + "/runs/wait",
+                             json::object{{"assistant_id", "gated"}, {"input", json::object{{"fail", true}}}});
+    ASSERT_EQ(failed.status, 200) << failed.describe();
+    const auto deleted = del(port(), "/threads/" + thread);
+    EXPECT_EQ(deleted.status, 204) << "round " << i << ": " << deleted.describe();
+  }
+}
+
 TEST_F(gated_test, a_cancelled_run_is_interrupted_and_its_thread_idle) {
   const auto thread = new_thread();
   const auto run = start_run(thread);

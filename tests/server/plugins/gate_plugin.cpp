@@ -5,7 +5,8 @@
 //   count  answers at once; appends a line to DIR/count.log per call
 //          (fails instead when the workflow input says "fail": true)
 //   gate   appends a line to DIR/gate.log when it starts, then waits
-//          (on a timer: a cancellation ends the wait) until DIR/open exists
+//          (on a timer: a cancellation ends the wait) until DIR/open
+//          exists, or DIR/NAME when the workflow input says "gate": NAME
 //
 // So a test can start a run, see that it is inside the `gate` step, shut
 // the server down mid-step, and count how often each step really ran.
@@ -62,8 +63,12 @@ class gate_agent final : public switchboard::agents::agent {
   std::string output_schema() const override { return "gate_test.output@1"; }
   boost::asio::awaitable<switchboard::protocol::envelope> run(switchboard::agents::agent_context& context) override {
     append_line(dir_ / "gate.log", context.workflow_id);
+    auto gate = dir_ / "open";
+    if (const auto* input = context.input.if_object())
+      if (const auto* name = input->if_contains("gate"); name && name->is_string())
+        gate = dir_ / std::string(name->get_string());
     boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor);
-    while (!fs::exists(dir_ / "open")) {
+    while (!fs::exists(gate)) {
       // The hub calls an agent without a deadline inline, in its run's
       // coroutine, which does not throw on a cancellation that came while
       // no operation was pending (throw_if_cancelled(false)): a stop that
