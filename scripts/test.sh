@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets up a fresh Debian 12 machine, builds Switchboard and runs the whole
 # test suite, then the library suites (protocol, net, models, agents, mcp,
-# orchestrator, host) again under AddressSanitizer + UBSan.
+# orchestrator, host, server) again under AddressSanitizer + UBSan.
 #
 #   scripts/test.sh               everything
 #   SWITCHBOARD_SKIP_SANITIZE=1   skip the sanitizer pass
@@ -53,7 +53,7 @@ if [[ "${SWITCHBOARD_SKIP_SANITIZE:-0}" != 1 ]]; then
         "-DCMAKE_CXX_FLAGS_DEBUG=-g1" \
         -DSWITCHBOARD_SANITIZE=ON -DSWITCHBOARD_BUILD_BENCH=OFF >/dev/null
   sanitized_suites=()
-  for module in protocol net models agents mcp orchestrator host; do
+  for module in protocol net models agents mcp orchestrator host server; do
     [[ -d "$root/tests/$module" ]] && sanitized_suites+=("switchboard_${module}_tests")
   done
   cmake --build "$root/build-asan" -j "$jobs" --target "${sanitized_suites[@]}"

@@ -6,6 +6,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <mutex>
 #include <random>
 
 namespace switchboard::server {
@@ -73,11 +74,34 @@ std::string random_uuid() {
 }
 
 std::string time_ordered_uuid() {
+  // RFC 9562, 6.2, method 1: the 12 bits after the version are a counter,
+  // so ids made within one millisecond (or after the clock stepped back)
+  // still sort as they were made; a counter that runs out borrows the next
+  // millisecond. It starts at a random value below 2048 each millisecond.
+  static std::mutex mutex;
+  static std::uint64_t last_ms = 0;
+  static std::uint16_t counter = 0;
   auto b = random_bytes();
-  const auto ms = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                                 std::chrono::system_clock::now().time_since_epoch())
-                                                 .count());
+  const auto start = static_cast<std::uint16_t>((b[6] << 8 | b[7]) & 0x07ff);
+  auto ms = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                           std::chrono::system_clock::now().time_since_epoch())
+                                           .count());
+  std::uint16_t sequence = 0;
+  {
+    std::scoped_lock lock(mutex);
+    if (ms > last_ms) {
+      last_ms = ms;
+      counter = start;
+    } else if (++counter > 0x0fff) {
+      ++last_ms;
+      counter = start;
+    }
+    ms = last_ms;
+    sequence = counter;
+  }
   for (int i = 0; i < 6; ++i) b[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(ms >> (8 * (5 - i)));
+  b[6] = static_cast<std::uint8_t>(sequence >> 8);
+  b[7] = static_cast<std::uint8_t>(sequence & 0xff);
   mark(b, 7);
   return format(b);
 }

@@ -141,6 +141,11 @@ std::int64_t last_event_id(const net::server_request& request) {
   return std::max<std::int64_t>(n, 0);  // "-1": from the start
 }
 
+// A run in one of these statuses adds nothing more to its stream.
+bool has_ended(std::string_view status) {
+  return status == "success" || status == "error" || status == "timeout" || status == "interrupted";
+}
+
 std::string run_location(const run_record& run) { return "/threads/" + run.thread_id + "/runs/" + run.run_id; }
 
 }  // namespace
@@ -210,7 +215,8 @@ asio::awaitable<net::server_response> langgraph_api::route(net::server_request& 
   if (is(0, "runs") && m == "POST" && (n == 1 || (n == 2 && (is(1, "wait") || is(1, "stream"))))) {
     // Stateless: a thread of its own.
     const auto thread_id = random_uuid();  // g++ 12: named before co_await
-    co_return co_await create_run(thread_id, request, n == 1 ? "background" : p[1]);
+    const std::string mode = n == 1 ? "background" : p[1];  // a std::string temporary otherwise, seen as a string_view
+    co_return co_await create_run(thread_id, request, mode);
   }
   throw api_error(404, "no route " + m + " " + request.path);
 }
@@ -392,9 +398,18 @@ net::server_response langgraph_api::stream_of(const run_record& run, std::vector
     for (bool ended = false; !ended && !client_gone;) {
       auto events = co_await runs_.feed().wait(run_id, after, 256, heartbeat_);
       if (events.empty()) {
-        if (!records_.run(run_id)) break;
-        client_gone = !co_await out.write(": heartbeat\n\n");
-        continue;
+        const auto record = records_.run(run_id);
+        if (!record) break;
+        if (has_ended(record->status)) {
+          // Its events were all kept before it ended: whatever is left is
+          // in the feed now, and nothing after `after` means the client
+          // asked from past the end (a stale Last-Event-ID).
+          events = co_await runs_.feed().read(run_id, after, 256);
+          if (events.empty()) break;
+        } else {
+          client_gone = !co_await out.write(": heartbeat\n\n");
+          continue;
+        }
       }
       std::string frames;
       for (const auto& e : events) {

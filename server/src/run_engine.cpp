@@ -394,6 +394,14 @@ boost::asio::awaitable<void> run_engine::execute(std::string run_id) {
     return true;
   }))
     co_await records_.write(*changed);
+  // Busy again when it follows a run that ended (which left the thread
+  // idle or interrupted).
+  if (const auto changed = records_.change_thread(run->thread_id, [](thread_record& t) {
+    if (t.status == "busy") return false;
+    t.status = "busy";
+    return true;
+  }))
+    co_await records_.write(*changed);
 
   std::optional<orch::workflow_state> existing;
   try {

@@ -1,0 +1,247 @@
+// catalog.hpp: assistants, threads and runs written through to a journal in
+// the event feed and read back by another catalog over the same feed, as a
+// restarted server reads them: each record's newest version, deleted
+// threads gone with their runs, entries that are not JSON skipped.
+#include "catalog.hpp"
+
+#include "server_test_support.hpp"
+
+#include <switchboard/orchestrator/event_feed.hpp>
+
+#include <gtest/gtest.h>
+
+namespace switchboard::server {
+namespace {
+
+using testing::await;
+namespace json = boost::json;
+namespace orch = switchboard::orchestrator;
+
+constexpr const char* journal = "switchboard.serve.catalog";
+
+thread_record a_thread(std::string id) {
+  thread_record t;
+  t.thread_id = std::move(id);
+  t.created_at = t.updated_at = now_iso8601();
+  t.metadata = {{"owner", "ana"}};
+  return t;
+}
+
+run_record a_run(std::string id, std::string thread, std::string created_at) {
+  run_record r;
+  r.run_id = std::move(id);
+  r.thread_id = std::move(thread);
+  r.graph_id = "family_scheduling";
+  r.created_at = r.updated_at = std::move(created_at);
+  r.kwargs = {{"input", json::object{{"request", "hello"}}}};
+  return r;
+}
+
+class catalog_test : public ::testing::Test {
+ protected:
+  // A second catalog over the same feed, loaded: what a restart reads.
+  std::unique_ptr<catalog> reloaded() {
+    auto c = std::make_unique<catalog>(feed_);
+    await(c->load());
+    return c;
+  }
+  void append_raw(const std::string& text) { await(feed_->append(journal, text)); }
+
+  std::shared_ptr<orch::event_feed> feed_ = orch::make_in_memory_event_feed();
+  catalog records_{feed_};
+};
+
+TEST_F(catalog_test, records_saved_are_read_back_by_another_catalog) {
+  assistant_record a;
+  a.assistant_id = "a0000000-0000-4000-8000-000000000001";
+  a.graph_id = "family_scheduling";
+  a.name = "planner";
+  a.description = "plans";
+  a.config = {{"recursion_limit", 5}};
+  a.metadata = {{"team", "home"}};
+  a.created_at = a.updated_at = now_iso8601();
+  await(records_.save(a));
+
+  auto t = a_thread("70000000-0000-4000-8000-000000000001");
+  t.status = "interrupted";
+  t.graph_id = "family_scheduling";
+  t.workflow_run = "wf-1";
+  t.values = json::object{{"step", 3}};
+  t.interrupts = {{"task-1", json::array{json::object{{"id", "i-1"}, {"value", "When?"}}}}};
+  await(records_.save(t));
+
+  auto r = a_run("01900000-0000-7000-8000-000000000001", t.thread_id, now_iso8601());
+  r.status = "success";
+  r.workflow_run = "wf-1";
+  r.result = json::object{{"step", 3}};
+  r.metadata = {{"source", "test"}};
+  await(records_.save(r));
+
+  const auto back = reloaded();
+  const auto a2 = back->assistant(a.assistant_id);
+  ASSERT_TRUE(a2);
+  EXPECT_EQ(a2->graph_id, "family_scheduling");
+  EXPECT_EQ(a2->name, "planner");
+  EXPECT_EQ(a2->description, "plans");
+  EXPECT_EQ(a2->config, a.config);
+  EXPECT_EQ(a2->metadata, a.metadata);
+  EXPECT_FALSE(a2->system);
+
+  const auto t2 = back->thread(t.thread_id);
+  ASSERT_TRUE(t2);
+  EXPECT_EQ(t2->status, "interrupted");
+  EXPECT_EQ(t2->graph_id, "family_scheduling");
+  EXPECT_EQ(t2->workflow_run, "wf-1");
+  EXPECT_EQ(t2->metadata, t.metadata);
+  EXPECT_EQ(t2->values, t.values);
+  EXPECT_EQ(t2->interrupts, t.interrupts);
+  EXPECT_EQ(t2->created_at, t.created_at);
+
+  const auto r2 = back->run(r.run_id);
+  ASSERT_TRUE(r2);
+  EXPECT_EQ(r2->thread_id, t.thread_id);
+  EXPECT_EQ(r2->status, "success");
+  EXPECT_EQ(r2->workflow_run, "wf-1");
+  EXPECT_EQ(r2->kwargs, r.kwargs);
+  EXPECT_EQ(r2->result, r.result);
+  EXPECT_EQ(r2->metadata, r.metadata);
+  EXPECT_EQ(r2->multitask_strategy, "enqueue");
+  ASSERT_EQ(back->runs_of(t.thread_id).size(), 1u);
+}
+
+TEST_F(catalog_test, the_newest_version_of_a_record_wins) {
+  const auto id = std::string("70000000-0000-4000-8000-000000000002");
+  await(records_.save(a_thread(id)));
+  for (const char* status : {"busy", "interrupted"}) {
+    const auto changed = records_.change_thread(id, [&](thread_record& t) {
+      t.status = status;
+      return true;
+    });
+    ASSERT_TRUE(changed);
+    EXPECT_EQ(records_.thread(id)->status, status);  // in memory at once
+    await(records_.write(*changed));
+  }
+  EXPECT_EQ(records_.thread(id)->version, 3);
+  const auto back = reloaded();
+  ASSERT_TRUE(back->thread(id));
+  EXPECT_EQ(back->thread(id)->status, "interrupted");
+  EXPECT_EQ(back->thread(id)->version, 3);
+
+  // The next save after a reload goes on from the version read back.
+  await(back->save(*back->thread(id)));
+  EXPECT_EQ(back->thread(id)->version, 4);
+}
+
+TEST_F(catalog_test, a_newer_version_appended_before_an_older_one_still_wins) {
+  // Appends of one record may land out of order (saved from two threads).
+  const auto id = std::string("70000000-0000-4000-8000-000000000003");
+  json::object newer{{"thread_id", id}, {"status", "idle"}, {"version", 2}};
+  json::object older{{"thread_id", id}, {"status", "busy"}, {"version", 1}};
+  append_raw(json::serialize(json::object{{"kind", "thread"}, {"record", newer}}));
+  append_raw(json::serialize(json::object{{"kind", "thread"}, {"record", older}}));
+  const auto back = reloaded();
+  ASSERT_TRUE(back->thread(id));
+  EXPECT_EQ(back->thread(id)->status, "idle");
+}
+
+TEST_F(catalog_test, a_deleted_thread_is_gone_with_its_runs) {
+  const auto kept = a_thread("70000000-0000-4000-8000-000000000004");
+  const auto gone = a_thread("70000000-0000-4000-8000-000000000005");
+  await(records_.save(kept));
+  await(records_.save(gone));
+  await(records_.save(a_run("01900000-0000-7000-8000-000000000010", gone.thread_id, "2026-01-01T00:00:00.001Z")));
+  await(records_.save(a_run("01900000-0000-7000-8000-000000000011", gone.thread_id, "2026-01-01T00:00:00.002Z")));
+  await(records_.save(a_run("01900000-0000-7000-8000-000000000012", kept.thread_id, "2026-01-01T00:00:00.003Z")));
+
+  await(records_.erase_thread(gone.thread_id));
+  EXPECT_FALSE(records_.thread(gone.thread_id));
+  EXPECT_TRUE(records_.runs_of(gone.thread_id).empty());
+  EXPECT_FALSE(records_.run("01900000-0000-7000-8000-000000000010"));
+
+  const auto back = reloaded();
+  EXPECT_FALSE(back->thread(gone.thread_id));
+  EXPECT_TRUE(back->runs_of(gone.thread_id).empty());
+  EXPECT_FALSE(back->run("01900000-0000-7000-8000-000000000010"));
+  EXPECT_FALSE(back->run("01900000-0000-7000-8000-000000000011"));
+  ASSERT_TRUE(back->thread(kept.thread_id));
+  ASSERT_EQ(back->runs_of(kept.thread_id).size(), 1u);
+  EXPECT_EQ(back->runs().size(), 1u);
+}
+
+TEST_F(catalog_test, a_run_saved_after_its_thread_was_deleted_is_not_read_back) {
+  // A run's last write may land after its thread's deletion; the run goes
+  // with the thread all the same.
+  const auto t = a_thread("70000000-0000-4000-8000-000000000006");
+  await(records_.save(t));
+  await(records_.erase_thread(t.thread_id));
+  await(records_.save(a_run("01900000-0000-7000-8000-000000000020", t.thread_id, now_iso8601())));
+  const auto back = reloaded();
+  EXPECT_FALSE(back->thread(t.thread_id));
+  EXPECT_FALSE(back->run("01900000-0000-7000-8000-000000000020"));
+}
+
+TEST_F(catalog_test, a_deleted_run_is_gone) {
+  const auto t = a_thread("70000000-0000-4000-8000-000000000007");
+  await(records_.save(t));
+  await(records_.save(a_run("01900000-0000-7000-8000-000000000030", t.thread_id, now_iso8601())));
+  await(records_.erase_run("01900000-0000-7000-8000-000000000030"));
+  EXPECT_FALSE(records_.run("01900000-0000-7000-8000-000000000030"));
+  const auto back = reloaded();
+  EXPECT_FALSE(back->run("01900000-0000-7000-8000-000000000030"));
+  EXPECT_TRUE(back->thread(t.thread_id));
+}
+
+TEST_F(catalog_test, journal_entries_that_are_not_json_records_are_skipped) {
+  append_raw("this is not JSON {");
+  append_raw("[1, 2, 3]");
+  append_raw(R"({"kind": "spaceship", "record": {}})");
+  const auto t = a_thread("70000000-0000-4000-8000-000000000008");
+  await(records_.save(t));
+  append_raw("\xff\xfe");
+  const auto back = reloaded();
+  ASSERT_TRUE(back->thread(t.thread_id));
+  EXPECT_EQ(back->threads().size(), 1u);
+  EXPECT_TRUE(back->runs().empty());
+}
+
+TEST_F(catalog_test, runs_of_a_thread_come_oldest_first) {
+  const auto t = a_thread("70000000-0000-4000-8000-000000000009");
+  await(records_.save(t));
+  // Saved in another order than made; ids chosen so that the map order is
+  // not the creation order.
+  await(records_.save(a_run("01900000-0000-7000-8000-00000000003c", t.thread_id, "2026-01-01T00:00:00.001Z")));
+  await(records_.save(a_run("01900000-0000-7000-8000-00000000003a", t.thread_id, "2026-01-01T00:00:00.003Z")));
+  await(records_.save(a_run("01900000-0000-7000-8000-00000000003b", t.thread_id, "2026-01-01T00:00:00.002Z")));
+  const auto runs = reloaded()->runs_of(t.thread_id);
+  ASSERT_EQ(runs.size(), 3u);
+  EXPECT_EQ(runs[0].run_id, "01900000-0000-7000-8000-00000000003c");
+  EXPECT_EQ(runs[1].run_id, "01900000-0000-7000-8000-00000000003b");
+  EXPECT_EQ(runs[2].run_id, "01900000-0000-7000-8000-00000000003a");
+}
+
+TEST_F(catalog_test, a_change_of_an_unknown_or_unchanged_record_writes_nothing) {
+  EXPECT_FALSE(records_.change_thread("70000000-0000-4000-8000-00000000000a", [](thread_record&) { return true; }));
+  EXPECT_FALSE(records_.change_run("01900000-0000-7000-8000-0000000000ff", [](run_record&) { return true; }));
+  const auto t = a_thread("70000000-0000-4000-8000-00000000000b");
+  await(records_.save(t));
+  EXPECT_FALSE(records_.change_thread(t.thread_id, [](thread_record& changed) {
+    changed.status = "error";
+    return false;  // refused: nothing applies
+  }));
+  EXPECT_EQ(records_.thread(t.thread_id)->status, "idle");
+  EXPECT_EQ(records_.thread(t.thread_id)->version, 1);
+  EXPECT_EQ(await(feed_->read(journal, 0, 0)).size(), 1u);
+}
+
+TEST_F(catalog_test, system_assistants_are_not_journaled) {
+  assistant_record a;
+  a.assistant_id = "b0000000-0000-4000-8000-000000000001";
+  a.graph_id = a.name = "g";
+  records_.add_system_assistant(a);
+  ASSERT_TRUE(records_.assistant(a.assistant_id));
+  EXPECT_TRUE(records_.assistant(a.assistant_id)->system);
+  EXPECT_FALSE(reloaded()->assistant(a.assistant_id));
+}
+
+}  // namespace
+}  // namespace switchboard::server
