@@ -168,8 +168,9 @@ agent_server::agent_server(asio::any_io_executor executor, serve_options options
                                "two workflows are named '" + w->graph_id + "': a graph id must be unique");
     w->hub = std::make_unique<orchestrator::hub>(s.executor, *w->opened.agents.registry, w->opened.hub_options());
     w->hub->add_observer(s.metrics);
-    assistant_record a{.assistant_id = system_assistant_id(w->graph_id), .graph_id = w->graph_id,
-                       .name = w->graph_id};
+    assistant_record a;
+    a.assistant_id = system_assistant_id(w->graph_id);
+    a.graph_id = a.name = w->graph_id;
     a.created_at = a.updated_at = now_iso8601();
     s.records->add_system_assistant(std::move(a));
     served.push_back(w.get());

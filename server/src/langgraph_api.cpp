@@ -233,7 +233,10 @@ asio::awaitable<net::server_response> langgraph_api::create_assistant(const net:
     if (text_of(body, "if_exists") == "do_nothing") co_return json_response(to_wire(*existing));
     throw api_error(409, "Assistant " + id + " already exists");
   }
-  assistant_record a{.assistant_id = id, .graph_id = w.graph_id, .name = text_of(body, "name")};
+  assistant_record a;
+  a.assistant_id = id;
+  a.graph_id = w.graph_id;
+  a.name = text_of(body, "name");
   if (a.name.empty()) a.name = w.graph_id;
   a.description = text_of(body, "description");
   for (auto [key, slot] : {std::pair{"config", &a.config}, {"context", &a.context}, {"metadata", &a.metadata}})
@@ -268,8 +271,9 @@ asio::awaitable<net::server_response> langgraph_api::create_thread(const net::se
     if (text_of(body, "if_exists") == "do_nothing") co_return json_response(to_wire(*existing));
     throw api_error(409, "Thread " + id + " already exists");
   }
-  thread_record t{.thread_id = id, .created_at = now_iso8601()};
-  t.updated_at = t.created_at;
+  thread_record t;
+  t.thread_id = id;
+  t.created_at = t.updated_at = now_iso8601();
   if (const auto* v = body.if_contains("metadata"); v && v->is_object()) t.metadata = v->get_object();
   if (const auto* v = body.if_contains("supersteps"); v && !v->is_null())
     throw api_error(422, "supersteps are not supported");

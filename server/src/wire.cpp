@@ -118,9 +118,11 @@ json::array thread_history(const thread_record& t, const orch::workflow_state& s
   out.push_back(thread_state(t, s));
   // Earlier steps, newest first: the values each step left.
   for (std::int64_t step = s.step - 1; step >= 0 && out.size() < limit; --step) {
+    // The oldest state is before the first node, as LangGraph's is.
     std::string node = "__start__";
-    for (const auto& entry : s.audit)
-      if (entry.step == step + 1) node = entry.node;
+    if (step > 0)
+      for (const auto& entry : s.audit)
+        if (entry.step == step + 1) node = entry.node;
     json::object values{{"input", s.input}, {"outputs", outputs_until(s, step)}, {"step", step}};
     out.push_back(json::object{
         {"values", std::move(values)},

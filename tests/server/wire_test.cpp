@@ -232,6 +232,8 @@ TEST(wire, history_is_newest_first_one_state_per_step) {
   for (std::size_t i = 0; i + 1 < history.size(); ++i)
     EXPECT_EQ(history[i].at("parent_checkpoint").at("checkpoint_id"), checkpoints[i + 1]) << i;
   EXPECT_TRUE(history.back().at("parent_checkpoint").is_null());
+  // The oldest is before the first node, as LangGraph's is.
+  EXPECT_EQ(history.back().at("next"), (json::array{"__start__"}));
   // Distinct checkpoints.
   for (std::size_t i = 0; i < checkpoints.size(); ++i)
     for (std::size_t j = i + 1; j < checkpoints.size(); ++j) EXPECT_NE(checkpoints[i], checkpoints[j]);
