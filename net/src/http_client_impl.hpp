@@ -19,6 +19,7 @@
 #include <boost/asio/ssl/context.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <exception>
@@ -72,6 +73,23 @@ struct attempt_count {
   bool retries_left = false;
 };
 
+// Counts the attempt about to start, in the call's budget when there is one.
+inline attempt_count count_attempt(request_budget* budget, int& own_attempts, const retry_policy& policy) {
+  attempt_count count;
+  ++own_attempts;
+  if (budget && budget->max_attempts > 0) {
+    count.number = ++budget->attempts;
+    count.limit = budget->max_attempts;
+    count.retries_left = count.number < count.limit;
+    return count;
+  }
+  // No limit from the caller: the retry policy counts this request's attempts.
+  count.number = budget ? ++budget->attempts : own_attempts;
+  count.limit = std::max(1, policy.max_attempts) + (count.number - own_attempts);
+  count.retries_left = own_attempts < std::max(1, policy.max_attempts);
+  return count;
+}
+
 // Gives the connection back to the pool when the request ends, closing it
 // unless the exchange finished cleanly on a keep-alive connection.
 struct lease {
@@ -103,7 +121,14 @@ class http_client::impl {
   // http_client.cpp: the request, its answer and its errors.
   void setup_tls();
   bool accept_answer(attempt_result& result, const std::string& target, std::span<const http_header> headers) const;
-  struct retry_plan;
+  // Whether another attempt follows a failed one, and after how long; when
+  // none does, `give_up` says why for the error's message ("" when the
+  // failure was the first attempt's and not retryable: nothing to add).
+  struct retry_plan {
+    std::optional<std::chrono::milliseconds> delay;
+    std::string give_up;
+    bool from_retry_after = false;
+  };
   retry_plan plan_retry(const attempt_result& result, bool retryable, const attempt_count& count,
                         const request_budget* budget) const;
   std::chrono::milliseconds delay_before_retry(const attempt_result& result, const std::string& target,
@@ -132,8 +157,9 @@ class http_client::impl {
                                        attempt_result& result);
   boost::asio::awaitable<bool> handshake(connection& conn, attempt_result& result);
   boost::asio::awaitable<bool> peer_speaks_tls(http_clock::time_point deadline);
-  std::string request_head(http_method method, const std::string& target, std::string_view body, bool with_body,
+  std::string request_head(const std::string& target, std::size_t body_size,
                            std::span<const http_header> headers) const;
+  std::string general_head(const http_request& request, const std::string& target) const;
   boost::asio::awaitable<void> exchange(lease& held, const std::string& target, std::string_view body,
                                         std::span<const http_header> headers, http_clock::time_point deadline,
                                         std::chrono::milliseconds allowed, body_stream* stream,
