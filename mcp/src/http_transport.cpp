@@ -113,7 +113,8 @@ bool same_name(std::string_view a, std::string_view b) {
 std::string media_type(std::string_view content_type) {
   std::string type(content_type.substr(0, content_type.find(';')));
   std::erase_if(type, [](char c) { return c == ' ' || c == '\t'; });
-  std::ranges::transform(type, type.begin(), [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); });
+  std::ranges::transform(type, type.begin(),
+                         [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); });
   return type;
 }
 
@@ -258,7 +259,8 @@ mcp_error http_state::translate(const net::net_error& e) const {
   switch (e.errc()) {
     case net::net_errc::connect_failed:
     case net::net_errc::tls_verification_failed:
-      return mcp_error(mcp_errc::connect_failed, prefix() + "cannot connect to " + quote(where.host_header) + ": " + why);
+      return mcp_error(mcp_errc::connect_failed,
+                       prefix() + "cannot connect to " + quote(where.host_header) + ": " + why);
     case net::net_errc::timeout:
       return mcp_error(mcp_errc::timeout, prefix() + "the request timed out: " + why);
     case net::net_errc::response_too_large:

@@ -160,8 +160,8 @@ bool is_wanted(std::string_view name, const http_request& request) {
 // The response headers `request` asks for, in the order received, names in
 // lower case. Kept out of line, like the other request()-only helpers, so
 // that post_json's exchange compiles as before.
-[[gnu::noinline]] void collect_headers(const http::response<http::string_body>& response, const http_request& request,
-                     std::vector<response_header>& out) {
+[[gnu::noinline]] void collect_headers(const http::response<http::string_body>& response,
+                                       const http_request& request, std::vector<response_header>& out) {
   out.clear();
   if (request.response_headers.empty() && !request.all_response_headers) return;
   for (const auto& field : response) {
@@ -467,7 +467,8 @@ std::string http_client::impl::request_head(const std::string& target, std::size
 
 // A request()'s head: its method, the same defaults, and Content-Type and
 // Content-Length only with a body (POST, PUT and PATCH always have one).
-[[gnu::noinline]] std::string http_client::impl::general_head(const http_request& request, const std::string& target) const {
+[[gnu::noinline]] std::string http_client::impl::general_head(const http_request& request,
+                                                               const std::string& target) const {
   const auto method = request.method;
   const bool with_body = !request.body.empty() || method == http_method::post || method == http_method::put ||
                          method == http_method::patch;
@@ -500,7 +501,8 @@ asio::awaitable<void> http_client::impl::exchange(lease& held, const std::string
                                                   std::chrono::milliseconds allowed, body_stream* stream,
                                                   general_request* general, bool& stale, attempt_result& result) {
   connection& conn = *held.conn;
-  const std::string head = general ? general_head(general->request, target) : request_head(target, body.size(), headers);
+  const std::string head =
+      general ? general_head(general->request, target) : request_head(target, body.size(), headers);
   const std::array<asio::const_buffer, 2> request{asio::buffer(head), asio::buffer(body.data(), body.size())};
 
   response_parser parser;

@@ -109,7 +109,8 @@ class scripted_server {
       }
       boost::system::error_code ec;
       const auto v = json::parse(r.body, ec);
-      if (!ec && v.is_object() && v.as_object().contains("method") && v.at("method") == json::string_view(method.data(), method.size())) {
+      const json::string_view wanted(method.data(), method.size());
+      if (!ec && v.is_object() && v.as_object().contains("method") && v.at("method") == wanted) {
         out.push_back(r);
       }
     }
@@ -337,10 +338,13 @@ TEST(McpHttpTransport, A503WithRetryAfterIsRetriedAndALongRetryAfterIsNotWaitedF
 // An event stream that breaks after one event with an id, on the POST and
 // on every GET that resumes it.
 response_hook breaking_streams() {
-  return [](net::server_request& r, const json::object& m, int) -> asio::awaitable<std::optional<net::server_response>> {
+  return [](net::server_request& r, const json::object& m,
+            int) -> asio::awaitable<std::optional<net::server_response>> {
     if (r.method == "POST" && !is_call(m)) co_return std::nullopt;
     net::server_response answer;
-    const std::string next = "e" + std::to_string(r.header("last-event-id") ? std::stoi(std::string(r.header("last-event-id")->substr(1))) + 1 : 1);
+    // "e1" on the POST, then one more on each GET: "e2", "e3", ...
+    const auto last = r.header("last-event-id");
+    const std::string next = "e" + std::to_string(last ? std::stoi(std::string(last->substr(1))) + 1 : 1);
     const std::string bytes = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\nretry: 1\n" +
                               event(json::object{{"jsonrpc", "2.0"},
                                                  {"method", "notifications/message"},
@@ -364,7 +368,8 @@ TEST(McpHttpTransport, ABrokenStreamIsResumedWithLastEventIdAtMostThreeTimes) {
     });
   });
   EXPECT_EQ(e.errc(), sbm::mcp_errc::connection_lost) << e.what();
-  EXPECT_NE(std::string(e.what()).find("MCP server 'scripted': the response stream ended before the answer (resumed 3 times)"),
+  EXPECT_NE(std::string(e.what()).find(
+                "MCP server 'scripted': the response stream ended before the answer (resumed 3 times)"),
             std::string::npos)
       << e.what();
   const auto gets = server.requests("GET");
@@ -380,7 +385,8 @@ TEST(McpHttpTransport, AnInvalidSessionIdIsRefused) {
   scripted_server server([](net::server_request&, const json::object& m,
                             int) -> asio::awaitable<std::optional<net::server_response>> {
     if (m.at("method") != "initialize") co_return std::nullopt;
-    co_return json_answer(m.at("id"), json::object{{"protocolVersion", "2025-11-25"}}, {{"Mcp-Session-Id", "has space"}});
+    co_return json_answer(m.at("id"), json::object{{"protocolVersion", "2025-11-25"}},
+                          {{"Mcp-Session-Id", "has space"}});
   });
   const auto e = error_of([&] {
     with_client(config_for(server), [](sbm::client&) -> asio::awaitable<bool> { co_return true; });

@@ -134,7 +134,9 @@ class recording_stream final : public body_stream {
     ended = true;
     return std::nullopt;
   }
-  bool wants_more() const noexcept override { return stop_after.empty() || received.find(stop_after) == std::string::npos; }
+  bool wants_more() const noexcept override {
+    return stop_after.empty() || received.find(stop_after) == std::string::npos;
+  }
 
   int status = 0;
   std::vector<response_header> headers;
