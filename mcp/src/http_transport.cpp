@@ -306,7 +306,8 @@ std::vector<net::http_header> http_state::request_headers(const exchange& x) con
   return headers;
 }
 
-// One HTTP request of an exchange. True when it ended without a failure
+// One HTTP request of an exchange (a POST, or a GET that resumes its
+// stream). True when it ended without a failure
 // being reported — the answer may have come, or a stream ended (or broke)
 // before it: the caller looks; false when a failure was reported or the
 // exchange was cancelled.
@@ -321,11 +322,11 @@ asio::awaitable<bool> http_state::talk(const exchange& x, event_reader& reader) 
   request.headers = headers;
   request.response_headers = wanted_headers;
   request.budget = &budget;
-  request.stream = x.method == net::http_method::delete_ ? nullptr : &reader;
+  request.stream = &reader;
   request.max_body_bytes = max_message_bytes;
   request.max_error_body_bytes = max_error_body;
   request.timeout = x.timeout + backstop;
-  request.retry = x.method == net::http_method::delete_ ? net::retry_scope::none : net::retry_scope::unprocessed;
+  request.retry = net::retry_scope::unprocessed;
 
   net::http_result result;
   std::optional<mcp_error> failure;
@@ -348,7 +349,7 @@ asio::awaitable<bool> http_state::talk(const exchange& x, event_reader& reader) 
     co_return false;
   }
   const int status = result.status;
-  if (status == 202 || x.method == net::http_method::delete_) co_return true;  // DELETE: any answer will do (405 too)
+  if (status == 202) co_return true;
   if (status == 404 && !session_id.empty()) {
     fail_request(x, mcp_error(mcp_errc::session_expired, prefix() + "the session expired (HTTP 404)"));
     co_return false;
