@@ -103,10 +103,12 @@ struct http_request {
   // Sent with a Content-Length for POST, PUT and PATCH, and for other
   // methods when not empty.
   std::string_view body;
-  // Besides the client's own: User-Agent, Accept-Encoding: identity, and
-  // with a body Content-Type: application/json. A header given here
-  // replaces the client's of the same name. Secret ones are redacted from
-  // every message, as for post_json.
+  // Besides the client's own: User-Agent, Accept: application/json,
+  // Accept-Encoding: identity, and with a body Content-Type:
+  // application/json; a header given here replaces the client's of the same
+  // name. Host, Content-Length and Transfer-Encoding are the client's to
+  // write: giving one fails with invalid_options. Secret ones are redacted
+  // from every message, as for post_json.
   std::span<const http_header> headers;
   // The response headers to return, by name (any case); with
   // all_response_headers every one (bounded by the 8 KiB a response head
