@@ -157,7 +157,15 @@ asio::awaitable<void> client::impl::start() {
       .on_message = [weak](std::string_view text) { if (auto s = weak.lock()) s->on_message(text); },
       .on_request_failed = [weak](std::int64_t id, const mcp_error& e) { if (auto s = weak.lock()) s->fail(id, e); },
       .on_fatal = [weak](const mcp_error& e) { if (auto s = weak.lock()) s->fail_all(e); },
-      .is_pending = [weak](std::int64_t id) { auto s = weak.lock(); return s && s->pending_.contains(id); },
+      // Answered (or failed) counts as no longer waiting, though the
+      // request's coroutine has yet to resume and forget it: a stream stops
+      // being read as soon as its answer is in.
+      .is_pending = [weak](std::int64_t id) {
+        auto s = weak.lock();
+        if (!s) return false;
+        const auto it = s->pending_.find(id);
+        return it != s->pending_.end() && !it->second->result && !it->second->error;
+      },
   });
   std::exception_ptr failure;
   try {

@@ -8,42 +8,45 @@
 // server gave event ids), at most max_resumes times; DELETE ends the
 // session on close.
 //
-// One connection per exchange, closed after it: MCP traffic is a handful of
-// requests per tool call, and an SSE response holds its connection anyway.
-// Deadlines: every network step is bounded by the request timeout; the
-// client abandons a request (closing its connection) when its own deadline
-// passes or its caller cancels.
-#include <switchboard/net/sse_parser.hpp>
+// The HTTP is the network layer's client (net/http_client.hpp): its TLS
+// with peer and host-name verification, deadlines, size limits, redaction
+// of the configured headers from every message, and retries — here only
+// of what the server cannot have acted on (a connection that could not be
+// opened, a 429 or 503 with its Retry-After), never of a message it may
+// have read. One connection per exchange (Connection: close): MCP traffic
+// is a handful of requests per tool call, and an SSE response holds its
+// connection anyway.
+//
+// Deadlines: the client abandons a request (cancelling its exchange, which
+// closes the connection) when its own deadline passes or its caller
+// cancels; the HTTP deadlines here end a second later, as a backstop and
+// for messages nobody awaits.
 #include "transport.hpp"
 
+#include <switchboard/net/error.hpp>
+#include <switchboard/net/http_client.hpp>
+#include <switchboard/net/redaction.hpp>
+#include <switchboard/net/sse_parser.hpp>
+
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/ssl/context.hpp>
-#include <boost/asio/ssl/host_name_verification.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
-#include <boost/beast/http/empty_body.hpp>
-#include <boost/beast/http/read.hpp>
-#include <boost/beast/http/string_body.hpp>
-#include <boost/beast/http/write.hpp>
-#include <boost/beast/ssl/ssl_stream.hpp>
 #include <boost/url/parse.hpp>
-#include <openssl/ssl.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <array>
+#include <cctype>
 #include <list>
+#include <vector>
 
 namespace switchboard::mcp::detail {
 
 namespace asio = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
-using tcp = asio::ip::tcp;
+using namespace std::chrono_literals;
 
 namespace {
 
@@ -54,24 +57,65 @@ constexpr std::size_t max_session_id = 256;
 constexpr std::chrono::milliseconds default_retry{200};
 constexpr std::chrono::milliseconds max_retry{5'000};
 constexpr std::chrono::milliseconds delete_timeout{5'000};
+// The HTTP deadlines come this long after the client's own (see above).
+constexpr std::chrono::milliseconds backstop{1'000};
+
+// The response headers the transport reads.
+constexpr std::array<std::string_view, 2> wanted_headers{"mcp-session-id", "content-type"};
 
 struct endpoint {
-  bool tls = false;
-  std::string host, port, host_header, target;
+  std::string origin;       // scheme://host[:port]: the HTTP client's base URL
+  std::string host_header;  // host[:port], for messages
+  std::string target;       // path and query
 };
 
 endpoint parse_endpoint(const server_config& c) {
   const auto u = boost::urls::parse_uri(c.url);
   if (!u || (u->scheme() != "http" && u->scheme() != "https") || u->host_address().empty())
     throw mcp_error(mcp_errc::not_configured, server_prefix(c.name) + quote(c.url) + " is not an http(s) URL");
+  if (u->has_userinfo())
+    throw mcp_error(mcp_errc::not_configured, server_prefix(c.name) + "the URL must not carry credentials "
+                                                                        "(user:password@); send them in headers");
   endpoint e;
-  e.tls = u->scheme() == "https";
-  e.host = u->host_address();
-  e.port = u->has_port() ? std::string(u->port()) : (e.tls ? "443" : "80");
   e.host_header = std::string(u->encoded_host_and_port());
+  e.origin = std::string(u->scheme()) + "://" + e.host_header;
   e.target = u->encoded_path().empty() ? "/" : std::string(u->encoded_path());
   if (u->has_query()) e.target += "?" + std::string(u->encoded_query());
   return e;
+}
+
+net::http_options http_options_for(const server_config& c, const endpoint& e) {
+  net::http_options o;
+  o.base_url = e.origin;
+  o.request_timeout = c.request_timeout + backstop;
+  o.connect_timeout = std::min<std::chrono::milliseconds>(c.request_timeout, 10s);
+  o.stream_idle_timeout = c.request_timeout + backstop;
+  o.verify_peer = c.verify_peer;
+  o.max_response_bytes = max_message_bytes;
+  o.user_agent = "switchboard-mcp";
+  // Only what the server cannot have acted on is retried (retry_scope::
+  // unprocessed): a connection refused while the server restarts, a 429
+  // or 503, whose Retry-After is waited for within the request's deadline.
+  o.retry.max_attempts = 3;
+  o.retry.initial_backoff = 250ms;
+  o.retry.max_backoff = 2s;
+  o.retry.max_retry_after = c.request_timeout;
+  return o;
+}
+
+bool same_name(std::string_view a, std::string_view b) {
+  return std::ranges::equal(a, b, [](char x, char y) {
+    return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+  });
+}
+
+// "application/json; charset=utf-8" -> "application/json", in lower case.
+std::string media_type(std::string_view content_type) {
+  std::string type(content_type.substr(0, content_type.find(';')));
+  std::erase_if(type, [](char c) { return c == ' ' || c == '\t'; });
+  std::ranges::transform(type, type.begin(),
+                         [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); });
+  return type;
 }
 
 // A visible-ASCII session id (the spec's rule), bounded.
@@ -80,42 +124,80 @@ bool valid_session_id(std::string_view id) {
          std::ranges::all_of(id, [](char c) { return c >= 0x21 && c <= 0x7e; });
 }
 
-// What one exchange needs to know and reports.
+// What one exchange sends: a message (POST), a resume (GET) or the end of
+// the session (DELETE).
 struct exchange {
-  http::verb method = http::verb::post;
+  net::http_method method = net::http_method::post;
   std::string body;
   std::optional<std::int64_t> id;  // the request it answers
-  std::string last_event_id;      // GET resume
+  std::string last_event_id;       // GET resume
   std::chrono::milliseconds timeout{};
-  // Out: a stream that ended before the answer may be resumed from here.
-  std::string resume_from;
-  std::optional<long> retry_ms;
+};
+
+struct http_state;
+
+// Reads an SSE answer: JSON-RPC messages come as "message" events (or
+// untyped ones) with data. Lives for a whole exchange, its resumes
+// included, so that the last event id and retry time carry over.
+class event_reader final : public net::body_stream, private net::sse_handler {
+ public:
+  event_reader(http_state& state, std::optional<std::int64_t> id)
+      : state_(state), id_(id), events_({max_message_bytes, max_message_bytes}) {}
+
+  void head(int status, std::span<const net::response_header> headers) override;
+  void begin() override {
+    events_.reset();
+    begun_ = true;
+  }
+  void data(std::string_view bytes) override;
+  // Whether the answer came is the exchange's to judge (resume or not).
+  std::optional<std::string> end() override { return std::nullopt; }
+  bool wants_more() const noexcept override;
+
+  bool begun() const noexcept { return begun_; }
+  const std::string& last_event_id() const noexcept { return last_id_; }
+  std::optional<long> retry_ms() const noexcept { return retry_ms_; }
+
+ private:
+  void on_event(const net::sse_event& e) override;
+
+  http_state& state_;
+  std::optional<std::int64_t> id_;
+  net::sse_parser events_;
+  std::string last_id_;
+  std::optional<long> retry_ms_;
+  bool begun_ = false;
 };
 
 struct http_state : std::enable_shared_from_this<http_state> {
   http_state(const server_config& c, strand_type s, std::shared_ptr<spdlog::logger> l)
-      : config(c), strand(std::move(s)), logger(std::move(l)), where(parse_endpoint(c)) {
-    if (where.tls) {
-      tls.emplace(asio::ssl::context::tls_client);
-      tls->set_default_verify_paths();
-      tls->set_verify_mode(config.verify_peer ? asio::ssl::verify_peer : asio::ssl::verify_none);
-    }
-  }
+      : config(c), strand(std::move(s)), logger(std::move(l)), where(parse_endpoint(c)), client(make_client()) {}
 
   server_config config;
   strand_type strand;
   std::shared_ptr<spdlog::logger> logger;
   endpoint where;
-  std::optional<asio::ssl::context> tls;
+  net::http_client client;
   std::string session_id;
   std::string protocol_version;
   transport_handlers handlers;
   bool closed = false;
-  // Open exchanges: closing a socket ends its exchange. Keyed by request id
-  // (-1 for the rest); several may share an id (a POST and its resume).
-  std::list<std::pair<std::int64_t, std::function<void()>>> open;
+  // Exchanges in flight, by request id (-1 for the rest; a POST and its
+  // resumes share one): cancelling one ends its HTTP request and closes its
+  // connection.
+  std::list<std::pair<std::int64_t, std::shared_ptr<asio::cancellation_signal>>> open;
 
   std::string prefix() const { return server_prefix(config.name); }
+
+  net::http_client make_client() const {
+    std::string provider = prefix();
+    provider.resize(provider.size() - 2);  // "MCP server 'x'" without ": "
+    try {
+      return net::http_client(http_options_for(config, where), std::move(provider));
+    } catch (const net::net_error& e) {
+      throw mcp_error(mcp_errc::not_configured, prefix() + e.reason());
+    }
+  }
 
   void fail_request(const exchange& x, const mcp_error& e) {
     if (closed) return;
@@ -123,189 +205,220 @@ struct http_state : std::enable_shared_from_this<http_state> {
     else logger->warn("{}", e.what());
   }
 
-  asio::awaitable<void> run(exchange x);
-  template <class Stream>
-  asio::awaitable<void> talk(Stream& stream, exchange& x);
-  template <class Stream>
-  asio::awaitable<void> read_sse(Stream& stream, beast::flat_buffer& buffer,
-                                 http::response_parser<http::string_body>& parser, exchange& x);
-  http::request<http::string_body> make_request(const exchange& x) const;
+  // Whether anyone still waits for what this exchange may bring.
+  bool waiting_for(std::optional<std::int64_t> id) const {
+    return !closed && (!id || (handlers.is_pending && handlers.is_pending(*id)));
+  }
+
   void deliver(std::string_view body) {
     if (!closed && handlers.on_message) handlers.on_message(body);
   }
+
+  // The session id a response gives, taken once; throws mcp_error for one
+  // the spec does not allow.
+  void learn_session_id(std::optional<std::string_view> id) {
+    if (!id || id->empty() || !session_id.empty()) return;
+    if (!valid_session_id(*id))
+      throw mcp_error(mcp_errc::protocol_error, prefix() + "sent an invalid Mcp-Session-Id " + quote(*id, 80));
+    session_id = std::string(*id);
+  }
+
+  mcp_error translate(const net::net_error& e) const;
+  std::vector<net::http_header> request_headers(const exchange& x) const;
+  asio::awaitable<bool> talk(const exchange& x, event_reader& reader);
+  asio::awaitable<void> run(exchange x);
+  asio::awaitable<void> end_session();
 };
 
-http::request<http::string_body> http_state::make_request(const exchange& x) const {
-  http::request<http::string_body> req{x.method, where.target, 11};
-  req.set(http::field::host, where.host_header);
-  req.set(http::field::user_agent, "switchboard-mcp");
-  if (x.method == http::verb::post) {
-    req.set(http::field::accept, "application/json, text/event-stream");
-    req.set(http::field::content_type, "application/json");
-    req.body() = x.body;
-  } else if (x.method == http::verb::get) {
-    req.set(http::field::accept, "text/event-stream");
-  }
-  if (!session_id.empty()) req.set("Mcp-Session-Id", session_id);
-  if (!protocol_version.empty()) req.set("MCP-Protocol-Version", protocol_version);
-  if (!x.last_event_id.empty()) req.set("Last-Event-ID", x.last_event_id);
-  for (const auto& [name, value] : config.headers) req.set(name, value);
-  req.prepare_payload();
-  return req;
+void event_reader::head(int, std::span<const net::response_header> headers) {
+  for (const auto& h : headers)
+    if (h.name == "mcp-session-id") state_.learn_session_id(h.value);
 }
 
-template <class Stream>
-asio::awaitable<void> http_state::read_sse(Stream& stream, beast::flat_buffer& buffer,
-                                           http::response_parser<http::string_body>& parser, exchange& x) {
-  // JSON-RPC messages come as "message" events (or untyped ones) with data.
-  struct message_events final : net::sse_handler {
-    explicit message_events(http_state& state) : state(state) {}
-    void on_event(const net::sse_event& e) override {
-      if ((e.type.empty() || e.type == "message") && !e.data.empty()) state.deliver(e.data);
-    }
-    http_state& state;
-  } handler{*this};
-  net::sse_parser events({max_message_bytes, max_message_bytes});
-  for (;;) {
-    if (!parser.get().body().empty()) {
-      const bool ok = events.feed(parser.get().body(), handler) == net::sse_status::ok;
-      parser.get().body().clear();
-      if (!ok) {
-        fail_request(x, mcp_error(mcp_errc::message_too_large, prefix() + "sent an event over " +
-                                                                   std::to_string(max_message_bytes) + " bytes"));
-        co_return;
-      }
-    }
-    x.resume_from = events.last_event_id();
-    x.retry_ms = events.retry_ms();
-    if (parser.is_done() || closed) co_return;
-    if (x.id && handlers.is_pending && !handlers.is_pending(*x.id)) co_return;  // answered: stop listening
-    beast::get_lowest_layer(stream).expires_after(x.timeout);
-    auto [ec, n] = co_await http::async_read_some(stream, buffer, parser, use_tuple);
-    if (ec) co_return;  // the caller decides: resume or fail
+void event_reader::data(std::string_view bytes) {
+  const net::sse_status status = events_.feed(bytes, *this);
+  if (!events_.last_event_id().empty() && events_.last_event_id() != last_id_) last_id_ = events_.last_event_id();
+  if (events_.retry_ms()) retry_ms_ = events_.retry_ms();
+  if (status != net::sse_status::ok) {
+    throw mcp_error(mcp_errc::message_too_large,
+                    state_.prefix() + "sent an event over " + std::to_string(max_message_bytes) + " bytes");
   }
 }
 
-template <class Stream>
-asio::awaitable<void> http_state::talk(Stream& stream, exchange& x) {
-  auto& socket = beast::get_lowest_layer(stream);
-  socket.expires_after(x.timeout);
-  auto req = make_request(x);
-  if (auto [ec, n] = co_await http::async_write(stream, req, use_tuple); ec) {
-    fail_request(x, mcp_error(mcp_errc::connection_lost, prefix() + "sending the request failed: " + ec.message()));
-    co_return;
+// Once the answer came, the rest of the stream is not read.
+bool event_reader::wants_more() const noexcept { return state_.waiting_for(id_); }
+
+void event_reader::on_event(const net::sse_event& e) {
+  if ((e.type.empty() || e.type == "message") && !e.data.empty()) state_.deliver(e.data);
+}
+
+// The network layer's error in the transport's words. The reason is
+// redacted for the configured headers already.
+mcp_error http_state::translate(const net::net_error& e) const {
+  const std::string why = e.reason().empty() ? std::string(e.what()) : e.reason();
+  switch (e.errc()) {
+    case net::net_errc::connect_failed:
+    case net::net_errc::tls_verification_failed:
+      return mcp_error(mcp_errc::connect_failed,
+                       prefix() + "cannot connect to " + quote(where.host_header) + ": " + why);
+    case net::net_errc::timeout:
+      return mcp_error(mcp_errc::timeout, prefix() + "the request timed out: " + why);
+    case net::net_errc::response_too_large:
+      return mcp_error(mcp_errc::message_too_large,
+                       prefix() + "sent a response over " + std::to_string(max_message_bytes) + " bytes");
+    case net::net_errc::invalid_response:
+      return mcp_error(mcp_errc::protocol_error, prefix() + why);
+    case net::net_errc::invalid_options:
+      return mcp_error(mcp_errc::not_configured, prefix() + why);
+    case net::net_errc::cancelled:
+      return mcp_error(mcp_errc::closed, prefix() + why);
+    case net::net_errc::http_status:
+      return mcp_error(mcp_errc::http_status, prefix() + why);
+    case net::net_errc::connection_lost:
+      break;
   }
-  beast::flat_buffer buffer;
-  http::response_parser<http::string_body> parser;
-  parser.body_limit(boost::none);  // bounded below, per body kind
-  if (auto [ec, n] = co_await http::async_read_header(stream, buffer, parser, use_tuple); ec) {
-    fail_request(x, mcp_error(ec == beast::error::timeout ? mcp_errc::timeout : mcp_errc::connection_lost,
-                              prefix() + "reading the response failed: " + ec.message()));
-    co_return;
+  return mcp_error(mcp_errc::connection_lost, prefix() + "reading the response failed: " + why);
+}
+
+// The transport's headers, then the configured ones (secret: redacted from
+// every message), a configured header replacing the transport's of the
+// same name. The views point into `x`, the state and the configuration.
+std::vector<net::http_header> http_state::request_headers(const exchange& x) const {
+  std::vector<net::http_header> headers;
+  headers.reserve(5 + config.headers.size());
+  if (x.method == net::http_method::post) {
+    headers.push_back({"Accept", "application/json, text/event-stream"});
+  } else if (x.method == net::http_method::get) {
+    headers.push_back({"Accept", "text/event-stream"});
   }
-  const auto& head = parser.get();
-  const int status = static_cast<int>(head.result_int());
-  if (const auto sid = head["Mcp-Session-Id"]; !sid.empty() && session_id.empty()) {
-    if (!valid_session_id(sid)) {
-      fail_request(x, mcp_error(mcp_errc::protocol_error, prefix() + "sent an invalid Mcp-Session-Id " + quote(sid, 80)));
-      co_return;
+  headers.push_back({"Connection", "close"});
+  if (!session_id.empty()) headers.push_back({"Mcp-Session-Id", session_id});
+  if (!protocol_version.empty()) headers.push_back({"MCP-Protocol-Version", protocol_version});
+  if (!x.last_event_id.empty()) headers.push_back({"Last-Event-ID", x.last_event_id});
+  for (const auto& [name, value] : config.headers) {
+    const auto same = std::ranges::find_if(headers, [&](const net::http_header& h) { return same_name(h.name, name); });
+    if (same != headers.end()) {
+      *same = {name, value, true};
+    } else {
+      headers.push_back({name, value, true});
     }
-    session_id = std::string(sid);
   }
-  const std::string type(head[http::field::content_type]);
-  if (status == 202 || x.method == http::verb::delete_) co_return;  // DELETE: any answer will do (405 too)
+  return headers;
+}
+
+// One HTTP request of an exchange (a POST, or a GET that resumes its
+// stream). True when it ended without a failure
+// being reported — the answer may have come, or a stream ended (or broke)
+// before it: the caller looks; false when a failure was reported or the
+// exchange was cancelled.
+asio::awaitable<bool> http_state::talk(const exchange& x, event_reader& reader) {
+  const std::vector<net::http_header> headers = request_headers(x);
+  net::request_budget budget;
+  budget.deadline = std::chrono::steady_clock::now() + x.timeout + backstop;
+  net::http_request request;
+  request.method = x.method;
+  request.path = where.target;
+  request.body = x.body;
+  request.headers = headers;
+  request.response_headers = wanted_headers;
+  request.budget = &budget;
+  request.stream = &reader;
+  request.max_body_bytes = max_message_bytes;
+  request.max_error_body_bytes = max_error_body;
+  request.timeout = x.timeout + backstop;
+  request.retry = net::retry_scope::unprocessed;
+
+  net::http_result result;
+  std::optional<mcp_error> failure;
+  try {
+    result = co_await client.request(request);
+    learn_session_id(result.header("mcp-session-id"));
+  } catch (const mcp_error& e) {  // from the event reader, or the session id
+    failure = e;
+  } catch (const net::net_error& e) {
+    // Cancelled: the client abandoned the request (or the transport was
+    // killed); nobody waits for a word about it.
+    if (e.errc() == net::net_errc::cancelled) co_return false;
+    // A stream that broke or stalled: the caller resumes it, or says so.
+    const bool broken = e.errc() == net::net_errc::connection_lost || e.errc() == net::net_errc::timeout;
+    if (broken && reader.begun()) co_return true;
+    failure = translate(e);
+  }
+  if (failure) {
+    fail_request(x, *failure);
+    co_return false;
+  }
+  const int status = result.status;
+  if (status == 202) co_return true;
   if (status == 404 && !session_id.empty()) {
     fail_request(x, mcp_error(mcp_errc::session_expired, prefix() + "the session expired (HTTP 404)"));
-    co_return;
+    co_return false;
   }
   if (status < 200 || status > 299) {
-    parser.body_limit(max_error_body);
-    co_await http::async_read(stream, buffer, parser, use_tuple);
     fail_request(x, mcp_error(mcp_errc::http_status, prefix() + "HTTP " + std::to_string(status) + ": " +
-                                                         quote(parser.get().body())));
-    co_return;
+                                                         quote(net::redact(result.body, headers))));
+    co_return false;
   }
-  if (type.starts_with("text/event-stream")) {
-    co_await read_sse(stream, buffer, parser, x);
-    co_return;
-  }
-  if (!type.starts_with("application/json")) {
+  if (result.streamed) co_return true;
+  const std::string type(result.header("content-type").value_or(""));
+  if (media_type(type) != "application/json") {
     fail_request(x, mcp_error(mcp_errc::protocol_error,
                               prefix() + "answered with Content-Type " + quote(type, 80) +
                                   " (expected application/json or text/event-stream)"));
-    co_return;
+    co_return false;
   }
-  parser.body_limit(max_message_bytes);
-  socket.expires_after(x.timeout);
-  if (auto [ec, n] = co_await http::async_read(stream, buffer, parser, use_tuple); ec) {
-    const bool big = ec == http::error::body_limit;
-    fail_request(x, mcp_error(big ? mcp_errc::message_too_large : mcp_errc::connection_lost,
-                              prefix() + (big ? "sent a response over " + std::to_string(max_message_bytes) + " bytes"
-                                              : "reading the response failed: " + ec.message())));
-    co_return;
-  }
-  if (!parser.get().body().empty()) deliver(parser.get().body());
+  if (!result.body.empty()) deliver(result.body);
+  co_return true;
 }
 
-// One exchange on a new connection, with its resumes.
+// One exchange, with its resumes.
 asio::awaitable<void> http_state::run(exchange x) {
   auto self = shared_from_this();
+  event_reader reader(*this, x.id);
   for (int attempt = 0;; ++attempt) {
-    tcp::resolver resolver(strand);
-    auto [rec, endpoints] = co_await resolver.async_resolve(where.host, where.port, use_tuple);
-    if (closed) co_return;
-    if (rec) {
-      fail_request(x, mcp_error(mcp_errc::connect_failed, prefix() + "cannot resolve " + quote(where.host) + ": " + rec.message()));
-      co_return;
-    }
-    const std::int64_t key = x.id.value_or(-1);
-    beast::tcp_stream tcp_layer(strand);
-    std::optional<beast::ssl_stream<beast::tcp_stream>> tls_stream;
-    beast::tcp_stream& lowest = tls ? beast::get_lowest_layer(tls_stream.emplace(strand, *tls)) : tcp_layer;
-    auto entry = open.insert(open.end(), {key, [&lowest] { lowest.close(); }});
-    struct forget {
-      std::list<std::pair<std::int64_t, std::function<void()>>>& open;
-      decltype(entry) it;
-      ~forget() { open.erase(it); }
-    } forget_entry{open, entry};
-    lowest.expires_after(x.timeout);
-    if (auto [ec, ep] = co_await lowest.async_connect(endpoints, use_tuple); ec) {
-      fail_request(x, mcp_error(mcp_errc::connect_failed, prefix() + "cannot connect to " + quote(where.host_header) +
-                                                              ": " + ec.message()));
-      co_return;
-    }
-    if (tls_stream) {
-      if (!SSL_set_tlsext_host_name(tls_stream->native_handle(), where.host.c_str())) {
-        fail_request(x, mcp_error(mcp_errc::connect_failed, prefix() + "cannot set TLS SNI"));
-        co_return;
-      }
-      if (config.verify_peer) tls_stream->set_verify_callback(asio::ssl::host_name_verification(where.host));
-      if (auto [ec] = co_await tls_stream->async_handshake(asio::ssl::stream_base::client, use_tuple); ec) {
-        fail_request(x, mcp_error(mcp_errc::connect_failed, prefix() + "TLS handshake failed: " + ec.message()));
-        co_return;
-      }
-      co_await talk(*tls_stream, x);
-    } else {
-      co_await talk(tcp_layer, x);
-    }
-    if (closed || !x.id || !handlers.is_pending || !handlers.is_pending(*x.id)) co_return;
+    const bool ended = co_await talk(x, reader);
+    if (!ended || !x.id || !waiting_for(x.id)) co_return;
     // The stream ended without the answer.
-    if (x.resume_from.empty() || attempt >= max_resumes) {
+    const std::string& resume_from = reader.last_event_id();
+    if (resume_from.empty() || attempt >= max_resumes) {
       fail_request(x, mcp_error(mcp_errc::connection_lost,
                                 prefix() + "the response stream ended before the answer" +
-                                    (x.resume_from.empty() ? " (no event id to resume from)" : " (resumed " +
-                                        std::to_string(attempt) + " times)")));
+                                    (resume_from.empty() ? " (no event id to resume from)"
+                                                         : " (resumed " + std::to_string(attempt) + " times)")));
       co_return;
     }
-    const auto wait = std::clamp(std::chrono::milliseconds(x.retry_ms.value_or(default_retry.count())),
+    const auto wait = std::clamp(std::chrono::milliseconds(reader.retry_ms().value_or(default_retry.count())),
                                  std::chrono::milliseconds(0), max_retry);
     asio::steady_timer timer(strand, wait);
     co_await timer.async_wait(use_tuple);
-    if (closed || !handlers.is_pending(*x.id)) co_return;
-    logger->debug("{}resuming the response stream after event {}", prefix(), quote(x.resume_from, 80));
-    x.method = http::verb::get;
+    if (!waiting_for(x.id)) co_return;
+    logger->debug("{}resuming the response stream after event {}", prefix(), quote(resume_from, 80));
+    x.method = net::http_method::get;
     x.body.clear();
-    x.last_event_id = x.resume_from;
+    x.last_event_id = resume_from;
+  }
+}
+
+// DELETE: tells the server the session is over. A server that does not
+// allow it answers 405, which is fine; a failure is only logged.
+asio::awaitable<void> http_state::end_session() {
+  exchange x;
+  x.method = net::http_method::delete_;
+  x.timeout = std::min(config.request_timeout, delete_timeout);
+  const std::vector<net::http_header> headers = request_headers(x);
+  net::http_request request;
+  request.method = x.method;
+  request.path = where.target;
+  request.headers = headers;
+  request.max_error_body_bytes = max_error_body;
+  request.timeout = x.timeout;
+  request.retry = net::retry_scope::none;
+  try {
+    co_await client.request(request);
+  } catch (const net::net_error& e) {
+    logger->debug("{}ending the session failed: {}", prefix(), e.reason());
+  } catch (const boost::system::system_error&) {
+    // The close was cancelled before the request started.
   }
 }
 
@@ -323,12 +436,19 @@ class http_transport final : public transport {
     x.body = std::move(text);
     x.id = request_id;
     x.timeout = s_->config.request_timeout;
-    asio::co_spawn(s_->strand, s_->run(std::move(x)), asio::detached);
+    auto signal = std::make_shared<asio::cancellation_signal>();
+    auto slot = signal->slot();
+    open_entry entry(s_, s_->open.insert(s_->open.end(), {request_id.value_or(-1), std::move(signal)}));
+    auto op = s_->run(std::move(x));
+    asio::co_spawn(s_->strand, std::move(op),
+                   asio::bind_cancellation_slot(slot, [entry = std::move(entry)](std::exception_ptr e) {
+                     if (e) entry.report(e);
+                   }));
   }
 
   void abandon(std::int64_t id) override {
-    for (auto& [key, close] : s_->open)
-      if (key == id) close();
+    for (auto& [key, signal] : s_->open)
+      if (key == id) signal->emit(asio::cancellation_type::terminal);
   }
 
   void set_protocol_version(const std::string& version) override { s_->protocol_version = version; }
@@ -338,22 +458,47 @@ class http_transport final : public transport {
     if (s->closed) co_return;
     kill();
     if (s->session_id.empty()) co_return;
-    // Tell the server the session is over; a server that does not allow
-    // it answers 405, which is fine.
-    s->closed = false;
-    exchange x;
-    x.method = http::verb::delete_;
-    x.timeout = std::min(s->config.request_timeout, delete_timeout);
-    co_await s->run(std::move(x));
-    s->closed = true;
+    co_await s->end_session();
   }
 
+  // Cancelling completes nothing inline (the exchanges end on the strand
+  // later), so the list is not changed under the loop.
   void kill() noexcept override {
     s_->closed = true;
-    for (auto& [key, close] : s_->open) close();
+    for (auto& [key, signal] : s_->open) signal->emit(asio::cancellation_type::terminal);
   }
 
  private:
+  // An exchange's place in the open list, held by its completion handler:
+  // removed (with the signal its cancellation slot points to) when the
+  // handler is done with — after the exchange completed, or unrun when its
+  // io_context is destroyed first, so that no later kill() reaches it.
+  class open_entry {
+   public:
+    using iterator = decltype(http_state::open)::iterator;
+    open_entry(std::shared_ptr<http_state> s, iterator it) : s_(std::move(s)), it_(it) {}
+    open_entry(open_entry&& other) noexcept : s_(std::move(other.s_)), it_(other.it_) {}
+    open_entry& operator=(open_entry&&) = delete;
+    ~open_entry() {
+      if (s_) s_->open.erase(it_);
+    }
+
+    void report(std::exception_ptr e) const {
+      try {
+        std::rethrow_exception(e);
+      } catch (const boost::system::system_error& error) {
+        // Cancelled between two steps (asio refuses to start another): no news.
+        if (error.code() != asio::error::operation_aborted) s_->logger->warn("{}{}", s_->prefix(), error.what());
+      } catch (const std::exception& error) {
+        s_->logger->warn("{}{}", s_->prefix(), error.what());
+      }
+    }
+
+   private:
+    std::shared_ptr<http_state> s_;
+    iterator it_;
+  };
+
   std::shared_ptr<http_state> s_;
 };
 

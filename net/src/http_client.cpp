@@ -37,23 +37,6 @@ namespace {
 
 std::string attempts_text(int count) { return std::to_string(count) + " attempt" + (count == 1 ? "" : "s"); }
 
-// Counts the attempt about to start, in the call's budget when there is one.
-attempt_count count_attempt(request_budget* budget, int& own_attempts, const retry_policy& policy) {
-  attempt_count count;
-  ++own_attempts;
-  if (budget && budget->max_attempts > 0) {
-    count.number = ++budget->attempts;
-    count.limit = budget->max_attempts;
-    count.retries_left = count.number < count.limit;
-    return count;
-  }
-  // No limit from the caller: the retry policy counts this request's attempts.
-  count.number = budget ? ++budget->attempts : own_attempts;
-  count.limit = std::max(1, policy.max_attempts) + (count.number - own_attempts);
-  count.retries_left = own_attempts < std::max(1, policy.max_attempts);
-  return count;
-}
-
 }  // namespace
 
 asio::awaitable<http_response> http_client::impl::post_json(std::shared_ptr<impl> self, std::string_view path,
@@ -71,7 +54,7 @@ asio::awaitable<http_response> http_client::impl::post_json(std::shared_ptr<impl
       if (deadline <= http_clock::now()) {
         result = failure(net_errc::timeout, "the call's deadline passed before the request was sent", false);
       } else {
-        co_await self->run_attempt(target, body, headers, deadline, stream, result);
+        co_await self->run_attempt(target, body, headers, deadline, stream, nullptr, result);
       }
       if (result.stream_error) std::rethrow_exception(result.stream_error);
       // A stream was judged piece by piece by its reader.
@@ -88,7 +71,7 @@ asio::awaitable<http_response> http_client::impl::post_json(std::shared_ptr<impl
     // Asio refuses to start another operation once the coroutine is
     // cancelled (this_coro::throw_if_cancelled): report that as ours.
     if (e.code() != asio::error::operation_aborted) throw;
-    throw net_error(net_errc::cancelled, self->provider_ + ": request cancelled");
+    throw net_error(net_errc::cancelled, self->provider_ + ": request cancelled", 0, {}, false, "request cancelled");
   }
 }
 
@@ -124,56 +107,81 @@ bool http_client::impl::accept_answer(attempt_result& result, const std::string&
   return false;
 }
 
-// How long to wait before the next attempt after a failed one; throws the
-// attempt's error when it is not retried: not retryable, no attempt left,
-// or no time left before the call's deadline. The thrown message says how
-// many attempts the call made whenever that is more than one or the limit
-// is why it ended, so "(after 1 attempt)" is the truth about a call whose
-// retries were ruled out.
-milliseconds http_client::impl::delay_before_retry(const attempt_result& result, const std::string& target,
-                                                   std::span<const http_header> headers, const attempt_count& count,
-                                                   const request_budget* budget) const {
-  std::optional<milliseconds> retry_after;
-  std::string message;
-  const net_error error = make_error(result, target, headers, message);
-  const auto give_up = [&](const std::string& why) {
-    throw net_error(error.errc(), message + " (" + why + ")", error.http_status(), error.server_message(),
-                      error.retryable());
-  };
-  if (!error.retryable()) {
-    if (count.number > 1) give_up("after " + attempts_text(count.number));
-    throw error;
+// No attempt follows one that is not `retryable`, none past the limit, none
+// for a Retry-After longer than the client waits, and none that would start
+// after the call's deadline. The note says how many attempts the call made
+// whenever that is more than one or the limit is why it ended, so "(after
+// 1 attempt)" is the truth about a call whose retries were ruled out.
+http_client::impl::retry_plan http_client::impl::plan_retry(const attempt_result& result, bool retryable,
+                                                            const attempt_count& count,
+                                                            const request_budget* budget) const {
+  retry_plan plan;
+  if (!retryable) {
+    if (count.number > 1) plan.give_up = "after " + attempts_text(count.number);
+    return plan;
   }
-  if (!count.retries_left) give_up("after " + attempts_text(count.number) + ", the most allowed");
+  if (!count.retries_left) {
+    plan.give_up = "after " + attempts_text(count.number) + ", the most allowed";
+    return plan;
+  }
+  std::optional<milliseconds> retry_after;
   if (result.response) retry_after = parse_retry_after(result.head.retry_after);
   if (retry_after && *retry_after > options_.retry.max_retry_after) {
-    give_up("after " + attempts_text(count.number) + "; Retry-After " + std::to_string(retry_after->count() / 1000) +
-            "s is longer than the client waits");
+    plan.give_up = "after " + attempts_text(count.number) + "; Retry-After " +
+                   std::to_string(retry_after->count() / 1000) + "s is longer than the client waits";
+    return plan;
   }
   const milliseconds delay = retry_after ? *retry_after : backoff_delay(options_.retry, count.number);
   if (budget && budget->deadline && http_clock::now() + delay >= *budget->deadline) {
-    give_up("after " + attempts_text(count.number) + "; no time left for another before the call's deadline");
+    plan.give_up = "after " + attempts_text(count.number) + "; no time left for another before the call's deadline";
+    return plan;
   }
-  announce_retry(error, message, count, delay, retry_after.has_value());
-  return delay;
+  plan.delay = delay;
+  plan.from_retry_after = retry_after.has_value();
+  return plan;
 }
 
-std::string http_client::impl::describe(const std::string& target) const {
-  return provider_ + ": POST " + url_.display + target.substr(url_.base_path.size());
+// How long to wait before the next attempt after a failed one; throws the
+// attempt's error when it is not retried: not retryable (or not `allowed`
+// by the request's retry scope), no attempt left, or no time left before
+// the call's deadline.
+milliseconds http_client::impl::delay_before_retry(const attempt_result& result, const std::string& target,
+                                                   std::span<const http_header> headers, const attempt_count& count,
+                                                   const request_budget* budget, http_method method,
+                                                   bool allowed) const {
+  std::string message;
+  const net_error error = make_error(result, target, headers, message, method);
+  const retry_plan plan = plan_retry(result, error.retryable() && allowed, count, budget);
+  if (!plan.delay) {
+    if (plan.give_up.empty()) throw error;
+    const std::string note = " (" + plan.give_up + ")";
+    throw net_error(error.errc(), message + note, error.http_status(), error.server_message(), error.retryable(),
+                    error.reason() + note);
+  }
+  announce_retry(error, message, count, *plan.delay, plan.from_retry_after);
+  return *plan.delay;
+}
+
+std::string http_client::impl::describe(const std::string& target, http_method method) const {
+  std::string out = provider_;
+  out.append(": ").append(to_string(method)).append(" ").append(url_.display);
+  out.append(target, url_.base_path.size());
+  return out;
 }
 
 // The error for a failed attempt; `message` receives its text (what()
 // without the error code suffix, for logs). The whole text is redacted once
 // more: it holds the URL and whatever the server said.
 net_error http_client::impl::make_error(const attempt_result& r, const std::string& target,
-                                          std::span<const http_header> headers, std::string& message) const {
+                                        std::span<const http_header> headers, std::string& message,
+                                        http_method method) const {
   if (!r.problem) {
-    message = redact(describe(target) + ": " + r.message, headers);
-    return net_error(r.code, message, 0, {}, r.retryable);
+    message = redact(describe(target, method) + ": " + r.message, headers);
+    return net_error(r.code, message, 0, {}, r.retryable, redact(r.message, headers));
   }
   const answer_problem& p = *r.problem;
-  message = redact(describe(target) + " " + p.what, headers);
-  return net_error(p.code, message, p.http_status, p.server_message, p.retryable);
+  message = redact(describe(target, method) + " " + p.what, headers);
+  return net_error(p.code, message, p.http_status, p.server_message, p.retryable, redact(p.what, headers));
 }
 
 void http_client::impl::announce_retry(const net_error& error, const std::string& message,
@@ -194,7 +202,10 @@ void http_client::impl::announce_retry(const net_error& error, const std::string
 asio::awaitable<void> http_client::impl::sleep(milliseconds delay) {
   asio::steady_timer timer(co_await asio::this_coro::executor, delay);
   auto [ec] = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
-  if (ec) throw net_error(net_errc::cancelled, provider_ + ": request cancelled while waiting to retry");
+  if (ec) {
+    throw net_error(net_errc::cancelled, provider_ + ": request cancelled while waiting to retry", 0, {}, false,
+                    "request cancelled while waiting to retry");
+  }
 }
 
 http_client::http_client(http_options options, std::string provider)

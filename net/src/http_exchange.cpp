@@ -148,7 +148,58 @@ std::optional<std::string> plain_reply_to_handshake(SSL* ssl, const boost::syste
   return plain_text_reply(std::string_view(rest.data(), static_cast<std::size_t>(n)));
 }
 
-// --- streamed answers (post_json's body_stream) ------------------------------
+// --- request(): the headers and limits only it has ---------------------------
+
+bool is_wanted(std::string_view name, const http_request& request) {
+  if (request.all_response_headers) return true;
+  for (const std::string_view wanted : request.response_headers)
+    if (same_header_name(name, wanted)) return true;
+  return false;
+}
+
+// The response headers `request` asks for, in the order received, names in
+// lower case. Kept out of line, like the other request()-only helpers, so
+// that post_json's exchange compiles as before.
+[[gnu::noinline]] void collect_headers(const http::response<http::string_body>& response,
+                                       const http_request& request, std::vector<response_header>& out) {
+  out.clear();
+  if (request.response_headers.empty() && !request.all_response_headers) return;
+  for (const auto& field : response) {
+    const std::string_view name = field.name_string();
+    if (!is_wanted(name, request)) continue;
+    response_header& h = out.emplace_back();
+    h.name.resize(name.size());
+    std::ranges::transform(name, h.name.begin(),
+                           [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); });
+    h.value = std::string(field.value());
+  }
+}
+
+// What the size limits of a request() say about the body read so far of an
+// answer whose head is in: read on, fail (a 2xx over its limit), or stop
+// here (a non-2xx body cut at its limit, `general.truncated` set).
+enum class body_verdict { read_on, too_large, cut };
+
+[[gnu::noinline]] body_verdict check_body(response_parser& parser, general_request& general) {
+  auto& body = parser.get().body();
+  if (parser.get().result_int() / 100 == 2) {
+    const auto length = parser.content_length();
+    const bool over = (length && *length > general.max_body_bytes) || body.size() > general.max_body_bytes;
+    return over ? body_verdict::too_large : body_verdict::read_on;
+  }
+  const std::size_t cap = general.request.max_error_body_bytes;
+  if (body.size() > cap) {
+    body.resize(cap);
+    general.truncated = true;
+  }
+  if (body.size() >= cap && !parser.is_done()) {
+    general.truncated = true;
+    return body_verdict::cut;
+  }
+  return body_verdict::read_on;
+}
+
+// --- streamed answers (post_json's and request()'s body_stream) --------------
 
 // A 2xx text/event-stream answer: what a body_stream reads.
 bool is_stream_head(const response_parser& parser) {
@@ -159,32 +210,52 @@ bool is_stream_head(const response_parser& parser) {
   return type.size() >= event_stream.size() && same_header_name(type.substr(0, event_stream.size()), event_stream);
 }
 
+// request(): the head of a stream, before its first byte.
+[[gnu::noinline]] void announce_head(const response_parser& parser, body_stream& stream, general_request& general) {
+  collect_headers(parser.get(), general.request, general.headers);
+  stream.head(static_cast<int>(parser.get().result_int()), general.headers);
+}
+
+enum class stream_step {
+  read_on,
+  refused,   // the stream threw: the failure is in the attempt's result
+  answered,  // the stream has what it waited for (body_stream::wants_more)
+};
+
 // Hands what the parser holds of a streamed body to `stream`, once the head
-// says it is one (`streaming`). False, with the failure in `result`, when
-// the stream refused the bytes.
-bool pass_on(response_parser& parser, body_stream& stream, bool& streaming, attempt_result& result) {
+// says it is one (`streaming`); for a request(), the head goes first.
+stream_step pass_on(response_parser& parser, body_stream& stream, bool& streaming, general_request* general,
+                    attempt_result& result) {
   try {
     if (!streaming) {
-      if (!parser.is_header_done() || !is_stream_head(parser)) return true;
+      if (!parser.is_header_done() || !is_stream_head(parser)) return stream_step::read_on;
       streaming = true;
+      if (general) announce_head(parser, stream, *general);
       stream.begin();
     }
     auto& body = parser.get().body();
     if (!body.empty()) {
       stream.data(body);
       body.clear();
+      if (!stream.wants_more()) return stream_step::answered;
     }
-    return true;
+    return stream_step::read_on;
   } catch (const net_error& e) {
     if (!e.retryable()) {
       result.stream_error = std::current_exception();
-      return false;
+      return stream_step::refused;
     }
     result = failure(e.errc(), e.what(), true);  // a mid-stream error the provider says is transient
   } catch (...) {
     result.stream_error = std::current_exception();
   }
-  return false;
+  return stream_step::refused;
+}
+
+// The stream's reader has its answer before the body's end.
+[[gnu::noinline]] void stream_answered(const response_parser& parser, attempt_result& result) {
+  result.head = head_of(parser.get());
+  result.response.emplace(result.head.status, std::string(), true);
 }
 
 // The streamed body ended as HTTP framed it: the answer, or a truncated one.
@@ -210,16 +281,25 @@ void end_stream(body_stream& stream, int status, attempt_result& result) {
 // connection is a coroutine of its own, so its locals are gone by then.
 // `deadline` is the attempt's: request_timeout from now, or sooner when the
 // call's deadline comes first.
+//
+// A request() whose retry scope is not `transient` replaces a stale
+// connection only for a method that may be repeated (GET, PUT, DELETE):
+// the server may have received the request before it closed.
 asio::awaitable<void> http_client::impl::run_attempt(const std::string& target, std::string_view body,
                                                      std::span<const http_header> headers, clock::time_point deadline,
-                                                     body_stream* stream, attempt_result& result) {
+                                                     body_stream* stream, general_request* general,
+                                                     attempt_result& result) {
   const auto allowed = std::chrono::ceil<std::chrono::milliseconds>(deadline - clock::now());
   for (int stale_retries = 0;; ++stale_retries) {
     lease held{pool_, nullptr, false};
     if (!co_await connect(held, deadline, result)) co_return;
     bool stale = false;
-    co_await exchange(held, target, body, headers, deadline, allowed, stream, stale, result);
+    co_await exchange(held, target, body, headers, deadline, allowed, stream, general, stale, result);
     if (!stale || stale_retries > 0) break;
+    if (general && general->request.retry != retry_scope::transient &&
+        (general->request.method == http_method::post || general->request.method == http_method::patch)) {
+      break;
+    }
   }
   // OpenSSL-based servers close a plain-HTTP connection without a word.
   // Retrying cannot help then; a TLS handshake (which sends no request and
@@ -385,16 +465,53 @@ std::string http_client::impl::request_head(const std::string& target, std::size
   return head;
 }
 
+// A request()'s head: its method, the same defaults, and Content-Type and
+// Content-Length only with a body (POST, PUT and PATCH always have one).
+[[gnu::noinline]] std::string http_client::impl::general_head(const http_request& request,
+                                                               const std::string& target) const {
+  const auto method = request.method;
+  const bool with_body = !request.body.empty() || method == http_method::post || method == http_method::put ||
+                         method == http_method::patch;
+  const auto headers = request.headers;
+  std::string head;
+  head.reserve(200 + target.size() + url_.host_header.size() + options_.user_agent.size() + 64 * headers.size());
+  head.append(to_string(method)).append(" ").append(target).append(" HTTP/1.1\r\nHost: ");
+  head.append(url_.host_header).append("\r\n");
+  append_default_header(head, "User-Agent", options_.user_agent, headers);
+  if (with_body) append_default_header(head, "Content-Type", "application/json", headers);
+  append_default_header(head, "Accept", "application/json", headers);
+  append_default_header(head, "Accept-Encoding", "identity", headers);
+  for (const auto& h : headers) append_header(head, h.name, h.value);
+  if (with_body) {
+    char length[24];
+    head.append("Content-Length: ")
+        .append(length, std::to_chars(length, length + sizeof length, request.body.size()).ptr)
+        .append("\r\n");
+  }
+  head.append("\r\n");
+  return head;
+}
+
+// One exchange on `held`'s connection. post_json's (general null): its
+// JSON head, its body limit. A request()'s: its method and head, the
+// headers it asks for, its limits (a 2xx body over max_body_bytes fails, a
+// non-2xx body is cut at max_error_body_bytes).
 asio::awaitable<void> http_client::impl::exchange(lease& held, const std::string& target, std::string_view body,
                                                   std::span<const http_header> headers, clock::time_point deadline,
                                                   std::chrono::milliseconds allowed, body_stream* stream,
-                                                  bool& stale, attempt_result& result) {
+                                                  general_request* general, bool& stale, attempt_result& result) {
   connection& conn = *held.conn;
-  const std::string head = request_head(target, body.size(), headers);
+  const std::string head =
+      general ? general_head(general->request, target) : request_head(target, body.size(), headers);
   const std::array<asio::const_buffer, 2> request{asio::buffer(head), asio::buffer(body.data(), body.size())};
 
   response_parser parser;
-  parser.body_limit(options_.max_response_bytes);
+  // A request()'s limits depend on the status: checked as the body comes.
+  if (general) {
+    parser.body_limit(boost::none);
+  } else {
+    parser.body_limit(options_.max_response_bytes);
+  }
   conn.deadline.start(deadline, conn.socket(), co_await asio::this_coro::executor);
   // A streamed request: silence longer than the idle timeout is a stall.
   std::optional<stall_watch> watch;
@@ -407,6 +524,7 @@ asio::awaitable<void> http_client::impl::exchange(lease& held, const std::string
   boost::system::error_code ec;
   std::size_t received = 0;
   prepare_read_buffer(conn.buffer);
+  if (general) general->sent = true;
   // Both streams' operations are the same awaitable type: one co_await
   // each (a frame keeps a slot for every co_await's temporaries).
   auto write = conn.tls ? asio::async_write(*conn.tls, request, use_tuple)
@@ -417,12 +535,21 @@ asio::awaitable<void> http_client::impl::exchange(lease& held, const std::string
   // ~900 bytes of operation state next to the pending read for as long as
   // the answer takes, and adds handler layers to every completion.
   parser.eager(true);
-  bool refused = false;  // the body_stream refused what it was given
+  // Why reading stopped before the body's end: the body_stream refused
+  // what it was given or has its answer, or a request()'s error body was cut.
+  stream_step stopped = stream_step::read_on;
+  bool cut = false;
   for (;;) {
     const bool more = !ec && feed(parser, conn.buffer, ec);
-    if (stream && !ec && !pass_on(parser, *stream, streaming, result)) {
-      refused = true;
-      break;
+    if (stream && !ec) {
+      stopped = pass_on(parser, *stream, streaming, general, result);
+      if (stopped != stream_step::read_on) break;
+    }
+    if (general && !ec && !streaming && parser.is_header_done()) {
+      const body_verdict verdict = check_body(parser, *general);
+      if (verdict == body_verdict::too_large) ec = http::error::body_limit;
+      cut = verdict == body_verdict::cut;
+      if (verdict != body_verdict::read_on) break;
     }
     if (!more) break;
     auto room = conn.buffer.prepare(std::max<std::size_t>(512, conn.buffer.capacity() - conn.buffer.size()));
@@ -438,7 +565,12 @@ asio::awaitable<void> http_client::impl::exchange(lease& held, const std::string
   if (watch) watch->stop();
   // A stream's size says nothing about the next answer's: it sizes no read buffer.
   release_read_buffer(conn.buffer, streaming ? 0 : received);
-  if (refused) co_return;  // the connection is closed with the lease: the rest is unread
+  // The connection is closed with the lease when the rest is left unread.
+  if (stopped == stream_step::refused) co_return;
+  if (stopped == stream_step::answered) {
+    stream_answered(parser, result);
+    co_return;
+  }
   if (ec) {
     const bool was_cancelled = cancelled(co_await asio::this_coro::cancellation_state);
     if (watch && watch->stalled() && !was_cancelled && !conn.deadline.expired()) {
@@ -448,7 +580,7 @@ asio::awaitable<void> http_client::impl::exchange(lease& held, const std::string
                        options_.retry.retry_timeouts);
       co_return;
     }
-    result = exchange_failure(ec, was_cancelled, conn, parser.got_some(), headers, allowed, stale);
+    result = exchange_failure(ec, was_cancelled, conn, parser.got_some(), headers, allowed, general, stale);
     result.closed_unanswered = !conn.tls && !conn.reused && received == 0 && is_connection_loss(ec) && !was_cancelled;
     co_return;
   }
@@ -458,11 +590,12 @@ asio::awaitable<void> http_client::impl::exchange(lease& held, const std::string
   if (streaming) {
     end_stream(*stream, result.head.status, result);
   } else {
+    if (general) collect_headers(response, general->request, general->headers);
     result.response = http_response{result.head.status, std::move(response.body())};
   }
   // The parser's keep_alive() is also false for a body that ended with the
   // connection; an expiry has closed the socket.
-  held.reusable = parser.keep_alive() && !conn.deadline.expired();
+  held.reusable = !cut && parser.keep_alive() && !conn.deadline.expired();
 }
 
 // A read asks for the buffer's free room (at least 512 bytes), so a
@@ -487,7 +620,8 @@ void http_client::impl::release_read_buffer(beast::flat_buffer& buffer, std::siz
 attempt_result http_client::impl::exchange_failure(const boost::system::error_code& ec, bool was_cancelled,
                                                    const connection& conn, bool got_response_bytes,
                                                    std::span<const http_header> headers,
-                                                   std::chrono::milliseconds allowed, bool& stale) const {
+                                                   std::chrono::milliseconds allowed, const general_request* general,
+                                                   bool& stale) const {
   if (was_cancelled) return failure(net_errc::cancelled, "request cancelled", false);
   if (conn.deadline.expired()) {
     // The time this attempt had: request_timeout, or what was left of the call's deadline.
@@ -496,7 +630,8 @@ attempt_result http_client::impl::exchange_failure(const boost::system::error_co
   }
   if (ec == http::error::body_limit) {
     return failure(net_errc::response_too_large,
-                   "response body exceeds the limit of " + std::to_string(options_.max_response_bytes) + " bytes",
+                   "response body exceeds the limit of " +
+                       std::to_string(general ? general->max_body_bytes : options_.max_response_bytes) + " bytes",
                    false);
   }
   // The parser takes nothing of bytes that cannot start a status line, so a

@@ -46,10 +46,11 @@ inline boost::system::error_code make_error_code(net_errc code) noexcept {
 class net_error : public boost::system::system_error {
  public:
   net_error(net_errc code, const std::string& message, int http_status = 0, std::string server_message = {},
-            bool retryable = false)
+            bool retryable = false, std::string reason = {})
       : boost::system::system_error(make_error_code(code), message),
         http_status_(http_status),
         server_message_(std::move(server_message)),
+        reason_(std::move(reason)),
         retryable_(retryable) {}
 
   net_errc errc() const noexcept { return static_cast<net_errc>(code().value()); }
@@ -57,12 +58,18 @@ class net_error : public boost::system::system_error {
   // proxies send): the status its code names (e.g. 429), else the 2xx.
   int http_status() const noexcept { return http_status_; }
   const std::string& server_message() const noexcept { return server_message_; }
+  // What went wrong without the "<provider>: <METHOD> <url>" that what()
+  // starts with, for a caller that words its own message ("connect to
+  // host:443 failed: Connection refused (after 3 attempts, the most
+  // allowed)"). Redacted like what(); empty when the error was made without one.
+  const std::string& reason() const noexcept { return reason_; }
   // The failure is transient: another attempt may succeed.
   bool retryable() const noexcept { return retryable_; }
 
  private:
   int http_status_;
   std::string server_message_;
+  std::string reason_;
   bool retryable_;
 };
 

@@ -1,9 +1,11 @@
-// The HTTP/1.1 transport behind the model clients: one base URL, a
-// keep-alive connection pool with a cap, TLS with verification, deadlines,
-// cancellation and retries. Internal: Beast and OpenSSL stay in the .cpp.
+// The HTTP/1.1 client of the project: one base URL, a keep-alive connection
+// pool with a cap, TLS with verification, deadlines, cancellation, retries,
+// size limits and streamed (SSE) bodies. post_json() is the model clients'
+// JSON POST; request() is any GET, POST, PUT, PATCH or DELETE (the MCP
+// transport's). Beast and OpenSSL stay in the .cpp files.
 //
-// Thread-safety: post_json() may be called concurrently from any number of
-// coroutines on any threads.
+// Thread-safety: post_json() and request() may be called concurrently from
+// any number of coroutines on any threads.
 #pragma once
 
 #include <switchboard/net/http_header.hpp>
@@ -13,11 +15,14 @@
 
 #include <boost/asio/awaitable.hpp>
 
+#include <chrono>
+#include <cstddef>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace switchboard::net {
 
@@ -27,11 +32,21 @@ struct http_response {
   bool streamed = false;  // the body was a text/event-stream handed to the body_stream
 };
 
+// One header of a response, as request() returns it.
+struct response_header {
+  std::string name;   // in lower case
+  std::string value;  // as sent
+};
+
 // Receives the body of a 2xx text/event-stream answer as it arrives
-// (post_json's `stream`). Called on the coroutine running post_json, one
-// call at a time; never after post_json completed.
+// (post_json's and request()'s `stream`). Called on the coroutine running
+// the request, one call at a time; never after the request completed.
 class body_stream {
  public:
+  // request() only: the answer's status and the response headers the
+  // request asked for (http_request::response_headers), just before
+  // begin(), so that the reader knows them before the first byte.
+  virtual void head(int /*status*/, std::span<const response_header> /*headers*/) {}
   // A streamed body starts: once per attempt that answered with a stream
   // (again after a retry).
   virtual void begin() = 0;
@@ -44,9 +59,89 @@ class body_stream {
   // (it lacks its end marker: a truncated answer, retried like a lost
   // connection), or nullopt when it is whole.
   virtual std::optional<std::string> end() = 0;
+  // Asked after each data(): false when the reader has what it waited for
+  // (an answer that came before the stream's end). The request then
+  // completes as streamed at once: the rest is not read, end() is not
+  // called, and the connection is closed rather than pooled.
+  virtual bool wants_more() const noexcept { return true; }
 
  protected:
   ~body_stream() = default;
+};
+
+enum class http_method { get, post, put, patch, delete_ };
+
+// "GET", "POST", ...
+std::string_view to_string(http_method method) noexcept;
+
+// Which failures request() makes another attempt after (within the retry
+// policy's max_attempts and backoff, and the request_budget).
+enum class retry_scope {
+  // Every transient failure, as post_json: connection errors, timeouts (when
+  // retry_policy::retry_timeouts), 408, 409, 429 and 5xx; a pooled
+  // connection the server had closed is replaced once. For requests that
+  // may be sent twice.
+  transient,
+  // Only what the server cannot have acted on: a failure before the request
+  // was written (resolving, connecting, the TLS handshake, waiting for a
+  // pooled connection), and a 429 or 503 answer (a Retry-After honoured).
+  // For requests that must not run twice, like a POST that starts work.
+  unprocessed,
+  // None: the first attempt's outcome is the request's.
+  none,
+  // With unprocessed and none, a pooled connection the server had closed
+  // is replaced (without counting an attempt) only for GET, PUT and DELETE:
+  // the server may have read a POST or PATCH before closing.
+};
+
+// What request() sends, and what of the answer it keeps. The views and
+// spans must stay valid until the request completes.
+struct http_request {
+  http_method method = http_method::get;
+  // Appended to the base URL's path; may carry a query ("/items?limit=3").
+  std::string_view path;
+  // Sent with a Content-Length for POST, PUT and PATCH, and for other
+  // methods when not empty.
+  std::string_view body;
+  // Besides the client's own: User-Agent, Accept: application/json,
+  // Accept-Encoding: identity, and with a body Content-Type:
+  // application/json; a header given here replaces the client's of the same
+  // name. Host, Content-Length and Transfer-Encoding are the client's to
+  // write: giving one fails with invalid_options. Secret ones are redacted
+  // from every message, as for post_json.
+  std::span<const http_header> headers;
+  // The response headers to return, by name (any case); with
+  // all_response_headers every one (bounded by the 8 KiB a response head
+  // may have).
+  std::span<const std::string_view> response_headers;
+  bool all_response_headers = false;
+  // As for post_json: the call this request belongs to (may be null), and
+  // the reader of a 2xx text/event-stream body (may be null).
+  request_budget* budget = nullptr;
+  body_stream* stream = nullptr;
+  // A 2xx body read whole larger than this fails with response_too_large;
+  // 0: http_options::max_response_bytes. A streamed body has no total
+  // bound here: its reader bounds what it keeps, the deadline and
+  // stream_idle_timeout bound its time.
+  std::size_t max_body_bytes = 0;
+  // A non-2xx body is read up to this many bytes and cut there
+  // (http_result::truncated): an error answer is quoted, not parsed.
+  std::size_t max_error_body_bytes = 64 * 1024;
+  // Each attempt's deadline; 0: http_options::request_timeout.
+  std::chrono::milliseconds timeout{0};
+  retry_scope retry = retry_scope::transient;
+};
+
+// What request() returns: the final answer, whatever its status.
+struct http_result {
+  int status = 0;
+  std::vector<response_header> headers;  // those asked for, in the order received
+  std::string body;                      // as received; empty when streamed
+  bool streamed = false;                 // the body went to the body_stream
+  bool truncated = false;                // a non-2xx body cut at max_error_body_bytes
+
+  // The value of the first returned header named `name` (any case).
+  std::optional<std::string_view> header(std::string_view name) const noexcept;
 };
 
 class http_client {
@@ -91,6 +186,18 @@ class http_client {
   boost::asio::awaitable<http_response> post_json(std::string_view path, std::string_view body,
                                                   std::span<const http_header> headers,
                                                   request_budget* budget = nullptr, body_stream* stream = nullptr);
+
+  // Sends `request` to base path + request.path, retrying as
+  // request.retry and the policy say. Completion: the final answer with its
+  // status, the response headers asked for and the body as received — a
+  // non-2xx answer is a result, not an error (one the retry scope retries
+  // is retried first; the last is returned when no attempt is left, or its
+  // Retry-After is longer than retry_policy::max_retry_after). net_error
+  // for what is no answer: connection, TLS, timeout, cancellation, a 2xx
+  // body over max_body_bytes (response_too_large), a malformed response
+  // (invalid_response). Deadlines, cancellation, the budget, streaming and
+  // redaction as for post_json; the body is not judged (no JSON check).
+  boost::asio::awaitable<http_result> request(http_request request);
 
   const http_options& options() const noexcept;
 
