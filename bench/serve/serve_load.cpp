@@ -327,8 +327,10 @@ int main(int argc, char** argv) {
 
   json::object input{{"request", "Summarize what changed in the quarterly report and check it for errors."},
                      {"user", "bench"}};
+  const auto wanted = o.mode == "park" ? expect::interrupted : expect::completed;
+  const load warm_load{o, client, json::serialize(input), wanted};  // warm-up runs never hold
   if (o.mode == "hold") input["hold_ms"] = o.hold_ms;
-  const load l{o, client, json::serialize(input), o.mode == "park" ? expect::interrupted : expect::completed};
+  const load l{o, client, json::serialize(input), wanted};
 
   json::object report{{"label", o.label}, {"mode", o.mode},           {"graph", o.graph},
                       {"stream", o.stream}, {"runs", o.runs},         {"concurrency", o.concurrency},
@@ -337,7 +339,7 @@ int main(int argc, char** argv) {
   try {
     if (o.warmup > 0) {
       phase warm(o.warmup);
-      run_phase(io, l, warm, o.mode == "hold" ? 50 : o.concurrency, o.stream);
+      run_phase(io, warm_load, warm, o.mode == "hold" ? 50 : o.concurrency, o.stream);
       if (warm.failed > 0) std::cerr << warm.failed << " of " << o.warmup << " warm-up runs failed\n";
       sleep_ms(o.settle_ms);
     }
