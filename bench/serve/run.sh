@@ -118,8 +118,9 @@ start_server() {  # server [js workers]
 
 count() { awk -v n="$1" -v s="$scale" 'BEGIN { v = int(n * s); print (v < 1 ? 1 : v) }'; }
 
-# Runs per measurement: the LangGraph JS server is ~20x slower, so it gets
-# fewer runs for the same wall time (per-run numbers do not depend on it).
+# Runs per measurement: the LangGraph JS server and the SQLite store are
+# slower, so they get fewer runs for a similar wall time (per-run numbers do
+# not depend on the count).
 runs_for() {  # server concurrency
   if [[ "$smoke" == 1 ]]; then
     case "$2" in 1) echo 10 ;; *) echo 40 ;; esac
@@ -129,6 +130,9 @@ runs_for() {  # server concurrency
     langgraph-js:1) count 40 ;;
     langgraph-js:100) count 1000 ;;
     langgraph-js:1000) count 3000 ;;
+    switchboard-sqlite:1) count 300 ;;
+    switchboard-sqlite:100) count 3000 ;;
+    switchboard-sqlite:1000) count 6000 ;;
     *:1) count 1000 ;;
     *:100) count 10000 ;;
     *:1000) count 20000 ;;
@@ -163,20 +167,25 @@ measure() {  # server case rep
   [[ "$smoke" == 1 ]] || echo "== $server $c (rep $rep, load $load_avg)" >&2
   [[ "$smoke" == 1 ]] && args+=(--settle-ms 50)
   if ! out="$("$load" --url "$url" --server-pid "$server_pid" --label "$server" "${args[@]}" 2>"$work/load.log")"; then
-    [[ "$smoke" == 1 ]] || cat "$work/load.log" >&2
-    echo "bench/serve: $server $c: runs failed (server log: $work/server.log)" >&2
+    cat "$work/load.log" >&2
+    echo "bench/serve: $server $c: runs failed; the server's log ends:" >&2
     tail -n 20 "$work/server.log" >&2
-    stop_server
-    exit 1
+    # A smoke run fails; a measurement keeps its numbers with the failures
+    # counted (a server that drops runs under load is a result too).
+    if [[ "$smoke" == 1 || -z "$out" ]]; then
+      stop_server
+      exit 1
+    fi
+  else
+    [[ "$smoke" == 1 ]] || cat "$work/load.log" >&2
   fi
-  [[ "$smoke" == 1 ]] || cat "$work/load.log" >&2
   stop_server
   if [[ "$smoke" == 1 ]]; then  # CI's machine need not have jq
     echo "$out" >>"$work/this_run.jsonl"
     return
   fi
   jq -c --arg server "$server" --arg case "$c" --argjson rep "$rep" --arg load "$load_avg" \
-    '. + {server: $server, case: $case, rep: $rep, loadavg_before: $load}' <<<"$out" >>"$work/this_run.jsonl"
+    '. + {server: $server, case: $case, rep: $rep, loadavg_before: $load}' <<<"$out" | tee -a "$results" >>"$work/this_run.jsonl"
 }
 
 : >"$work/this_run.jsonl"
@@ -187,7 +196,6 @@ for rep in $(seq "$reps"); do
     done
   done
 done
-cat "$work/this_run.jsonl" >>"$results"
 
 if [[ "$smoke" == 1 ]]; then
   echo "bench/serve: ok ($(wc -l <"$work/this_run.jsonl") measurements, no failures)"
@@ -197,23 +205,25 @@ fi
 echo
 echo "Median of $reps repetition(s) (server CPU = the server process's utime + stime per run; RSS growth = what it keeps per finished run):"
 echo
-echo "| server | case | runs | runs/s | p50 ms | p99 ms | server CPU µs/run | client CPU µs/run | server RSS after MiB | RSS growth KiB/run |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
+echo "| server | case | runs | runs/s | p50 ms | p99 ms | server CPU µs/run | client CPU µs/run | server RSS after MiB | RSS growth KiB/run | failed runs (all reps) |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
 jq -rs '
   def median: sort | .[(length - 1) / 2 | floor];
   map(select(.mode == "runs")) | group_by([.case, .server]) | .[] |
   "| \(.[0].server) | \(.[0].case) | \(.[0].runs) | \(map(.runs_per_s) | median | floor) | " +
   "\(map(.p50_ms) | median * 10 | round / 10) | \(map(.p99_ms) | median * 10 | round / 10) | " +
   "\(map(.server_cpu_us_per_run) | median | round) | \(map(.client_cpu_us_per_run) | median | round) | " +
-  "\(map(.server_rss_after_kib) | median / 1024 | round) | \(map(.rss_growth_per_run_kib) | median * 10 | round / 10) |"
+  "\(map(.server_rss_after_kib) | median / 1024 | round) | \(map(.rss_growth_per_run_kib) | median * 10 | round / 10) | " +
+  "\(map(.failed) | add) |"
 ' "$work/this_run.jsonl"
 echo
-echo "| server | memory case | K | server RSS before MiB | KiB per item |"
-echo "|---|---|---|---|---|"
+echo "| server | memory case | K | server RSS before MiB | KiB per item | failed (all reps) |"
+echo "|---|---|---|---|---|---|"
 jq -rs '
   def median: sort | .[(length - 1) / 2 | floor];
   map(select(.mode != "runs")) | group_by([.case, .server]) | .[] |
   "| \(.[0].server) | \(if .[0].mode == "hold" then "open stream (run held in flight)" else "parked run (waiting for a person)" end) | " +
   "\(.[0].runs) | \(map(.server_rss_before_kib) | median / 1024 | round) | " +
-  "\(map(if .mode == "hold" then .rss_per_open_stream_kib else .rss_growth_per_run_kib end) | median * 10 | round / 10) |"
+  "\(map(if .mode == "hold" then .rss_per_open_stream_kib else .rss_growth_per_run_kib end) | median * 10 | round / 10) | " +
+  "\(map(.failed) | add) |"
 ' "$work/this_run.jsonl"
