@@ -17,11 +17,12 @@
 //   Reported: runs/s, p50/p99/max latency, the server's CPU per run
 //   (utime + stime from /proc/PID/stat over the measured phase), its RSS
 //   before and after, and this process's CPU per run.
-// --mode hold: memory per open stream. Opens N streams at once on runs
-//   that hold in their first step for H ms (input "hold_ms"); once every
-//   stream has its first event (metadata) and S ms more have passed, the
-//   server's RSS against the RSS before: KiB per open stream (the stream's
-//   connection and its run in flight). Then waits for all to end.
+// --mode hold: memory per open stream. Opens N streams (50 connecting at a
+//   time) on runs that hold in their first step for H ms (input "hold_ms");
+//   once every stream has its first event (metadata) and S ms more have
+//   passed, the server's RSS against the RSS before, divided by the streams
+//   open: KiB per open stream (the stream's connection and its run in
+//   flight). Then waits for all to end.
 // --mode park: memory per parked run. Makes N runs of a graph that pauses
 //   for a person (C at a time, runs/wait); each must end interrupted. The
 //   server's RSS S ms after the last against the RSS before: KiB per parked
@@ -349,28 +350,37 @@ int main(int argc, char** argv) {
     report["server_threads"] = before.threads;
 
     if (o.mode == "hold") {
-      // Every stream opens at once; a monitor samples the server once all
-      // have their first event, before any run can have ended.
+      // Streams open 50 at a time (each waits for the one before it to
+      // have its first event: neither server's listen backlog is what is
+      // measured); a monitor samples the server once every stream is open
+      // (or has failed), before any held run can have ended.
       phase p(o.runs);
       proc_sample open{};
       long opened_at_sample = 0;
       bool sampled = false;
       const auto started = clock_type::now();
-      asio::co_spawn(io, [&]() -> asio::awaitable<void> {
-        asio::steady_timer timer(co_await asio::this_coro::executor);
-        while (p.opened.load() < p.total && p.finished.load() == 0) {
-          timer.expires_after(std::chrono::milliseconds(20));
-          co_await timer.async_wait(asio::use_awaitable);
-        }
-        timer.expires_after(std::chrono::milliseconds(o.settle_ms));
+      auto pause = [](long ms) -> asio::awaitable<void> {
+        asio::steady_timer timer(co_await asio::this_coro::executor, std::chrono::milliseconds(ms));
         co_await timer.async_wait(asio::use_awaitable);
+      };
+      asio::co_spawn(io, [&]() -> asio::awaitable<void> {
+        for (long launched = 0; launched < p.total; ++launched) {
+          while (launched - p.opened.load() - p.failed >= 50) co_await pause(2);
+          asio::co_spawn(co_await asio::this_coro::executor, worker(l, p, true), asio::detached);
+        }
+      }, asio::detached);
+      asio::co_spawn(io, [&]() -> asio::awaitable<void> {
+        auto ended_ok = [&] { return p.finished.load() - p.failed > 0; };
+        while (p.opened.load() + p.failed < p.total && !ended_ok()) co_await pause(20);
+        co_await pause(o.settle_ms);
         opened_at_sample = p.opened.load();
-        if (p.finished.load() == 0) {
+        if (!ended_ok()) {
           open = sample_process(o.server_pid);
           sampled = true;
         }
       }, asio::detached);
-      run_phase(io, l, p, o.runs, true);
+      io.run();
+      io.restart();
       failed = p.failed;
       const double open_s = std::chrono::duration<double>(clock_type::now() - started).count();
       if (!sampled) {
@@ -378,7 +388,8 @@ int main(int argc, char** argv) {
                   << " were): raise --hold-ms\n";
         ++failed;
       }
-      const double per_stream = double(open.rss_kib - before.rss_kib) / double(o.runs);
+      const double per_stream =
+          sampled && opened_at_sample > 0 ? double(open.rss_kib - before.rss_kib) / double(opened_at_sample) : 0.0;
       report["streams_open_at_sample"] = opened_at_sample;
       report["server_rss_open_kib"] = open.rss_kib;
       report["rss_per_open_stream_kib"] = per_stream;
@@ -387,7 +398,7 @@ int main(int argc, char** argv) {
       report["failures"] = to_object(p.failures);
       std::cout << json::serialize(report) << std::endl;
       std::fprintf(stderr, "%s hold: %ld streams open on runs held %ld ms: server RSS %.1f -> %.1f MiB, %.2f KiB per "
-                   "open stream; failures %ld\n", o.label.c_str(), o.runs, o.hold_ms, before.rss_kib / 1024.0,
+                   "open stream; failures %ld\n", o.label.c_str(), opened_at_sample, o.hold_ms, before.rss_kib / 1024.0,
                    open.rss_kib / 1024.0, per_stream, failed);
       return failed == 0 ? 0 : 1;
     }
