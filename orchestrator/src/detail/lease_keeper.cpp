@@ -38,14 +38,21 @@ void lease_keeper::release() {
 
 // Renews a few times per lease while a run holds one. The coroutine holds
 // the keeper (its frame keeps `self`), so the store outlives the renewals.
+// A release() that cancels the timer and a hold() that comes before this
+// coroutine resumes wake it early: it then waits for the renewal that is
+// due, instead of renewing at once (a store's renew() walks its runs, and
+// runs that start and end one after another did that once per run).
 asio::awaitable<void> lease_keeper::keep() {
   auto self = shared_from_this();
   asio::steady_timer timer(co_await asio::this_coro::executor);
   timer_ = &timer;
+  auto due = std::chrono::steady_clock::now() + lease_ / 3;
   while (holders_ > 0) {
-    timer.expires_after(lease_ / 3);
+    timer.expires_at(due);
     co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
     if (holders_ == 0) break;
+    if (std::chrono::steady_clock::now() < due) continue;  // woken early: not due yet
+    due = std::chrono::steady_clock::now() + lease_ / 3;
     try {
       co_await store_->renew(owner_, lease_);
     } catch (const std::exception& e) {
