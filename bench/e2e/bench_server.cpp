@@ -371,7 +371,10 @@ asio::awaitable<net::server_response> serve(net::server_request& request, const 
     asio::steady_timer timer(co_await asio::this_coro::executor, options.latency);
     co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
   }
-  co_return net::server_response{.status = r.status, .body = std::move(r.body)};
+  net::server_response answer;
+  answer.status = r.status;
+  answer.body = std::move(r.body);
+  co_return answer;
 }
 
 // As many connections as the load program opens (10,000 in case 4),

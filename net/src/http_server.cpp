@@ -294,20 +294,23 @@ asio::awaitable<bool> write_whole(Stream& stream, server_response& response, uns
   co_return !ec;
 }
 
+// Writes a streamed (chunked) answer; true when it went out whole, so the
+// connection can serve the next request.
 template <class Stream>
-asio::awaitable<void> write_streamed(Stream& stream, server_response& response, unsigned version,
+asio::awaitable<bool> write_streamed(Stream& stream, server_response& response, unsigned version, bool keep_alive,
                                      std::chrono::milliseconds timeout) {
   http::response<http::empty_body> head{static_cast<http::status>(response.status), version};
   for (auto& [name, value] : response.headers) head.insert(name, value);
   head.chunked(true);
-  head.keep_alive(false);
+  head.keep_alive(keep_alive);
   http::response_serializer<http::empty_body> serializer{head};
   lowest_tcp(stream).expires_after(timeout);
   auto [ec, n] = co_await http::async_write_header(stream, serializer, use_tuple);
-  if (ec) co_return;
+  if (ec) co_return false;
   chunk_writer<Stream> writer(stream, lowest_tcp(stream), timeout);
   co_await response.stream(writer);
   co_await writer.finish();
+  co_return !writer.broken();
 }
 
 // One connection: requests read and answered one after another.
@@ -358,11 +361,14 @@ asio::awaitable<void> serve_connection(std::shared_ptr<http_server::impl> server
       if (!keep || writer.broken() || server->stopped) co_return;
       continue;
     }
-    if (response.stream) {
-      co_await write_streamed(stream, response, version, opts.write_timeout);
-      co_return;
-    }
     keep_alive = keep_alive && !response.close && !server->stopped;
+    if (response.stream) {
+      // HTTP/1.1 chunking frames the body, so the connection outlives it.
+      const bool whole = co_await write_streamed(stream, response, version, keep_alive && version >= 11,
+                                                 opts.write_timeout);
+      if (!whole || !keep_alive || version < 11 || server->stopped) co_return;
+      continue;
+    }
     if (!co_await write_whole(stream, response, version, keep_alive, opts.write_timeout) || !keep_alive) co_return;
   }
 }

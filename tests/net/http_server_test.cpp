@@ -576,7 +576,7 @@ TEST_F(HttpServer, AHandlerThatThrowsBeforeItsFirstSuspensionGets500Too) {
 
 // --- streamed responses ---------------------------------------------------------------
 
-TEST_F(HttpServer, AStreamArrivesChunkedInOrderAndTheConnectionClosesAfterIt) {
+TEST_F(HttpServer, AStreamArrivesChunkedInOrderAndTheConnectionServesTheNextRequest) {
   const std::vector<std::string> pieces{"data: one\n\n", "data: two\n\n", "", "data: three\n\n"};
   running_server server({}, [&pieces](server_request&) -> asio::awaitable<server_response> {
     server_response answer = answer_with(200, "ignored", {{"Content-Type", "text/event-stream"}});
@@ -606,10 +606,20 @@ TEST_F(HttpServer, AStreamArrivesChunkedInOrderAndTheConnectionClosesAfterIt) {
   EXPECT_EQ(answer.result_int(), 200);
   EXPECT_TRUE(answer.chunked());
   EXPECT_EQ(answer[http::field::content_type], "text/event-stream");
-  EXPECT_FALSE(answer.keep_alive());
+  EXPECT_TRUE(answer.keep_alive());
   EXPECT_EQ(answer.body(), "data: one\n\ndata: two\n\ndata: three\n\n");
   // One chunk per non-empty write, in order, then the last chunk.
   EXPECT_THAT(chunk_sizes, ::testing::ElementsAre(11u, 11u, 13u, 0u));
+
+  // Chunking framed the body: the same connection takes the next request,
+  // and one that asks to close is the last.
+  auto last = make_request(http::verb::get, "/events");
+  last.set(http::field::connection, "close");
+  http::write(socket, last);
+  http::response_parser<http::string_body> second;
+  http::read(socket, buffer, second);
+  EXPECT_EQ(second.get().body(), "data: one\n\ndata: two\n\ndata: three\n\n");
+  EXPECT_FALSE(second.get().keep_alive());
   EXPECT_TRUE(closed_by_server(socket, buffer));
 }
 

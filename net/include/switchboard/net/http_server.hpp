@@ -114,7 +114,9 @@ struct server_response {
   std::string body;
   // Set: the body is streamed (chunked transfer encoding): after the head
   // is sent, this writes the body piece by piece and completes when it is
-  // done (`body` is ignored). The connection closes after a stream.
+  // done (`body` is ignored). A stream that went out whole leaves the
+  // connection open for the next request (HTTP/1.1 keep-alive); one that
+  // did not closes it.
   std::function<boost::asio::awaitable<void>(response_stream&)> stream;
   bool close = false;  // close the connection after this response
   // Set: the server writes nothing of its own; this writes the whole answer
