@@ -16,8 +16,11 @@ set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
+echo "== setting up (scripts/setup.sh)"
 "$root/scripts/setup.sh" >/dev/null
+echo "== building switchboard and the sample's plugin (the first build takes 10-20 minutes on 2 cores)"
 cmake -S "$root" -B "$root/build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build "$root/build" -j "$(nproc)" --target switchboard_cli switchboard_scheduling_plugin >/dev/null
+cmake --build "$root/build" -j "$(nproc)" --target switchboard_cli switchboard_scheduling_plugin
 
+echo "== serving the sample: open the address below in a browser (Ctrl-C stops)"
 exec "$root/build/bin/switchboard" serve "$root/examples/scheduling" "$@"
