@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <tuple>
 
 namespace switchboard::server {
 
@@ -149,26 +150,71 @@ void catalog::add_system_assistant(assistant_record a) {
   assistants_[a.assistant_id] = std::move(a);
 }
 
+namespace {
+
+// The maps of records, one per kind, read and changed the same way.
+template <class Record>
+std::optional<Record> find_record(const std::map<std::string, Record>& records, const std::string& id) {
+  const auto it = records.find(id);
+  if (it == records.end()) return std::nullopt;
+  return it->second;
+}
+
+template <class Record, class Keep>
+std::vector<Record> records_where(const std::map<std::string, Record>& records, const Keep& keep) {
+  std::vector<Record> out;
+  for (const auto& [id, r] : records)
+    if (keep(r)) out.push_back(r);
+  return out;
+}
+
+// Stores `r` as the next version of the record `id`.
+template <class Record>
+void store_next_version(std::map<std::string, Record>& records, const std::string& id, Record& r) {
+  auto& slot = records[id];
+  r.version = slot.version + 1;
+  slot = r;
+}
+
+template <class Record, class Change>
+std::optional<Record> change_record(std::map<std::string, Record>& records, const std::string& id,
+                                    const Change& change) {
+  const auto it = records.find(id);
+  if (it == records.end()) return std::nullopt;
+  auto copy = it->second;
+  if (!change(copy)) return std::nullopt;
+  copy.version = it->second.version + 1;
+  copy.updated_at = now_iso8601();
+  it->second = copy;
+  return copy;
+}
+
+constexpr auto any = [](const auto&) { return true; };
+
+// Oldest first: by creation time, then by id (time-ordered within a millisecond).
+std::vector<run_record> oldest_first(std::vector<run_record> runs) {
+  std::ranges::sort(runs, [](const run_record& a, const run_record& b) {
+    return std::tie(a.created_at, a.run_id) < std::tie(b.created_at, b.run_id);
+  });
+  return runs;
+}
+
+}  // namespace
+
 std::optional<assistant_record> catalog::assistant(const std::string& id) const {
   std::scoped_lock lock(mutex_);
-  const auto it = assistants_.find(id);
-  if (it == assistants_.end()) return std::nullopt;
-  return it->second;
+  return find_record(assistants_, id);
 }
 
 std::vector<assistant_record> catalog::assistants() const {
   std::scoped_lock lock(mutex_);
-  std::vector<assistant_record> out;
-  for (const auto& [id, a] : assistants_) out.push_back(a);
-  return out;
+  return records_where(assistants_, any);
 }
 
 boost::asio::awaitable<void> catalog::save(assistant_record a) {
   {
     std::scoped_lock lock(mutex_);
-    auto& slot = assistants_[a.assistant_id];
-    a.version = slot.version + 1;
-    slot = a;
+    store_next_version(assistants_, a.assistant_id, a);
   }
   json::object entry{{"kind", "assistant"}, {"record", to_json(a)}};
   co_await append(std::move(entry));
@@ -176,27 +222,20 @@ boost::asio::awaitable<void> catalog::save(assistant_record a) {
 
 std::optional<thread_record> catalog::thread(const std::string& id) const {
   std::scoped_lock lock(mutex_);
-  const auto it = threads_.find(id);
-  if (it == threads_.end()) return std::nullopt;
-  return it->second;
+  return find_record(threads_, id);
 }
 
 std::vector<thread_record> catalog::threads() const {
   std::scoped_lock lock(mutex_);
-  std::vector<thread_record> out;
-  for (const auto& [id, t] : threads_) out.push_back(t);
-  return out;
+  return records_where(threads_, any);
 }
 
 boost::asio::awaitable<void> catalog::save(thread_record t) {
   {
     std::scoped_lock lock(mutex_);
-    auto& slot = threads_[t.thread_id];
-    t.version = slot.version + 1;
-    slot = t;
+    store_next_version(threads_, t.thread_id, t);
   }
-  json::object entry{{"kind", "thread"}, {"record", to_json(t)}};
-  co_await append(std::move(entry));
+  co_await write(t);
 }
 
 boost::asio::awaitable<void> catalog::erase_thread(const std::string& id) {
@@ -211,37 +250,25 @@ boost::asio::awaitable<void> catalog::erase_thread(const std::string& id) {
 
 std::optional<run_record> catalog::run(const std::string& id) const {
   std::scoped_lock lock(mutex_);
-  const auto it = runs_.find(id);
-  if (it == runs_.end()) return std::nullopt;
-  return it->second;
+  return find_record(runs_, id);
 }
 
 std::vector<run_record> catalog::runs_of(const std::string& thread_id) const {
   std::scoped_lock lock(mutex_);
-  std::vector<run_record> out;
-  for (const auto& [id, r] : runs_)
-    if (r.thread_id == thread_id) out.push_back(r);
-  std::ranges::sort(out, {}, &run_record::created_at);
-  return out;
+  return oldest_first(records_where(runs_, [&](const run_record& r) { return r.thread_id == thread_id; }));
 }
 
 std::vector<run_record> catalog::runs() const {
   std::scoped_lock lock(mutex_);
-  std::vector<run_record> out;
-  for (const auto& [id, r] : runs_) out.push_back(r);
-  std::ranges::sort(out, {}, &run_record::created_at);
-  return out;
+  return oldest_first(records_where(runs_, any));
 }
 
 boost::asio::awaitable<void> catalog::save(run_record r) {
   {
     std::scoped_lock lock(mutex_);
-    auto& slot = runs_[r.run_id];
-    r.version = slot.version + 1;
-    slot = r;
+    store_next_version(runs_, r.run_id, r);
   }
-  json::object entry{{"kind", "run"}, {"record", to_json(r)}};
-  co_await append(std::move(entry));
+  co_await write(r);
 }
 
 boost::asio::awaitable<void> catalog::erase_run(const std::string& id) {
@@ -256,26 +283,12 @@ boost::asio::awaitable<void> catalog::erase_run(const std::string& id) {
 std::optional<thread_record> catalog::change_thread(const std::string& id,
                                                    const std::function<bool(thread_record&)>& change) {
   std::scoped_lock lock(mutex_);
-  const auto it = threads_.find(id);
-  if (it == threads_.end()) return std::nullopt;
-  auto copy = it->second;
-  if (!change(copy)) return std::nullopt;
-  copy.version = it->second.version + 1;
-  copy.updated_at = now_iso8601();
-  it->second = copy;
-  return copy;
+  return change_record(threads_, id, change);
 }
 
 std::optional<run_record> catalog::change_run(const std::string& id, const std::function<bool(run_record&)>& change) {
   std::scoped_lock lock(mutex_);
-  const auto it = runs_.find(id);
-  if (it == runs_.end()) return std::nullopt;
-  auto copy = it->second;
-  if (!change(copy)) return std::nullopt;
-  copy.version = it->second.version + 1;
-  copy.updated_at = now_iso8601();
-  it->second = copy;
-  return copy;
+  return change_record(runs_, id, change);
 }
 
 boost::asio::awaitable<void> catalog::write(const thread_record& t) {

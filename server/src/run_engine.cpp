@@ -386,6 +386,20 @@ boost::asio::awaitable<std::optional<orch::workflow_state>> run_engine::state_of
 // Starts, resumes or continues the run's hub run, whichever its record and
 // the stored state say is next (after a restart too), and awaits it.
 boost::asio::awaitable<void> run_engine::execute(std::string run_id) {
+  {
+    std::scoped_lock lock(mutex_);
+    if (shutting_down_) co_return;  // still `running` or `pending`: the next start carries it on
+    ++executing_;
+  }
+  // Counted until it returns, so a shutdown waits for every run that began,
+  // whether or not its hub run has a handle yet.
+  struct executing_guard {
+    run_engine& engine;
+    ~executing_guard() {
+      std::scoped_lock lock(engine.mutex_);
+      --engine.executing_;
+    }
+  } guard{*this};
   auto run = records_.run(run_id);
   if (!run) co_return;
   auto& workflow = workflow_of(run->graph_id);
@@ -439,13 +453,15 @@ boost::asio::awaitable<void> run_engine::execute(std::string run_id) {
   orch::workflow_state final_state;
   if (handle) {
     std::string pending_action;
+    bool stopping = false;
     {
       std::scoped_lock lock(mutex_);
       handles_.insert_or_assign(run_id, *handle);
       if (const auto it = cancel_actions_.find(run_id); it != cancel_actions_.end()) pending_action = it->second;
+      stopping = interrupting_;
     }
     if (pending_action == "rollback") handle->cancel();
-    else if (!pending_action.empty()) handle->interrupt();
+    else if (!pending_action.empty() || stopping) handle->interrupt();
     bool refused = false;
     try {
       final_state = co_await handle->async_wait();
@@ -661,27 +677,26 @@ boost::asio::awaitable<void> run_engine::shutdown(std::chrono::milliseconds grac
     shutting_down_ = true;
   }
   auto timer = asio::steady_timer(co_await asio::this_coro::executor);
-  const auto deadline = std::chrono::steady_clock::now() + grace;
-  auto running = [&] {
+  auto executing = [&] {
     std::scoped_lock lock(mutex_);
-    return !handles_.empty();
+    return executing_ > 0;
   };
-  while (running() && std::chrono::steady_clock::now() < deadline) {
-    timer.expires_after(std::chrono::milliseconds(50));
+  auto pause = [&](std::chrono::milliseconds how_long) -> asio::awaitable<void> {
+    timer.expires_after(how_long);
     co_await timer.async_wait(asio::use_awaitable);
-  }
+  };
+  const auto deadline = std::chrono::steady_clock::now() + grace;
+  while (executing() && std::chrono::steady_clock::now() < deadline) co_await pause(std::chrono::milliseconds(50));
+  // The grace is over: stop the rest between steps. A run whose handle
+  // comes later stops itself (interrupting_).
   std::vector<orch::workflow_handle> left;
   {
     std::scoped_lock lock(mutex_);
+    interrupting_ = true;
     for (auto& [id, h] : handles_) left.push_back(h);
   }
   for (auto& h : left) h.interrupt();
-  for (auto& h : left) co_await h.async_wait();
-  // Let the finishing coroutines write their last records.
-  while (running()) {
-    timer.expires_after(std::chrono::milliseconds(20));
-    co_await timer.async_wait(asio::use_awaitable);
-  }
+  while (executing()) co_await pause(std::chrono::milliseconds(20));
 }
 
 }  // namespace switchboard::server

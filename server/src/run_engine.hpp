@@ -127,7 +127,9 @@ class run_engine {
   std::map<std::string, std::shared_ptr<sink>> sinks_;           // by hub run id
   std::map<std::string, orchestrator::workflow_handle> handles_;  // by API run id
   std::map<std::string, std::string> cancel_actions_;            // by API run id
-  bool shutting_down_ = false;
+  bool shutting_down_ = false;   // no run starts any more
+  bool interrupting_ = false;    // the grace is over: running runs stop between steps
+  int executing_ = 0;            // execute() coroutines in progress
 };
 
 }  // namespace switchboard::server
