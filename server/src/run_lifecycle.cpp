@@ -1,0 +1,152 @@
+// The run engine's controls beside creating and executing runs: cancelling
+// one, waiting for one to end, and the server's start-up (carry on what was
+// running) and shutdown (a grace period, then stop between steps).
+#include "run_engine.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+namespace switchboard::server {
+
+namespace asio = boost::asio;
+namespace orch = switchboard::orchestrator;
+
+namespace {
+
+bool is_terminal(std::string_view status) {
+  return status == "success" || status == "error" || status == "timeout" || status == "interrupted";
+}
+
+}  // namespace
+
+boost::asio::awaitable<void> run_engine::cancel(std::string thread_id, std::string run_id, std::string action,
+                                                bool wait) {
+  if (action.empty()) action = "interrupt";
+  if (action != "interrupt" && action != "rollback") throw api_error(422, "action must be interrupt or rollback");
+  const auto run = records_.run(run_id);
+  if (!run || run->thread_id != thread_id) throw api_error(404, "Run " + run_id + " not found");
+  if (is_terminal(run->status)) throw api_error(409, "Run " + run_id + " has already ended (" + run->status + ")");
+
+  bool was_waiting = false;
+  std::optional<orch::workflow_handle> handle;
+  {
+    std::scoped_lock lock(mutex_);
+    auto& slot = threads_[thread_id];
+    if (const auto it = std::ranges::find(slot.waiting, run_id); it != slot.waiting.end()) {
+      slot.waiting.erase(it);
+      was_waiting = true;
+    } else {
+      cancel_actions_[run_id] = action;
+      if (const auto it = handles_.find(run_id); it != handles_.end()) handle = it->second;
+    }
+  }
+  if (was_waiting) {
+    if (action == "rollback") {
+      co_await records_.erase_run(run_id);
+      co_await feed_->erase(run_id);
+    } else {
+      if (const auto changed = records_.change_run(run_id, [](run_record& r) {
+        r.status = "interrupted";
+        return true;
+      }))
+        co_await records_.write(*changed);
+      co_await end_stream(run_id);
+    }
+    if (!thread_active(thread_id))
+      if (const auto changed = records_.change_thread(thread_id, [](thread_record& t) {
+        if (t.status == "busy") t.status = "idle";
+        return true;
+      }))
+        co_await records_.write(*changed);
+    co_return;
+  }
+  if (handle) {
+    if (action == "rollback") handle->cancel();
+    else handle->interrupt();
+  }
+  if (wait) {
+    std::function<asio::awaitable<bool>()> keep_waiting = []() -> asio::awaitable<bool> { co_return true; };
+    co_await wait_for_end(run_id, std::chrono::seconds(1), std::move(keep_waiting));
+  }
+}
+
+boost::asio::awaitable<bool> run_engine::wait_for_end(std::string run_id, std::chrono::milliseconds interval,
+                                                      std::function<asio::awaitable<bool>()> tick) {
+  std::int64_t after = 0;
+  for (;;) {
+    auto events = co_await feed_->wait(run_id, after, 256, interval);
+    if (events.empty()) {
+      if (!records_.run(run_id)) co_return false;  // rolled back: nothing will come
+      if (!co_await tick()) co_return false;
+      continue;
+    }
+    for (const auto& e : events) {
+      after = e.position;
+      if (split_record(e.event).name == end_of_run) co_return true;
+    }
+  }
+}
+
+boost::asio::awaitable<void> run_engine::recover() {
+  std::vector<std::string> resumed;
+  {
+    std::scoped_lock lock(mutex_);
+    for (const auto& run : records_.runs()) {  // oldest first
+      if (run.status != "running" && run.status != "pending") continue;
+      auto& slot = threads_[run.thread_id];
+      if (run.status == "running" && slot.active.empty()) {
+        slot.active = run.run_id;
+        resumed.push_back(run.run_id);
+      } else {
+        slot.waiting.push_back(run.run_id);
+      }
+    }
+  }
+  for (const auto& id : resumed) {
+    spdlog::info("serve: run {} was running when the server stopped; it continues", id);
+    asio::co_spawn(executor_, execute(id), asio::detached);
+  }
+  std::vector<std::string> idle_threads;
+  {
+    std::scoped_lock lock(mutex_);
+    for (const auto& [id, slot] : threads_)
+      if (slot.active.empty() && !slot.waiting.empty()) idle_threads.push_back(id);
+  }
+  for (const auto& id : idle_threads) start_next(id);
+  co_return;
+}
+
+boost::asio::awaitable<void> run_engine::shutdown(std::chrono::milliseconds grace) {
+  {
+    std::scoped_lock lock(mutex_);
+    shutting_down_ = true;
+  }
+  auto timer = asio::steady_timer(co_await asio::this_coro::executor);
+  auto executing = [&] {
+    std::scoped_lock lock(mutex_);
+    return executing_ > 0;
+  };
+  auto pause = [&](std::chrono::milliseconds how_long) -> asio::awaitable<void> {
+    timer.expires_after(how_long);
+    co_await timer.async_wait(asio::use_awaitable);
+  };
+  const auto deadline = std::chrono::steady_clock::now() + grace;
+  while (executing() && std::chrono::steady_clock::now() < deadline) co_await pause(std::chrono::milliseconds(50));
+  // The grace is over: stop the rest between steps. A run whose handle
+  // comes later stops itself (interrupting_).
+  std::vector<orch::workflow_handle> left;
+  {
+    std::scoped_lock lock(mutex_);
+    interrupting_ = true;
+    for (auto& [id, h] : handles_) left.push_back(h);
+  }
+  for (auto& h : left) h.interrupt();
+  while (executing()) co_await pause(std::chrono::milliseconds(20));
+}
+
+}  // namespace switchboard::server
