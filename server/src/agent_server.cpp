@@ -156,7 +156,11 @@ agent_server::agent_server(asio::any_io_executor executor, serve_options options
   if (!s.options.auth_token.empty()) s.token_digest = sha256(s.options.auth_token);
   s.store = host::open_store(s.options.store_url);
   s.feed = host::open_event_feed(s.options.store_url);
-  s.records = std::make_unique<catalog>(s.feed);
+  // The memory store outlives nothing: a journal there would only be a
+  // second copy of the catalog.
+  const bool durable = s.options.store_url.empty() ||
+                       host::parse_store_url(s.options.store_url).scheme != host::store_url::backend::memory;
+  s.records = std::make_unique<catalog>(s.feed, durable);
   std::vector<served_workflow*> served;
   for (const auto& settings : s.options.workflows) {
     auto w = std::make_unique<served_workflow>();

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <ctime>
 #include <tuple>
+#include <type_traits>
 
 namespace switchboard::server {
 
@@ -81,6 +82,18 @@ run_record run_from(const json::object& o) {
           .result = value(o, "result"), .version = version_of(o)};
 }
 
+kept_record kept(const thread_record& t) { return {json::serialize(to_json(t)), t.version, t.thread_id}; }
+kept_record kept(const run_record& r) { return {json::serialize(to_json(r)), r.version, r.thread_id}; }
+
+// The catalog wrote every kept text itself: it is always an object.
+json::object object_of(const kept_record& k) { return json::parse(k.json).as_object(); }
+
+template <class Record>
+Record unpack(const kept_record& k) {
+  if constexpr (std::is_same_v<Record, thread_record>) return thread_from(object_of(k));
+  else return run_from(object_of(k));
+}
+
 // Keeps `incoming` unless the map holds a newer version of it.
 template <class Record, class Key>
 void keep_newest(std::map<std::string, Record>& records, const Key& id, Record incoming) {
@@ -102,7 +115,8 @@ std::string now_iso8601() {
   return out;
 }
 
-catalog::catalog(std::shared_ptr<orchestrator::event_feed> feed) : feed_(std::move(feed)) {}
+catalog::catalog(std::shared_ptr<orchestrator::event_feed> feed, bool journaled)
+    : feed_(std::move(feed)), journaled_(journaled) {}
 
 boost::asio::awaitable<void> catalog::load() {
   std::int64_t after = 0;
@@ -125,8 +139,8 @@ boost::asio::awaitable<void> catalog::load() {
       const auto kind = text(o, "kind");
       const auto record = object(o, "record");
       if (kind == "assistant") keep_newest(assistants_, text(record, "assistant_id"), assistant_from(record));
-      else if (kind == "thread") keep_newest(threads_, text(record, "thread_id"), thread_from(record));
-      else if (kind == "run") keep_newest(runs_, text(record, "run_id"), run_from(record));
+      else if (kind == "thread") keep_newest(threads_, text(record, "thread_id"), kept(thread_from(record)));
+      else if (kind == "run") keep_newest(runs_, text(record, "run_id"), kept(run_from(record)));
       else if (kind == "thread_deleted") threads_.erase(text(o, "id"));
       else if (kind == "run_deleted") runs_.erase(text(o, "id"));
     }
@@ -139,6 +153,7 @@ boost::asio::awaitable<void> catalog::load() {
 }
 
 boost::asio::awaitable<void> catalog::append(json::object entry) {
+  if (!journaled_) co_return;
   std::string key(journal_key);  // g++ 12: named before co_await
   std::string text = json::serialize(entry);
   co_await feed_->append(std::move(key), std::move(text));
@@ -160,11 +175,26 @@ std::optional<Record> find_record(const std::map<std::string, Record>& records, 
   return it->second;
 }
 
+template <class Record>
+std::optional<Record> find_kept(const std::map<std::string, kept_record>& records, const std::string& id) {
+  const auto it = records.find(id);
+  if (it == records.end()) return std::nullopt;
+  return unpack<Record>(it->second);
+}
+
 template <class Record, class Keep>
 std::vector<Record> records_where(const std::map<std::string, Record>& records, const Keep& keep) {
   std::vector<Record> out;
   for (const auto& [id, r] : records)
     if (keep(r)) out.push_back(r);
+  return out;
+}
+
+template <class Record, class Keep>
+std::vector<Record> unpacked_where(const std::map<std::string, kept_record>& records, const Keep& keep) {
+  std::vector<Record> out;
+  for (const auto& [id, k] : records)
+    if (keep(k)) out.push_back(unpack<Record>(k));
   return out;
 }
 
@@ -176,17 +206,24 @@ void store_next_version(std::map<std::string, Record>& records, const std::strin
   slot = r;
 }
 
+template <class Record>
+void keep_next_version(std::map<std::string, kept_record>& records, const std::string& id, Record& r) {
+  auto& slot = records[id];
+  r.version = slot.version + 1;
+  slot = kept(r);
+}
+
 template <class Record, class Change>
-std::optional<Record> change_record(std::map<std::string, Record>& records, const std::string& id,
-                                    const Change& change) {
+std::optional<Record> change_kept(std::map<std::string, kept_record>& records, const std::string& id,
+                                  const Change& change) {
   const auto it = records.find(id);
   if (it == records.end()) return std::nullopt;
-  auto copy = it->second;
-  if (!change(copy)) return std::nullopt;
-  copy.version = it->second.version + 1;
-  copy.updated_at = now_iso8601();
-  it->second = copy;
-  return copy;
+  auto record = unpack<Record>(it->second);
+  if (!change(record)) return std::nullopt;
+  record.version = it->second.version + 1;
+  record.updated_at = now_iso8601();
+  it->second = kept(record);
+  return record;
 }
 
 constexpr auto any = [](const auto&) { return true; };
@@ -222,18 +259,18 @@ boost::asio::awaitable<void> catalog::save(assistant_record a) {
 
 std::optional<thread_record> catalog::thread(const std::string& id) const {
   std::scoped_lock lock(mutex_);
-  return find_record(threads_, id);
+  return find_kept<thread_record>(threads_, id);
 }
 
 std::vector<thread_record> catalog::threads() const {
   std::scoped_lock lock(mutex_);
-  return records_where(threads_, any);
+  return unpacked_where<thread_record>(threads_, any);
 }
 
 boost::asio::awaitable<void> catalog::save(thread_record t) {
   {
     std::scoped_lock lock(mutex_);
-    store_next_version(threads_, t.thread_id, t);
+    keep_next_version(threads_, t.thread_id, t);
   }
   co_await write(t);
 }
@@ -250,23 +287,23 @@ boost::asio::awaitable<void> catalog::erase_thread(const std::string& id) {
 
 std::optional<run_record> catalog::run(const std::string& id) const {
   std::scoped_lock lock(mutex_);
-  return find_record(runs_, id);
+  return find_kept<run_record>(runs_, id);
 }
 
 std::vector<run_record> catalog::runs_of(const std::string& thread_id) const {
   std::scoped_lock lock(mutex_);
-  return oldest_first(records_where(runs_, [&](const run_record& r) { return r.thread_id == thread_id; }));
+  return oldest_first(unpacked_where<run_record>(runs_, [&](const kept_record& r) { return r.thread_id == thread_id; }));
 }
 
 std::vector<run_record> catalog::runs() const {
   std::scoped_lock lock(mutex_);
-  return oldest_first(records_where(runs_, any));
+  return oldest_first(unpacked_where<run_record>(runs_, any));
 }
 
 boost::asio::awaitable<void> catalog::save(run_record r) {
   {
     std::scoped_lock lock(mutex_);
-    store_next_version(runs_, r.run_id, r);
+    keep_next_version(runs_, r.run_id, r);
   }
   co_await write(r);
 }
@@ -283,12 +320,12 @@ boost::asio::awaitable<void> catalog::erase_run(const std::string& id) {
 std::optional<thread_record> catalog::change_thread(const std::string& id,
                                                    const std::function<bool(thread_record&)>& change) {
   std::scoped_lock lock(mutex_);
-  return change_record(threads_, id, change);
+  return change_kept<thread_record>(threads_, id, change);
 }
 
 std::optional<run_record> catalog::change_run(const std::string& id, const std::function<bool(run_record&)>& change) {
   std::scoped_lock lock(mutex_);
-  return change_record(runs_, id, change);
+  return change_kept<run_record>(runs_, id, change);
 }
 
 boost::asio::awaitable<void> catalog::write(const thread_record& t) {

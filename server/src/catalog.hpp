@@ -73,9 +73,20 @@ struct run_record {
   std::int64_t version = 0;
 };
 
+// A thread or a run as the catalog keeps it: the JSON text of its record,
+// about a third of the memory of its Boost.JSON tree. Most records are kept
+// far more than they are read (parked and finished runs).
+struct kept_record {
+  std::string json;
+  std::int64_t version = 0;
+  std::string thread_id;  // a run's thread, for the lookups by thread
+};
+
 class catalog {
  public:
-  explicit catalog(std::shared_ptr<orchestrator::event_feed> feed);
+  // `journaled` false (a store that keeps nothing past the process): the
+  // records live in memory only, and nothing is written to `feed`.
+  catalog(std::shared_ptr<orchestrator::event_feed> feed, bool journaled = true);
 
   // Reads the journal back (at start-up, before serving).
   boost::asio::awaitable<void> load();
@@ -109,10 +120,11 @@ class catalog {
   boost::asio::awaitable<void> append(boost::json::object entry);
 
   std::shared_ptr<orchestrator::event_feed> feed_;
+  bool journaled_;
   mutable std::mutex mutex_;
   std::map<std::string, assistant_record> assistants_;
-  std::map<std::string, thread_record> threads_;
-  std::map<std::string, run_record> runs_;
+  std::map<std::string, kept_record> threads_;
+  std::map<std::string, kept_record> runs_;
 };
 
 }  // namespace switchboard::server

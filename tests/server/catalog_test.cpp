@@ -243,5 +243,43 @@ TEST_F(catalog_test, system_assistants_are_not_journaled) {
   EXPECT_FALSE(reloaded()->assistant(a.assistant_id));
 }
 
+TEST_F(catalog_test, a_change_is_kept_whole_and_versioned) {
+  auto t = a_thread("70000000-0000-4000-8000-00000000000c");
+  t.values = json::object{{"outputs", json::object{{"ask", json::object{{"confidence", 0.25}}}}}};
+  await(records_.save(t));
+  const auto changed = records_.change_thread(t.thread_id, [](thread_record& r) {
+    r.status = "interrupted";
+    r.interrupts["task-1"] = json::array{json::object{{"id", "i-1"}, {"value", "When?"}}};
+    return true;
+  });
+  ASSERT_TRUE(changed);
+  const auto kept = records_.thread(t.thread_id);
+  ASSERT_TRUE(kept);
+  EXPECT_EQ(kept->version, 2);
+  EXPECT_EQ(kept->status, "interrupted");
+  EXPECT_EQ(kept->values, t.values);
+  EXPECT_EQ(kept->metadata, t.metadata);
+  EXPECT_EQ(json::value(kept->interrupts), json::value(changed->interrupts));
+  EXPECT_EQ(kept->interrupts.at("task-1").at(0).at("value"), "When?");
+}
+
+TEST(catalog_without_journal, keeps_records_and_writes_nothing_to_the_feed) {
+  auto feed = orch::make_in_memory_event_feed();
+  catalog records(feed, false);
+  auto t = a_thread("70000000-0000-4000-8000-00000000000d");
+  await(records.save(t));
+  await(records.save(a_run("01900000-0000-7000-8000-00000000000d", t.thread_id, now_iso8601())));
+  const auto changed = records.change_thread(t.thread_id, [](thread_record& r) {
+    r.status = "busy";
+    return true;
+  });
+  ASSERT_TRUE(changed);
+  await(records.write(*changed));
+  await(records.erase_run("01900000-0000-7000-8000-00000000000d"));
+  EXPECT_EQ(records.thread(t.thread_id)->status, "busy");
+  EXPECT_TRUE(records.runs_of(t.thread_id).empty());
+  EXPECT_TRUE(await(feed->read(journal, 0, 0)).empty());
+}
+
 }  // namespace
 }  // namespace switchboard::server
