@@ -15,7 +15,7 @@
 #include <boost/json/value_from.hpp>
 #include <spdlog/spdlog.h>
 
-#include <deque>
+#include <iterator>
 
 namespace switchboard::server {
 
@@ -42,7 +42,7 @@ struct run_engine::sink : std::enable_shared_from_this<run_engine::sink> {
   json::object values;  // the thread's values as the run goes (touched on the workflow's strand)
 
   std::mutex mutex;
-  std::deque<std::string> pending;
+  std::vector<std::string> pending;
   bool draining = false;
   std::vector<std::shared_ptr<asio::steady_timer>> flush_waiters;
 
@@ -73,9 +73,11 @@ struct run_engine::sink : std::enable_shared_from_this<run_engine::sink> {
     co_await timer->async_wait(asio::redirect_error(asio::use_awaitable, ignored));
   }
 
+  // Appends what is pending, all of it at once: a step's burst of events
+  // (values, updates, debug, custom) costs the store one write.
   static asio::awaitable<void> drain(std::shared_ptr<sink> self) {
     for (;;) {
-      std::string next;
+      std::vector<std::string> batch;
       {
         std::scoped_lock lock(self->mutex);
         if (self->pending.empty()) {
@@ -84,13 +86,14 @@ struct run_engine::sink : std::enable_shared_from_this<run_engine::sink> {
           self->flush_waiters.clear();
           co_return;
         }
-        next = std::move(self->pending.front());
-        self->pending.pop_front();
+        batch.assign(std::make_move_iterator(self->pending.begin()), std::make_move_iterator(self->pending.end()));
+        self->pending.clear();
       }
       try {
-        co_await self->feed->append(self->run_id, std::move(next));
+        std::string run_id = self->run_id;  // g++ 12: named before co_await
+        co_await self->feed->append_all(std::move(run_id), std::move(batch));
       } catch (const std::exception& e) {
-        spdlog::error("serve: run {}: an event could not be kept: {}", self->run_id, e.what());
+        spdlog::error("serve: run {}: events could not be kept: {}", self->run_id, e.what());
       }
     }
   }

@@ -28,6 +28,23 @@ class in_memory_event_feed final : public event_feed {
     co_return position;
   }
 
+  asio::awaitable<std::int64_t> append_all(std::string workflow_id, std::vector<std::string> batch) override {
+    store_support::check_feed_id("in-memory event feed", workflow_id);
+    if (batch.empty()) co_return 0;
+    std::int64_t position = 0;
+    {
+      std::lock_guard lock(mutex_);
+      auto& events = feeds_[workflow_id];
+      const auto at = clock_();
+      for (auto& event : batch) {
+        position = static_cast<std::int64_t>(events.size()) + 1;
+        events.push_back({position, std::move(event), at});
+      }
+    }
+    wakeups_.notify(workflow_id);
+    co_return position;
+  }
+
   asio::awaitable<std::vector<feed_event>> read(std::string workflow_id, std::int64_t after,
                                                 std::size_t limit) override {
     co_return read_now(workflow_id, after, limit);
@@ -70,6 +87,12 @@ class in_memory_event_feed final : public event_feed {
 };
 
 }  // namespace
+
+asio::awaitable<std::int64_t> event_feed::append_all(std::string workflow_id, std::vector<std::string> events) {
+  std::int64_t last = 0;
+  for (auto& event : events) last = co_await append(workflow_id, std::move(event));
+  co_return last;
+}
 
 std::shared_ptr<event_feed> make_in_memory_event_feed(store_clock clock) {
   return std::make_shared<in_memory_event_feed>(std::move(clock));

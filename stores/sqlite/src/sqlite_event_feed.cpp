@@ -38,20 +38,23 @@ class sqlite_event_feed final : public event_feed {
   ~sqlite_event_feed() override { db_.stop(); }
 
   asio::awaitable<std::int64_t> append(std::string workflow_id, std::string event) override {
+    std::vector<std::string> one;
+    one.push_back(std::move(event));
+    co_return co_await append_all(std::move(workflow_id), std::move(one));
+  }
+
+  // One transaction for the whole batch: one commit (and WAL write) where
+  // appending one by one costs one per event.
+  asio::awaitable<std::int64_t> append_all(std::string workflow_id, std::vector<std::string> events) override {
     store_support::check_feed_id(db_.name(), workflow_id);
+    if (events.empty()) co_return 0;
     const auto position = co_await db_.run([&] {
       connection::transaction tx(db_);
-      statement_use use(insert_);
-      db_.bind_text(use.get(), 1, workflow_id);
-      db_.bind_text(use.get(), 2, event);
-      db_.bind_int64(use.get(), 3, to_nanoseconds(clock_()));
-      if (!db_.step_row(use.get(), "cannot append to the feed of workflow '" + workflow_id + "'")) {
-        db_.fail("cannot append to the feed of workflow '" + workflow_id + "'");
-      }
-      const std::int64_t at = sqlite3_column_int64(use.get(), 0);
-      db_.step_done(use.get(), "cannot append to the feed of workflow '" + workflow_id + "'");
+      const auto at_ns = to_nanoseconds(clock_());
+      std::int64_t last = 0;
+      for (const auto& event : events) last = insert_now(workflow_id, event, at_ns);
       tx.commit();
-      return at;
+      return last;
     });
     wakeups_.notify(workflow_id);
     co_return position;
@@ -81,6 +84,18 @@ class sqlite_event_feed final : public event_feed {
   }
 
  private:
+  std::int64_t insert_now(const std::string& workflow_id, const std::string& event, std::int64_t at_ns) {
+    const auto failure = "cannot append to the feed of workflow '" + workflow_id + "'";
+    statement_use use(insert_);
+    db_.bind_text(use.get(), 1, workflow_id);
+    db_.bind_text(use.get(), 2, event);
+    db_.bind_int64(use.get(), 3, at_ns);
+    if (!db_.step_row(use.get(), failure)) db_.fail(failure);
+    const std::int64_t position = sqlite3_column_int64(use.get(), 0);
+    db_.step_done(use.get(), failure);
+    return position;
+  }
+
   std::vector<feed_event> read_now(const std::string& workflow_id, std::int64_t after, std::size_t limit) {
     statement_use use(read_);
     db_.bind_text(use.get(), 1, workflow_id);

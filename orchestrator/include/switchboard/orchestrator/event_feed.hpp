@@ -50,6 +50,12 @@ class event_feed {
   // position.
   virtual boost::asio::awaitable<std::int64_t> append(std::string workflow_id, std::string event) = 0;
 
+  // Appends `events` to the feed of `workflow_id` at consecutive positions,
+  // in their order, as one write where the backend can (one transaction: a
+  // run's burst of events costs one commit); returns the last position, 0
+  // for no events. This default appends them one by one.
+  virtual boost::asio::awaitable<std::int64_t> append_all(std::string workflow_id, std::vector<std::string> events);
+
   // Up to `limit` (0: no limit) events of `workflow_id` after position
   // `after` (0: from the first), oldest first; empty when there are none
   // (or no such run).

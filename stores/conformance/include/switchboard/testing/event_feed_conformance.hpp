@@ -46,6 +46,21 @@ TEST_P(checkpoint_store_conformance, a_feed_is_read_from_a_position) {
   EXPECT_THAT(refusal_message(feed->append("", "{}")), ::testing::HasSubstr("empty workflow_id"));
 }
 
+TEST_P(checkpoint_store_conformance, a_feed_appends_a_batch_in_order_at_consecutive_positions) {
+  auto feed = open_feed();
+  if (!feed) GTEST_SKIP() << "no event feed in this backend";
+  using texts = std::vector<std::string>;
+  EXPECT_EQ(run_now(feed->append_all("wf", texts{})), 0) << "nothing to append";
+  EXPECT_TRUE(run_now(feed->read("wf", 0, 0)).empty());
+  EXPECT_EQ(run_now(feed->append("wf", "a")), 1);
+  EXPECT_EQ(run_now(feed->append_all("wf", texts{"b", "c", "d"})), 4) << "the last position";
+  EXPECT_EQ(run_now(feed->append("wf", "e")), 5);
+  const auto all = run_now(feed->read("wf", 0, 0));
+  EXPECT_EQ(texts_of(all), (texts{"a", "b", "c", "d", "e"}));
+  for (std::size_t i = 0; i < all.size(); ++i) EXPECT_EQ(all[i].position, static_cast<std::int64_t>(i) + 1);
+  EXPECT_THAT(refusal_message(feed->append_all("", texts{"x"})), ::testing::HasSubstr("empty workflow_id"));
+}
+
 // A waiter with nothing to read sleeps until an append arrives, from
 // another thread; the hang guard is an hour, so only a missed wake-up (or
 // a poll that never reads again) fails the test, never a slow machine.
