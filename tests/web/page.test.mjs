@@ -25,9 +25,12 @@ let server;  // the main one, on sqlite:$work/runs.db
 
 // ---- helpers -------------------------------------------------------------------------
 
-async function startServer({ listen = '127.0.0.1:0', store = `sqlite:${work}/runs.db`, extra = [] } = {}) {
+// `state` is the sample's state directory, where its calendar is: a test that
+// checks what was booked has one of its own. `env` adds to the environment.
+async function startServer({ listen = '127.0.0.1:0', store = `sqlite:${work}/runs.db`, state = join(work, 'state'),
+  extra = [], env = {} } = {}) {
   const proc = spawn(bin, ['serve', sample, '--listen', listen, '--store', store, ...extra], {
-    env: { ...process.env, SWITCHBOARD_STATE_DIR: join(work, 'state') },
+    env: { ...process.env, SWITCHBOARD_STATE_DIR: state, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const s = { proc, log: '' };
@@ -71,6 +74,18 @@ async function pausedRun(s, request) {
   assert.ok(values.__interrupt__?.length, `the run did not pause: ${JSON.stringify(values).slice(0, 300)}`);
   return thread.thread_id;
 }
+
+// A new thread's run of `request`, to its first pause or its end: its values.
+async function runToPause(s, request) {
+  const thread = await api(s, 'POST', '/threads', {});
+  const values = await api(s, 'POST', `/threads/${thread.thread_id}/runs/wait`,
+    { assistant_id: 'family_scheduling', input: { request } });
+  return { thread: thread.thread_id, values };
+}
+
+// Sends a decision or an answer to a paused thread and waits for what follows.
+const resume = (s, thread, value) => api(s, 'POST', `/threads/${thread}/runs/wait`,
+  { assistant_id: 'family_scheduling', command: { resume: value } });
 
 // A page in a context of its own (its own sessionStorage), watched for script
 // errors, CSP violations and dialogs.
@@ -204,6 +219,54 @@ test('two people approving at once: one decision is booked, the other page says 
   // booked once: one calendar.book call in the run
   for (const page of pages) assert.equal(await page.locator('#timeline .tool', { hasText: 'calendar.book' }).count(), 1);
   for (const page of pages) await closePage(page);
+});
+
+test('rejected with a reason: the run ends declined, the page and the thread say why, and nothing is booked', async () => {
+  // A server and a calendar of its own: the approval test books this very slot on the main one.
+  const own = await startServer({ store: `sqlite:${work}/reject.db`, state: join(work, 'reject-state') });
+  const request = 'Soccer practice for Maya on Saturday 2-4pm, she needs the minivan';
+  const reason = 'Maya has a cold, not this Saturday';
+  const page = await openPage(own.url);
+  await startFromPage(page, request);
+  await shown(page, '.card .call h4', 'calendar.book');
+  await page.getByLabel('Reason (sent with a rejection)').fill(reason);
+  await page.getByRole('button', { name: 'Reject' }).click();
+
+  // The page: the decision with its reason, the call not made, the run ended at "declined".
+  await shown(page, '#timeline .event.completed', 'ended at declined');
+  await shown(page, '#run-meta', /completed: declined/);
+  assert.equal(await page.locator('#timeline .decision.rejected .reason').innerText(), reason);
+  await shown(page, '#timeline .tool.rejected', 'calendar.book');
+  assert.ok((await page.locator('#timeline .tool.rejected .reason').innerText()).includes(reason),
+    'the server\'s word on the call not made carries the reason');
+  await shown(page, '#timeline .step .explanation', /declined/i);
+  assert.equal(await page.locator('#timeline .tool:not(.rejected)', { hasText: 'calendar.book' }).count(), 0,
+    'no call of calendar.book was made');
+  assert.equal(await page.locator('.card').count(), 0, 'nothing waits any more');
+
+  // The thread over the API: the rejection with its reason went through resume, the booking declined it.
+  const thread = await page.locator('.run-item[aria-current="true"]').getAttribute('data-thread', { timeout: WAIT });
+  const [last] = await api(own, 'GET', `/threads/${thread}/runs`);
+  assert.deepEqual(last.kwargs.command.resume, { decision: 'reject', reason });
+  const { values } = await api(own, 'GET', `/threads/${thread}/state`);
+  assert.equal(values.status, 'completed');
+  const booking = values.outputs.booking.data;
+  assert.equal(booking.action, 'declined');
+  assert.deepEqual(booking.booked, []);
+  assert.ok(booking.problems.some((p) => /rejected/.test(p) && p.includes(reason)), JSON.stringify(booking.problems));
+
+  // The calendar: the same request again finds Maya's slot and the minivan free. That this probe
+  // does see a booking is checked too: once the second is approved, a third finds the minivan taken.
+  const again = await runToPause(own, request);
+  const free = (v) => v.outputs.resource_manager.data.resources.find((r) => r.name === 'minivan');
+  assert.deepEqual(free(again.values).bookings_overlapping, [], 'the rejected booking was not made');
+  assert.equal(again.values.outputs.conflict_detection.data.has_conflicts, false);
+  assert.equal((await resume(own, again.thread, { decision: 'approve' })).outputs.booking.data.action, 'booked');
+  const third = await runToPause(own, request);
+  assert.equal(third.values.outputs.conflict_detection.data.has_conflicts, true);
+  assert.notDeepEqual(free(third.values).bookings_overlapping, []);
+  await closePage(page);
+  await kill(own);
 });
 
 test('untrusted text in a run is shown as text: no element made, no script run', async () => {
