@@ -12,6 +12,9 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
+// The LangGraph SDK suite's loopback model server (it needs nothing but node:http).
+import { parsedEvent, startFakeModel, vagueEvent } from '../langgraph_sdk/lib/fake_model.mjs';
+
 const bin = process.env.SWITCHBOARD_BIN;
 const sample = process.env.SWITCHBOARD_SAMPLE;
 const chromiumPath = process.env.SWITCHBOARD_CHROMIUM || '/usr/bin/chromium';
@@ -26,11 +29,14 @@ let server;  // the main one, on sqlite:$work/runs.db
 // ---- helpers -------------------------------------------------------------------------
 
 // `state` is the sample's state directory, where its calendar is: a test that
-// checks what was booked has one of its own. `env` adds to the environment.
+// checks what was booked has one of its own. `env` adds to the environment
+// (a null value removes the variable).
 async function startServer({ listen = '127.0.0.1:0', store = `sqlite:${work}/runs.db`, state = join(work, 'state'),
   extra = [], env = {} } = {}) {
+  const childEnv = { ...process.env, SWITCHBOARD_STATE_DIR: state, ...env };
+  for (const [name, value] of Object.entries(env)) if (value === null) delete childEnv[name];
   const proc = spawn(bin, ['serve', sample, '--listen', listen, '--store', store, ...extra], {
-    env: { ...process.env, SWITCHBOARD_STATE_DIR: state, ...env },
+    env: childEnv,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const s = { proc, log: '' };
@@ -281,6 +287,46 @@ test('untrusted text in a run is shown as text: no element made, no script run',
   assert.equal(await page.locator('img').count(), 0, 'no <img> element was created');
   await page.waitForTimeout(500);
   await closePage(page);  // asserts no dialog, no page error, no CSP report
+});
+
+test('model output is shown as text: an explanation, a question and arguments from the loopback model run nothing', async () => {
+  const img = '<img src=x onerror=alert(1)>';
+  const script = '<script>window.__pwned=1</script>';
+  const model = await startFakeModel();
+  // The parse: below the threshold, so the run asks the model's question; then the answer's
+  // parse, whose title becomes an argument of the booking waiting for approval.
+  const vague = vagueEvent('Piano lesson');
+  model.answer('nl_parser', { ...vague, explanation: img, data: { ...vague.data, clarification_question: script } });
+  model.answer('nl_parser', parsedEvent({ title: img, date: '2026-11-25', start: '17:00', end: '18:00',
+    participants: ['Leo'] }));
+  const own = await startServer({ store: `sqlite:${work}/model.db`, state: join(work, 'model-state'),
+    env: { OPENAI_BASE_URL: model.baseUrl, OPENAI_API_KEY: 'test-key', SWITCHBOARD_MODEL: 'fake-model',
+           SWITCHBOARD_PROVIDER: null, SWITCHBOARD_OUTPUT_MODE: null } });  // the loopback model, whatever is set
+  try {
+    const page = await openPage(own.url);
+    await startFromPage(page, 'Piano lesson for Leo sometime next week');
+    await shown(page, '.card .question');
+    assert.equal(await page.locator('.card .question').innerText(), script, 'the question, literally');
+    assert.equal(await page.locator('#timeline .step .explanation').first().innerText(), img,
+      'the explanation, literally');
+    assert.deepEqual(model.agents(), ['nl_parser'], 'the text came from the model');
+
+    await page.getByLabel('Your answer').fill('Wednesday 5-6pm');
+    await page.getByRole('button', { name: 'Send answer' }).click();
+    await shown(page, '.card .call h4', 'calendar.book');
+    assert.equal(await page.locator('.card .fields dt', { hasText: /^title$/ }).locator('+ dd').innerText(), img,
+      'the argument, literally');
+    assert.deepEqual(model.agents(), ['nl_parser', 'nl_parser']);
+
+    assert.equal(await page.locator('img').count(), 0, 'no <img> element was created');
+    assert.deepEqual(await page.evaluate(() => [...document.scripts].map((el) => el.getAttribute('src'))),
+      ['/ui/app.js'], 'no <script> element was created');
+    assert.equal(await page.evaluate(() => window.__pwned), undefined);
+    await closePage(page);  // asserts no dialog, no page error, no CSP report
+  } finally {
+    await kill(own);
+    await model.close();
+  }
 });
 
 test('on a 375 px wide screen the controls are visible and nothing scrolls sideways', async () => {
