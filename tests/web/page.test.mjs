@@ -5,12 +5,15 @@
 //     node --test tests/web/page.test.mjs
 //
 // A missing chromium or node_modules fails the tests; it does not skip them.
+// With SWITCHBOARD_SCREENSHOTS_DIR set, the tests also save the pictures of
+// docs/serving.md there (scripts/page-screenshots.sh); without it they write
+// nothing, so a test run never rewrites files of the repository.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 
 // The LangGraph SDK suite's loopback model server (it needs nothing but node:http).
 import { parsedEvent, startFakeModel, vagueEvent } from '../langgraph_sdk/lib/fake_model.mjs';
@@ -19,6 +22,7 @@ const bin = process.env.SWITCHBOARD_BIN;
 const sample = process.env.SWITCHBOARD_SAMPLE;
 const chromiumPath = process.env.SWITCHBOARD_CHROMIUM || '/usr/bin/chromium';
 const WAIT = 20_000;
+const shotsDir = process.env.SWITCHBOARD_SCREENSHOTS_DIR;
 
 const work = mkdtempSync(join(tmpdir(), 'switchboard-web-'));
 const servers = [];
@@ -92,6 +96,14 @@ async function runToPause(s, request) {
 // Sends a decision or an answer to a paused thread and waits for what follows.
 const resume = (s, thread, value) => api(s, 'POST', `/threads/${thread}/runs/wait`,
   { assistant_id: 'family_scheduling', command: { resume: value } });
+
+// A picture of `target` (a page: its viewport; a locator: that element) as
+// `name` in SWITCHBOARD_SCREENSHOTS_DIR, only when it is set.
+async function screenshot(target, name) {
+  if (!shotsDir) return;
+  mkdirSync(resolve(shotsDir), { recursive: true });
+  await target.screenshot({ path: join(resolve(shotsDir), name) });
+}
 
 // A page in a context of its own (its own sessionStorage), watched for script
 // errors, CSP violations and dialogs.
@@ -327,6 +339,54 @@ test('model output is shown as text: an explanation, a question and arguments fr
     await kill(own);
     await model.close();
   }
+});
+
+test('the runs, newest first, with their workflow and status; an approval with its arguments (the docs\' pictures)', async () => {
+  // A server of its own, so the list holds these runs only, in a known order.
+  const own = await startServer({ store: `sqlite:${work}/list.db`, state: join(work, 'list-state') });
+  const made = [];
+  const asked = await runToPause(own, 'When is everyone free on Sunday?');
+  made.push(['When is everyone free on Sunday?', 'completed']);
+  const tennis = await runToPause(own, 'Tennis for Leo on Thursday 4-5pm');
+  await resume(own, tennis.thread, { decision: 'approve' });
+  made.push(['Tennis for Leo on Thursday 4-5pm', 'completed']);
+  const swim = await runToPause(own, 'Swimming for Leo on Sunday 10-11am');
+  await resume(own, swim.thread, { decision: 'reject', reason: 'the pool is closed that week' });
+  made.push(['Swimming for Leo on Sunday 10-11am', 'completed']);
+  await runToPause(own, 'Piano lesson for Leo sometime next week');
+  made.push(['Piano lesson for Leo sometime next week', 'waiting for an answer']);
+  const soccer = await runToPause(own, 'Soccer practice for Maya on Saturday 2-4pm, she needs the minivan');
+  made.push(['Soccer practice for Maya on Saturday 2-4pm, she needs the minivan', 'waiting for approval']);
+  assert.equal(asked.values.status, 'completed');
+
+  const page = await openPage(own.url, { width: 1100, height: 700 });
+  await page.locator('.run-item').nth(made.length - 1).waitFor({ timeout: WAIT });
+  const titles = await page.locator('.run-item .run-title').allInnerTexts();
+  const statuses = await page.locator('.run-item .status').allInnerTexts();
+  assert.deepEqual(titles.map((t, i) => [t, statuses[i]]), [...made].reverse(), 'newest first');
+  assert.deepEqual(await page.locator('.run-item .workflow').allInnerTexts(), made.map(() => 'family_scheduling'));
+
+  await openFromList(page, swim.thread);
+  await shown(page, '#timeline .decision.rejected', 'the pool is closed that week');
+  await shown(page, '#run-meta', /completed: declined/);
+  await screenshot(page.locator('section[aria-labelledby="runs-heading"]'), 'page-runs.png');
+
+  await openFromList(page, soccer.thread);
+  await shown(page, '.card .call h4', 'calendar.book');
+  const args = await page.locator('.card .fields').first().innerText();
+  for (const shownArg of [/Soccer practice/, /Maya/, /minivan/, /14:00/, /16:00/]) assert.match(args, shownArg);
+  await page.evaluate(() => window.scrollTo(0, 0));  // the click scrolled; the picture starts at the top
+  await screenshot(page, 'page-approval.png');
+  await closePage(page);
+
+  const phone = await openPage(own.url, { width: 375, height: 740 });
+  await openFromList(phone, soccer.thread);
+  await shown(phone, '.card .call h4', 'calendar.book');
+  // From the run's status line down: the whole card, its buttons too, fits the phone's screen.
+  await phone.evaluate(() => document.getElementById('run-meta').scrollIntoView({ block: 'start' }));
+  await screenshot(phone, 'page-phone.png');
+  await closePage(phone);
+  await kill(own);
 });
 
 test('on a 375 px wide screen the controls are visible and nothing scrolls sideways', async () => {
