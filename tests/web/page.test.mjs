@@ -276,13 +276,13 @@ test('rejected with a reason: the run ends declined, the page and the thread say
   // The calendar: the same request again finds Maya's slot and the minivan free. That this probe
   // does see a booking is checked too: once the second is approved, a third finds the minivan taken.
   const again = await runToPause(own, request);
-  const free = (v) => v.outputs.resource_manager.data.resources.find((r) => r.name === 'minivan');
-  assert.deepEqual(free(again.values).bookings_overlapping, [], 'the rejected booking was not made');
+  const minivan = (v) => v.outputs.resource_manager.data.resources.find((r) => r.name === 'minivan');
+  assert.deepEqual(minivan(again.values).bookings_overlapping, [], 'the rejected booking was not made');
   assert.equal(again.values.outputs.conflict_detection.data.has_conflicts, false);
   assert.equal((await resume(own, again.thread, { decision: 'approve' })).outputs.booking.data.action, 'booked');
   const third = await runToPause(own, request);
   assert.equal(third.values.outputs.conflict_detection.data.has_conflicts, true);
-  assert.notDeepEqual(free(third.values).bookings_overlapping, []);
+  assert.notDeepEqual(minivan(third.values).bookings_overlapping, []);
   await closePage(page);
   await kill(own);
 });
