@@ -216,7 +216,8 @@ async function pollRuns() {
 function openRun(id, byUser) {
   if (view?.id === id) return;
   view?.abort?.abort();
-  view = { id, ended: new Set(), lastIds: {}, steps: new Map(), pendingId: undefined };
+  view = { id, ended: new Set(), decisions: new Set(), lastIds: {}, steps: new Map(), pendingId: undefined,
+           thread: null, endNode: null };
   $('run').hidden = false;
   $('run-title').textContent = 'Run';
   $('run-meta').textContent = '';
@@ -238,6 +239,10 @@ async function followRun(v) {
       const runs = (await api('GET', `/threads/${v.id}/runs?limit=100`)).reverse();  // oldest first
       const next = runs.find((r) => !v.ended.has(r.run_id));
       if (next) {
+        if (!v.decisions.has(next.run_id)) {
+          v.decisions.add(next.run_id);
+          renderDecision(next.kwargs?.command?.resume);
+        }
         await followStream(v, next);
         continue;
       }
@@ -308,13 +313,24 @@ function onFrame(v, run, frame) {
 }
 
 function renderThread(v, thread) {
-  $('run-title').textContent = titleOf(thread);
-  $('run-meta').textContent = `${thread.metadata?.graph_id || ''} · ${statusOf(thread)} · started ${age(thread.created_at)}`;
+  v.thread = thread;
+  renderMeta(v);
   const pending = thread.status === 'interrupted' ? pendingOf(thread) : null;
   const key = pending ? pending.id : null;
   if (key === v.pendingId) return;  // unchanged: keep what is being typed
   v.pendingId = key;
   $('pending').replaceChildren(pending ? pendingCard(v, thread, pending.value) : '');
+}
+
+// The run's workflow, status and age; a completed run also names the end node
+// it reached (the sample's "done" or "declined"), as its stream reported it.
+function renderMeta(v) {
+  const thread = v.thread;
+  if (!thread) return;
+  const status = statusOf(thread);
+  const end = status === 'completed' && v.endNode ? `: ${v.endNode}` : '';
+  $('run-title').textContent = titleOf(thread);
+  $('run-meta').textContent = `${thread.metadata?.graph_id || ''} · ${status}${end} · started ${age(thread.created_at)}`;
 }
 
 // ---- the question or the approval -------------------------------------------------
@@ -404,8 +420,23 @@ function pendingCard(v, thread, value) {
 
 // ---- the timeline --------------------------------------------------------------------
 
-function line(kind, text) {
-  $('timeline').append(h('li', { class: `event ${kind}` }, text));
+function line(kind, ...content) {
+  $('timeline').append(h('li', { class: `event ${kind}` }, ...content));
+}
+
+// What a resumed run was told (its command.resume, from whoever sent it):
+// a decision on the pending tool calls, with the reason of a rejection, or
+// the answer to a question.
+function renderDecision(resume) {
+  if (resume === undefined || resume === null) return;
+  if (typeof resume === 'string') return line('decision', 'Answered: ', h('q', {}, resume));
+  if (resume.decision === 'reject') {
+    return line('decision rejected', h('strong', {}, 'Rejected'),
+      typeof resume.reason === 'string' && resume.reason
+        ? [', because: ', h('q', { class: 'reason' }, resume.reason)] : ' (no reason given)');
+  }
+  if (resume.decision === 'approve') return line('decision approved', h('strong', {}, 'Approved'));
+  return null;
 }
 
 // The step an event is about: one item per workflow run, step and node.
@@ -423,8 +454,11 @@ function stepOf(v, e) {
 
 function renderEvent(v, e) {
   switch (e.kind) {
-    case 'workflow_started': return line('started', 'Run started');
-    case 'resumed': return line('started', 'Resumed');
+    case 'workflow_started':
+    case 'resumed':
+      v.endNode = null;
+      renderMeta(v);
+      return line('started', e.kind === 'resumed' ? 'Resumed' : 'Run started');
     case 'step_started': return stepOf(v, e);
     case 'step_completed': {
       const item = stepOf(v, e);
@@ -452,6 +486,12 @@ function renderEvent(v, e) {
         e.condition ? h('span', { class: 'hint' }, ` because ${e.condition}`) : null));
     case 'tool_called': {
       const t = e.tool_call || {};
+      if (t.is_error && t.error?.code === 'rejected') {  // a person said no: not made, and why
+        return stepOf(v, e).append(h('div', { class: 'tool rejected' },
+          h('p', {}, h('strong', {}, String(t.tool)), ' rejected, not made'),
+          fields(t.arguments ?? {}),
+          h('p', { class: 'reason' }, String(t.error.message || 'rejected'))));
+      }
       const outcome = t.is_error ? 'error' : 'ok';
       const result = t.is_error ? (t.error ?? t.result) : t.result;
       const text = show(result ?? null);
@@ -464,7 +504,10 @@ function renderEvent(v, e) {
     }
     case 'paused': return line('paused', `Asked: ${e.question || ''}`);
     case 'approval_requested': return line('paused', `Waiting for approval: ${e.question || ''}`);
-    case 'workflow_completed': return line('completed', 'Completed');
+    case 'workflow_completed':
+      v.endNode = typeof e.node === 'string' ? e.node : null;
+      renderMeta(v);
+      return line('completed', v.endNode ? `Completed: ended at ${v.endNode}` : 'Completed');
     case 'workflow_failed': return line('failed', `Failed: ${e.error?.message || 'error'}`);
     case 'workflow_cancelled': return line('failed', 'Cancelled');
     case 'workflow_interrupted': return line('paused', 'Stopped; it can be continued');

@@ -5,17 +5,24 @@
 //     node --test tests/web/page.test.mjs
 //
 // A missing chromium or node_modules fails the tests; it does not skip them.
+// With SWITCHBOARD_SCREENSHOTS_DIR set, the tests also save the pictures of
+// docs/serving.md there (scripts/page-screenshots.sh); without it they write
+// nothing, so a test run never rewrites files of the repository.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+
+// The LangGraph SDK suite's loopback model server (it needs nothing but node:http).
+import { parsedEvent, startFakeModel, vagueEvent } from '../langgraph_sdk/lib/fake_model.mjs';
 
 const bin = process.env.SWITCHBOARD_BIN;
 const sample = process.env.SWITCHBOARD_SAMPLE;
 const chromiumPath = process.env.SWITCHBOARD_CHROMIUM || '/usr/bin/chromium';
 const WAIT = 20_000;
+const shotsDir = process.env.SWITCHBOARD_SCREENSHOTS_DIR;
 
 const work = mkdtempSync(join(tmpdir(), 'switchboard-web-'));
 const servers = [];
@@ -25,9 +32,15 @@ let server;  // the main one, on sqlite:$work/runs.db
 
 // ---- helpers -------------------------------------------------------------------------
 
-async function startServer({ listen = '127.0.0.1:0', store = `sqlite:${work}/runs.db`, extra = [] } = {}) {
+// `state` is the sample's state directory, where its calendar is: a test that
+// checks what was booked has one of its own. `env` adds to the environment
+// (a null value removes the variable).
+async function startServer({ listen = '127.0.0.1:0', store = `sqlite:${work}/runs.db`, state = join(work, 'state'),
+  extra = [], env = {} } = {}) {
+  const childEnv = { ...process.env, SWITCHBOARD_STATE_DIR: state, ...env };
+  for (const [name, value] of Object.entries(env)) if (value === null) delete childEnv[name];
   const proc = spawn(bin, ['serve', sample, '--listen', listen, '--store', store, ...extra], {
-    env: { ...process.env, SWITCHBOARD_STATE_DIR: join(work, 'state') },
+    env: childEnv,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const s = { proc, log: '' };
@@ -70,6 +83,26 @@ async function pausedRun(s, request) {
     { assistant_id: 'family_scheduling', input: { request } });
   assert.ok(values.__interrupt__?.length, `the run did not pause: ${JSON.stringify(values).slice(0, 300)}`);
   return thread.thread_id;
+}
+
+// A new thread's run of `request`, to its first pause or its end: its values.
+async function runToPause(s, request) {
+  const thread = await api(s, 'POST', '/threads', {});
+  const values = await api(s, 'POST', `/threads/${thread.thread_id}/runs/wait`,
+    { assistant_id: 'family_scheduling', input: { request } });
+  return { thread: thread.thread_id, values };
+}
+
+// Sends a decision or an answer to a paused thread and waits for what follows.
+const resume = (s, thread, value) => api(s, 'POST', `/threads/${thread}/runs/wait`,
+  { assistant_id: 'family_scheduling', command: { resume: value } });
+
+// A picture of `target` (a page: its viewport; a locator: that element) as
+// `name` in SWITCHBOARD_SCREENSHOTS_DIR, only when it is set.
+async function screenshot(target, name) {
+  if (!shotsDir) return;
+  mkdirSync(resolve(shotsDir), { recursive: true });
+  await target.screenshot({ path: join(resolve(shotsDir), name) });
 }
 
 // A page in a context of its own (its own sessionStorage), watched for script
@@ -206,6 +239,54 @@ test('two people approving at once: one decision is booked, the other page says 
   for (const page of pages) await closePage(page);
 });
 
+test('rejected with a reason: the run ends declined, the page and the thread say why, and nothing is booked', async () => {
+  // A server and a calendar of its own: the approval test books this very slot on the main one.
+  const own = await startServer({ store: `sqlite:${work}/reject.db`, state: join(work, 'reject-state') });
+  const request = 'Soccer practice for Maya on Saturday 2-4pm, she needs the minivan';
+  const reason = 'Maya has a cold, not this Saturday';
+  const page = await openPage(own.url);
+  await startFromPage(page, request);
+  await shown(page, '.card .call h4', 'calendar.book');
+  await page.getByLabel('Reason (sent with a rejection)').fill(reason);
+  await page.getByRole('button', { name: 'Reject' }).click();
+
+  // The page: the decision with its reason, the call not made, the run ended at "declined".
+  await shown(page, '#timeline .event.completed', 'ended at declined');
+  await shown(page, '#run-meta', /completed: declined/);
+  assert.equal(await page.locator('#timeline .decision.rejected .reason').innerText(), reason);
+  await shown(page, '#timeline .tool.rejected', 'calendar.book');
+  assert.ok((await page.locator('#timeline .tool.rejected .reason').innerText()).includes(reason),
+    'the server\'s word on the call not made carries the reason');
+  await shown(page, '#timeline .step .explanation', /declined/i);
+  assert.equal(await page.locator('#timeline .tool:not(.rejected)', { hasText: 'calendar.book' }).count(), 0,
+    'no call of calendar.book was made');
+  assert.equal(await page.locator('.card').count(), 0, 'nothing waits any more');
+
+  // The thread over the API: the rejection with its reason went through resume, the booking declined it.
+  const thread = await page.locator('.run-item[aria-current="true"]').getAttribute('data-thread', { timeout: WAIT });
+  const [last] = await api(own, 'GET', `/threads/${thread}/runs`);
+  assert.deepEqual(last.kwargs.command.resume, { decision: 'reject', reason });
+  const { values } = await api(own, 'GET', `/threads/${thread}/state`);
+  assert.equal(values.status, 'completed');
+  const booking = values.outputs.booking.data;
+  assert.equal(booking.action, 'declined');
+  assert.deepEqual(booking.booked, []);
+  assert.ok(booking.problems.some((p) => /rejected/.test(p) && p.includes(reason)), JSON.stringify(booking.problems));
+
+  // The calendar: the same request again finds Maya's slot and the minivan free. That this probe
+  // does see a booking is checked too: once the second is approved, a third finds the minivan taken.
+  const again = await runToPause(own, request);
+  const minivan = (v) => v.outputs.resource_manager.data.resources.find((r) => r.name === 'minivan');
+  assert.deepEqual(minivan(again.values).bookings_overlapping, [], 'the rejected booking was not made');
+  assert.equal(again.values.outputs.conflict_detection.data.has_conflicts, false);
+  assert.equal((await resume(own, again.thread, { decision: 'approve' })).outputs.booking.data.action, 'booked');
+  const third = await runToPause(own, request);
+  assert.equal(third.values.outputs.conflict_detection.data.has_conflicts, true);
+  assert.notDeepEqual(minivan(third.values).bookings_overlapping, []);
+  await closePage(page);
+  await kill(own);
+});
+
 test('untrusted text in a run is shown as text: no element made, no script run', async () => {
   const evil = '<img src=x onerror=alert(1)>';
   const page = await openPage(server.url);
@@ -218,6 +299,94 @@ test('untrusted text in a run is shown as text: no element made, no script run',
   assert.equal(await page.locator('img').count(), 0, 'no <img> element was created');
   await page.waitForTimeout(500);
   await closePage(page);  // asserts no dialog, no page error, no CSP report
+});
+
+test('model output is shown as text: an explanation, a question and arguments from the loopback model run nothing', async () => {
+  const img = '<img src=x onerror=alert(1)>';
+  const script = '<script>window.__pwned=1</script>';
+  const model = await startFakeModel();
+  // The parse: below the threshold, so the run asks the model's question; then the answer's
+  // parse, whose title becomes an argument of the booking waiting for approval.
+  const vague = vagueEvent('Piano lesson');
+  model.answer('nl_parser', { ...vague, explanation: img, data: { ...vague.data, clarification_question: script } });
+  model.answer('nl_parser', parsedEvent({ title: img, date: '2026-11-25', start: '17:00', end: '18:00',
+    participants: ['Leo'] }));
+  const own = await startServer({ store: `sqlite:${work}/model.db`, state: join(work, 'model-state'),
+    env: { OPENAI_BASE_URL: model.baseUrl, OPENAI_API_KEY: 'test-key', SWITCHBOARD_MODEL: 'fake-model',
+           SWITCHBOARD_PROVIDER: null, SWITCHBOARD_OUTPUT_MODE: null } });  // the loopback model, whatever is set
+  try {
+    const page = await openPage(own.url);
+    await startFromPage(page, 'Piano lesson for Leo sometime next week');
+    await shown(page, '.card .question');
+    assert.equal(await page.locator('.card .question').innerText(), script, 'the question, literally');
+    assert.equal(await page.locator('#timeline .step .explanation').first().innerText(), img,
+      'the explanation, literally');
+    assert.deepEqual(model.agents(), ['nl_parser'], 'the text came from the model');
+
+    await page.getByLabel('Your answer').fill('Wednesday 5-6pm');
+    await page.getByRole('button', { name: 'Send answer' }).click();
+    await shown(page, '.card .call h4', 'calendar.book');
+    assert.equal(await page.locator('.card .fields dt', { hasText: /^title$/ }).locator('+ dd').innerText(), img,
+      'the argument, literally');
+    assert.deepEqual(model.agents(), ['nl_parser', 'nl_parser']);
+
+    assert.equal(await page.locator('img').count(), 0, 'no <img> element was created');
+    assert.deepEqual(await page.evaluate(() => [...document.scripts].map((el) => el.getAttribute('src'))),
+      ['/ui/app.js'], 'no <script> element was created');
+    assert.equal(await page.evaluate(() => window.__pwned), undefined);
+    await closePage(page);  // asserts no dialog, no page error, no CSP report
+  } finally {
+    await kill(own);
+    await model.close();
+  }
+});
+
+test('the runs, newest first, with their workflow and status; an approval with its arguments (the docs\' pictures)', async () => {
+  // A server of its own, so the list holds these runs only, in a known order.
+  const own = await startServer({ store: `sqlite:${work}/list.db`, state: join(work, 'list-state') });
+  const made = [];
+  const asked = await runToPause(own, 'When is everyone free on Sunday?');
+  made.push(['When is everyone free on Sunday?', 'completed']);
+  const tennis = await runToPause(own, 'Tennis for Leo on Thursday 4-5pm');
+  await resume(own, tennis.thread, { decision: 'approve' });
+  made.push(['Tennis for Leo on Thursday 4-5pm', 'completed']);
+  const swim = await runToPause(own, 'Swimming for Leo on Sunday 10-11am');
+  await resume(own, swim.thread, { decision: 'reject', reason: 'the pool is closed that week' });
+  made.push(['Swimming for Leo on Sunday 10-11am', 'completed']);
+  await runToPause(own, 'Piano lesson for Leo sometime next week');
+  made.push(['Piano lesson for Leo sometime next week', 'waiting for an answer']);
+  const soccer = await runToPause(own, 'Soccer practice for Maya on Saturday 2-4pm, she needs the minivan');
+  made.push(['Soccer practice for Maya on Saturday 2-4pm, she needs the minivan', 'waiting for approval']);
+  assert.equal(asked.values.status, 'completed');
+
+  const page = await openPage(own.url, { width: 1100, height: 700 });
+  await page.locator('.run-item').nth(made.length - 1).waitFor({ timeout: WAIT });
+  const titles = await page.locator('.run-item .run-title').allInnerTexts();
+  const statuses = await page.locator('.run-item .status').allInnerTexts();
+  assert.deepEqual(titles.map((t, i) => [t, statuses[i]]), [...made].reverse(), 'newest first');
+  assert.deepEqual(await page.locator('.run-item .workflow').allInnerTexts(), made.map(() => 'family_scheduling'));
+
+  await openFromList(page, swim.thread);
+  await shown(page, '#timeline .decision.rejected', 'the pool is closed that week');
+  await shown(page, '#run-meta', /completed: declined/);
+  await screenshot(page.locator('section[aria-labelledby="runs-heading"]'), 'page-runs.png');
+
+  await openFromList(page, soccer.thread);
+  await shown(page, '.card .call h4', 'calendar.book');
+  const args = await page.locator('.card .fields').first().innerText();
+  for (const shownArg of [/Soccer practice/, /Maya/, /minivan/, /14:00/, /16:00/]) assert.match(args, shownArg);
+  await page.evaluate(() => window.scrollTo(0, 0));  // the click scrolled; the picture starts at the top
+  await screenshot(page, 'page-approval.png');
+  await closePage(page);
+
+  const phone = await openPage(own.url, { width: 375, height: 740 });
+  await openFromList(phone, soccer.thread);
+  await shown(phone, '.card .call h4', 'calendar.book');
+  // From the run's status line down: the whole card, its buttons too, fits the phone's screen.
+  await phone.evaluate(() => document.getElementById('run-meta').scrollIntoView({ block: 'start' }));
+  await screenshot(phone, 'page-phone.png');
+  await closePage(phone);
+  await kill(own);
 });
 
 test('on a 375 px wide screen the controls are visible and nothing scrolls sideways', async () => {
