@@ -1,0 +1,105 @@
+// The span model: what one finished span records, as the exporter sends it.
+// Ids have W3C sizes (16-byte trace id, 8-byte span id); times are the
+// system clock in nanoseconds since the Unix epoch, as OTLP carries them.
+//
+// Thread-safety: value types; copy and move freely.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace switchboard::telemetry {
+
+struct trace_id {
+  std::array<std::uint8_t, 16> bytes{};
+  bool valid() const noexcept;  // not all zero
+  std::string hex() const;      // 32 lower-case hex digits
+  friend bool operator==(const trace_id&, const trace_id&) = default;
+};
+
+struct span_id {
+  std::array<std::uint8_t, 8> bytes{};
+  bool valid() const noexcept;  // not all zero
+  std::string hex() const;      // 16 lower-case hex digits
+  friend bool operator==(const span_id&, const span_id&) = default;
+};
+
+// Random, never all zero. Thread-safe (a generator per thread).
+trace_id random_trace_id();
+span_id random_span_id();
+
+// An attribute's value: the OTLP AnyValue kinds Switchboard emits.
+using attribute_value = std::variant<std::string, std::int64_t, double, bool, std::vector<std::string>>;
+
+struct attribute {
+  std::string key;
+  attribute_value value;
+};
+
+using attributes = std::vector<attribute>;
+
+// OTLP's SpanKind, with its wire numbers.
+enum class span_kind : int { internal = 1, server = 2, client = 3, producer = 4, consumer = 5 };
+
+// OTLP's Status.code, with its wire numbers.
+enum class status_code : int { unset = 0, ok = 1, error = 2 };
+
+// W3C trace-flags: bit 0 is "sampled".
+inline constexpr std::uint8_t sampled_flag = 0x01;
+
+// Where a span sits in a trace: what a traceparent carries, plus tracestate.
+struct span_context {
+  telemetry::trace_id trace_id;
+  telemetry::span_id span_id;
+  std::uint8_t trace_flags = 0;
+  std::string trace_state;  // forwarded unchanged, never interpreted
+  bool is_remote = false;   // came from another process (a traceparent)
+
+  bool valid() const noexcept { return trace_id.valid() && span_id.valid(); }
+  bool sampled() const noexcept { return (trace_flags & sampled_flag) != 0; }
+};
+
+struct span_link {
+  span_context context;
+  telemetry::attributes attributes;
+};
+
+struct span_event {
+  std::string name;
+  std::uint64_t time_unix_nano = 0;
+  telemetry::attributes attributes;
+};
+
+struct span_data {
+  span_context context;
+  telemetry::span_id parent_span_id;  // all zero for a root span
+  std::string name;
+  span_kind kind = span_kind::internal;
+  std::uint64_t start_time_unix_nano = 0;
+  std::uint64_t end_time_unix_nano = 0;
+  telemetry::attributes attributes;
+  std::vector<span_link> links;
+  std::vector<span_event> events;
+  status_code status = status_code::unset;
+  std::string status_message;  // sent only with status_code::error
+  // What the span limits (span_limits in tracer.hpp) kept out, as OTLP's
+  // dropped*Count fields report it.
+  std::uint32_t dropped_attributes = 0;
+  std::uint32_t dropped_events = 0;
+  std::uint32_t dropped_links = 0;
+};
+
+// Who emits: the OTLP resource (service.name, service.version, ...).
+struct resource {
+  telemetry::attributes attributes;
+};
+
+// Now, on the system clock, in nanoseconds since the Unix epoch.
+std::uint64_t now_unix_nano() noexcept;
+
+}  // namespace switchboard::telemetry
