@@ -227,8 +227,10 @@ class otlp_exporter::impl {
       outcome.what = "HTTP " + std::to_string(result.status);
     } catch (const net::net_error& error) {
       // Refused, reset, timed out: the collector may be back soon. Not a
-      // cancellation: that is the shutdown's.
-      outcome.retryable = error.errc() != net::net_errc::cancelled;
+      // cancellation (the shutdown's), nor a certificate that is not
+      // trusted: another attempt would meet the same certificate.
+      outcome.retryable = error.errc() != net::net_errc::cancelled &&
+                          error.errc() != net::net_errc::tls_verification_failed;
       outcome.what = error.what();
     }
     co_return outcome;

@@ -12,9 +12,10 @@ bool trace_id_below_ratio(const trace_id& trace, double ratio) noexcept {
   if (!(ratio > 0.0)) return false;
   std::uint64_t low = 0;
   for (std::size_t i = 8; i < 16; ++i) low = (low << 8) | trace.bytes[i];
-  const std::uint64_t value = low >> 1;
-  const double bound = std::ldexp(ratio, 63);
-  return static_cast<double>(value) < bound;
+  // ratio < 1 here, so the bound fits; compared as integers, since a
+  // double cannot tell ids near the bound apart.
+  const auto bound = static_cast<std::uint64_t>(std::ldexp(ratio, 63));
+  return (low >> 1) < bound;
 }
 
 }  // namespace
