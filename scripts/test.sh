@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets up a fresh Debian 12 machine, builds Switchboard and runs the whole
-# test suite, then the library suites (protocol, net, models, agents, mcp,
-# orchestrator, host, server) again under AddressSanitizer + UBSan.
+# test suite, then the library suites (protocol, net, telemetry, models, agents,
+# mcp, orchestrator, host, server) again under AddressSanitizer + UBSan.
 #
 #   scripts/test.sh               everything
 #   SWITCHBOARD_SKIP_SANITIZE=1   skip the sanitizer pass
@@ -15,11 +15,13 @@ jobs="$(nproc)"
 # The Node.js packages of the tests, each pinned by its package-lock.json,
 # need the machine's Node.js and npm: the MCP tests' peers (tests/mcp_peers:
 # the reference server and the SDK), the LangGraph SDK suite that drives
-# `switchboard serve` (tests/langgraph_sdk) and the page's browser tests
-# (tests/web: playwright-core). npm ci runs again only when the lockfile is
+# `switchboard serve` (tests/langgraph_sdk), the page's browser tests
+# (tests/web: playwright-core) and the OTLP receiver that decodes the
+# exporter's traces with the OpenTelemetry protocol definitions
+# (tests/otlp_receiver). npm ci runs again only when the lockfile is
 # newer than the installed tree; the tests fail (they do not skip) when
 # node_modules is missing.
-for node_dir in "$root/tests/mcp_peers" "$root/tests/langgraph_sdk" "$root/tests/web"; do
+for node_dir in "$root/tests/mcp_peers" "$root/tests/langgraph_sdk" "$root/tests/web" "$root/tests/otlp_receiver"; do
   if [[ ! -f "$node_dir/node_modules/.package-lock.json" || "$node_dir/package-lock.json" -nt "$node_dir/node_modules/.package-lock.json" ]]; then
     echo "== test packages (npm ci in ${node_dir#"$root"/})"
     (cd "$node_dir" && npm ci --no-audit --no-fund --loglevel=error)
@@ -53,7 +55,7 @@ if [[ "${SWITCHBOARD_SKIP_SANITIZE:-0}" != 1 ]]; then
         "-DCMAKE_CXX_FLAGS_DEBUG=-g1" \
         -DSWITCHBOARD_SANITIZE=ON -DSWITCHBOARD_BUILD_BENCH=OFF >/dev/null
   sanitized_suites=()
-  for module in protocol net models agents mcp orchestrator host server; do
+  for module in protocol net telemetry models agents mcp orchestrator host server; do
     [[ -d "$root/tests/$module" ]] && sanitized_suites+=("switchboard_${module}_tests")
   done
   cmake --build "$root/build-asan" -j "$jobs" --target "${sanitized_suites[@]}"
