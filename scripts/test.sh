@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets up a fresh Debian 12 machine, builds Switchboard and runs the whole
-# test suite, then the library suites (protocol, net, telemetry, models, agents,
-# mcp, orchestrator, host, server) again under AddressSanitizer + UBSan.
+# test suite, then the library suites (protocol, net, models, agents, mcp,
+# orchestrator, host, server) again under AddressSanitizer + UBSan.
 #
 #   scripts/test.sh               everything
 #   SWITCHBOARD_SKIP_SANITIZE=1   skip the sanitizer pass

@@ -15,6 +15,9 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <boost/json/parse.hpp>
+#include <boost/json/value.hpp>
+
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -40,6 +43,7 @@ struct attempt_outcome {
   bool delivered = false;
   bool retryable = false;
   std::optional<milliseconds> retry_after;
+  std::uint64_t rejected = 0;  // spans a 2xx's partialSuccess says were rejected
   std::string what;  // for the log: a status or the HTTP client's (redacted) message
 };
 
@@ -57,6 +61,26 @@ std::optional<milliseconds> parse_retry_after(std::optional<std::string_view> he
   if (error != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
   constexpr std::uint64_t a_day = 24 * 3600;
   return std::chrono::seconds(std::min(seconds, a_day));
+}
+
+// A 2xx may carry {"partialSuccess": {"rejectedSpans": "2", "errorMessage": ...}}
+// (rejectedSpans is an int64: a string in OTLP/JSON, a number from some
+// collectors). Anything unreadable counts as nothing rejected.
+std::uint64_t rejected_spans(const std::string& body) {
+  boost::system::error_code ec;
+  const boost::json::value answer = boost::json::parse(body, ec);
+  if (ec || !answer.is_object()) return 0;
+  const boost::json::value* partial = answer.as_object().if_contains("partialSuccess");
+  if (partial == nullptr || !partial->is_object()) return 0;
+  const boost::json::value* rejected = partial->as_object().if_contains("rejectedSpans");
+  if (rejected == nullptr) return 0;
+  if (rejected->is_int64()) return static_cast<std::uint64_t>(std::max<std::int64_t>(0, rejected->as_int64()));
+  if (rejected->is_uint64()) return rejected->as_uint64();
+  if (!rejected->is_string()) return 0;
+  std::uint64_t count = 0;
+  const boost::json::string& text = rejected->as_string();
+  std::from_chars(text.data(), text.data() + text.size(), count);
+  return count;
 }
 
 net::http_options client_options(const otlp_exporter_options& options) {
@@ -188,21 +212,24 @@ class otlp_exporter::impl {
     for (int attempt = 1;; ++attempt) {
       const attempt_outcome outcome = co_await send(body);
       if (outcome.delivered) {
-        settle(batch.size(), true);
+        const std::size_t rejected = std::min<std::uint64_t>(outcome.rejected, batch.size());
+        if (rejected != 0)
+          spdlog::warn("otlp exporter: the collector rejected {} of {} spans", rejected, batch.size());
+        settle(batch.size() - rejected, rejected);
         co_return;
       }
       const std::optional<milliseconds> pause = retry_delay(outcome, attempt);
       if (!pause) {
         spdlog::warn("otlp exporter: {} spans not exported after {} attempt(s): {}", batch.size(), attempt,
                      outcome.what);
-        settle(batch.size(), false);
+        settle(0, batch.size());
         co_return;
       }
       count_retry();
       asio::steady_timer timer(io_, *pause);
       const auto [ec] = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
       if (ec) {  // cancelled at shutdown
-        settle(batch.size(), false);
+        settle(0, batch.size());
         co_return;
       }
     }
@@ -224,6 +251,7 @@ class otlp_exporter::impl {
       outcome.delivered = result.status >= 200 && result.status < 300;
       outcome.retryable = retryable_status(result.status);
       outcome.retry_after = parse_retry_after(result.header("retry-after"));
+      if (outcome.delivered) outcome.rejected = rejected_spans(result.body);
       outcome.what = "HTTP " + std::to_string(result.status);
     } catch (const net::net_error& error) {
       // Refused, reset, timed out: the collector may be back soon. Not a
@@ -288,10 +316,11 @@ class otlp_exporter::impl {
     return batch;
   }
 
-  void settle(std::size_t count, bool exported) {
+  void settle(std::size_t exported, std::size_t failed) {
     {
       std::scoped_lock lock(mutex_);
-      (exported ? counters_.exported : counters_.failed) += count;
+      counters_.exported += exported;
+      counters_.failed += failed;
       in_flight_ = 0;
     }
     settled_.notify_all();

@@ -179,6 +179,21 @@ TEST_F(OtlpExporter, A500IsFinalAndNotRetried) {
   EXPECT_EQ(counters.retries, 0u);
 }
 
+TEST_F(OtlpExporter, SpansACollectorRejectsInAPartialSuccessCountAsFailed) {
+  request_log log;
+  collector server([&log](net::server_request& request) -> asio::awaitable<net::server_response> {
+    log.add(request);
+    co_return answer(200, R"({"partialSuccess":{"rejectedSpans":"1","errorMessage":"span too old"}})");
+  });
+  otlp_exporter exporter(test_options(server.traces_url()));
+  send_spans(exporter, 3);
+  ASSERT_TRUE(exporter.force_flush(60s));
+  const exporter_counters counters = exporter.counters();
+  EXPECT_EQ(counters.exported, 2u);
+  EXPECT_EQ(counters.failed, 1u);
+  EXPECT_EQ(counters.retries, 0u);  // rejected data is not sent again
+}
+
 TEST_F(OtlpExporter, A400IsFinalAndNotRetried) {
   request_log log;
   collector server(answering(log, 400));

@@ -62,9 +62,10 @@ struct otlp_exporter_options {
 
 // Spans by what became of them, since the exporter started.
 struct exporter_counters {
-  std::uint64_t exported = 0;  // accepted by the collector (a 2xx)
+  std::uint64_t exported = 0;  // accepted by the collector (a 2xx, less what its partialSuccess rejected)
   std::uint64_t dropped = 0;   // never queued: the queue was full, or the exporter was shut down
-  std::uint64_t failed = 0;    // queued, then given up: a final error, attempts or time exhausted, shutdown
+  std::uint64_t failed = 0;    // queued, then given up: a final error, attempts or time exhausted, shutdown,
+                               // or rejected by the collector in a partialSuccess
   std::uint64_t retries = 0;   // requests sent again (not spans)
   std::uint64_t requests = 0;  // requests sent, retries included
 };
