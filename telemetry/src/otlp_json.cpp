@@ -51,17 +51,21 @@ json::array encode_attributes(const attributes& list) {
   return out;
 }
 
-// Span.flags: the W3C trace flags in bits 0-7; bit 8 says the parent's
-// remoteness is known, bit 9 that it is remote (OTLP 1.1+).
-std::uint32_t span_flags(const span_data& finished) {
-  return static_cast<std::uint32_t>(finished.context.trace_flags);
+// Span.flags and Link.flags (OTLP 1.1+): the W3C trace flags in bits 0-7;
+// bit 8 says whether the other bit is known, bit 9 that the parent (for a
+// span) or the linked span (for a link) is in another process.
+constexpr std::uint32_t remoteness_known = 0x100;
+constexpr std::uint32_t remote = 0x200;
+
+std::uint32_t wire_flags(std::uint8_t trace_flags, bool is_remote) {
+  return static_cast<std::uint32_t>(trace_flags) | remoteness_known | (is_remote ? remote : 0);
 }
 
 json::object encode_link(const span_link& link) {
   json::object out{{"traceId", link.context.trace_id.hex()}, {"spanId", link.context.span_id.hex()}};
   if (!link.context.trace_state.empty()) out["traceState"] = link.context.trace_state;
   if (!link.attributes.empty()) out["attributes"] = encode_attributes(link.attributes);
-  out["flags"] = static_cast<std::uint32_t>(link.context.trace_flags);
+  out["flags"] = wire_flags(link.context.trace_flags, link.context.is_remote);
   return out;
 }
 
@@ -84,7 +88,7 @@ json::object encode_span(const span_data& finished) {
   out["spanId"] = finished.context.span_id.hex();
   if (!finished.context.trace_state.empty()) out["traceState"] = finished.context.trace_state;
   if (finished.parent_span_id.valid()) out["parentSpanId"] = finished.parent_span_id.hex();
-  out["flags"] = span_flags(finished);
+  out["flags"] = wire_flags(finished.context.trace_flags, finished.parent_is_remote);
   out["name"] = finished.name;
   out["kind"] = static_cast<int>(finished.kind);
   out["startTimeUnixNano"] = std::to_string(finished.start_time_unix_nano);

@@ -151,7 +151,10 @@ span recording_tracer::start_span(std::string_view name, const span_options& opt
 
   span_data data;
   data.context = std::move(context);
-  if (parent != nullptr) data.parent_span_id = parent->span_id;
+  if (parent != nullptr) {
+    data.parent_span_id = parent->span_id;
+    data.parent_is_remote = parent->is_remote;
+  }
   data.name = std::string(name);
   data.kind = options.kind;
   data.start_time_unix_nano = options.start_time_unix_nano != 0 ? options.start_time_unix_nano : now_unix_nano();

@@ -189,6 +189,8 @@ TEST(OtlpDecoder, TheReferenceDecoderReadsASpanTreeAsSent) {
   EXPECT_EQ(text(workflow.at("spanId")), workflow_id);
   EXPECT_EQ(workflow.at("parentSpanId"), "00f067aa0ba902b7");
   EXPECT_EQ(workflow.at("kind"), 2);
+  EXPECT_EQ(workflow.at("flags"), 0x301);  // sampled, its parent remote
+  EXPECT_EQ(agent.at("flags"), 0x101);     // sampled, its parent local
   EXPECT_EQ(text(agent.at("spanId")), agent_id);
   EXPECT_EQ(text(agent.at("parentSpanId")), workflow_id);
   EXPECT_EQ(agent.at("kind"), 1);

@@ -48,6 +48,7 @@ span_data sample_span() {
   linked.trace_id = trace_of(0x50);
   linked.span_id = span_of(0x60);
   linked.trace_flags = sampled_flag;
+  linked.is_remote = true;  // flags 0x301
   data.links = {span_link{linked, {{"switchboard.link", std::string("resumed")}}}};
   data.events = {span_event{"paused", 1544712660500000000ULL, {}}};
   data.status = status_code::error;
@@ -83,7 +84,7 @@ TEST(OtlpJson, ASpansFields) {
   EXPECT_EQ(span.at("kind"), 3);  // CLIENT, an integer
   EXPECT_EQ(span.at("startTimeUnixNano"), "1544712660000000000");
   EXPECT_EQ(span.at("endTimeUnixNano"), "1544712661000000001");
-  EXPECT_EQ(span.at("flags"), 1);
+  EXPECT_EQ(span.at("flags"), 0x101);  // sampled; the parent is known to be local
   EXPECT_EQ(json::serialize(span.at("status")), R"({"code":2,"message":"timeout"})");
 }
 
@@ -103,8 +104,16 @@ TEST(OtlpJson, LinksAndEvents) {
   const json::value& span = request.at("resourceSpans").at(0).at("scopeSpans").at(0).at("spans").at(0);
   EXPECT_EQ(json::serialize(span.at("links")),
             R"([{"traceId":"505152535455565758595a5b5c5d5e5f","spanId":"6061626364656667",)"
-            R"("attributes":[{"key":"switchboard.link","value":{"stringValue":"resumed"}}],"flags":1}])");
+            R"("attributes":[{"key":"switchboard.link","value":{"stringValue":"resumed"}}],"flags":769}])");
   EXPECT_EQ(json::serialize(span.at("events")), R"([{"timeUnixNano":"1544712660500000000","name":"paused"}])");
+}
+
+TEST(OtlpJson, ARemoteParentIsFlagged) {
+  span_data data = sample_span();
+  data.parent_is_remote = true;
+  data.context.trace_flags = 0;
+  const json::value request = encoded({data});
+  EXPECT_EQ(request.at("resourceSpans").at(0).at("scopeSpans").at(0).at("spans").at(0).at("flags"), 0x300);
 }
 
 TEST(OtlpJson, ARootSpanHasNoParentAndAnOkOrUnsetStatusNoMessage) {

@@ -78,6 +78,7 @@ struct span_event {
 struct span_data {
   span_context context;
   telemetry::span_id parent_span_id;  // all zero for a root span
+  bool parent_is_remote = false;      // the parent came from another process (a traceparent)
   std::string name;
   span_kind kind = span_kind::internal;
   std::uint64_t start_time_unix_nano = 0;
