@@ -120,7 +120,7 @@ class otlp_exporter::impl {
       : options_((check_limits(options), std::move(options))), client_(make_client(options_)) {
     for (const auto& [name, value] : options_.headers) headers_.push_back(net::http_header{name, value, true});
     asio::co_spawn(io_, run(), asio::bind_cancellation_slot(cancel_.slot(), [this](std::exception_ptr error) {
-                     if (error) spdlog::error("otlp exporter: the export loop ended with an error");
+                     if (error) log_loop_error(error);
                      finish();
                    }));
     worker_ = std::thread([this] { io_.run(); });
@@ -260,6 +260,10 @@ class otlp_exporter::impl {
       outcome.retryable = error.errc() != net::net_errc::cancelled &&
                           error.errc() != net::net_errc::tls_verification_failed;
       outcome.what = error.what();
+    } catch (const std::exception& error) {
+      // Not the network's: out of memory, or a cancellation that surfaced
+      // as Asio's own error. Another attempt would not fare better.
+      outcome.what = error.what();
     }
     co_return outcome;
   }
@@ -343,6 +347,16 @@ class otlp_exporter::impl {
       asio::post(io_, [this] { wake_.cancel(); });
     } catch (...) {
       // Out of memory: the schedule delay wakes the loop instead.
+    }
+  }
+
+  static void log_loop_error(const std::exception_ptr& error) {
+    try {
+      std::rethrow_exception(error);
+    } catch (const std::exception& e) {
+      spdlog::error("otlp exporter: the export loop stopped: {}; spans are queued until dropped", e.what());
+    } catch (...) {
+      spdlog::error("otlp exporter: the export loop stopped; spans are queued until dropped");
     }
   }
 
