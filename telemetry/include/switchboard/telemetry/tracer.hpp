@@ -6,7 +6,9 @@
 // An application that has its own tracing implements `tracer` and
 // `span_recorder`; Switchboard then never sees OTLP.
 //
-//   telemetry::span step = tracer.start_span("invoke_agent planner", {.parent = &run.context()});
+//   telemetry::span_options options;
+//   options.parent = &run.context();
+//   telemetry::span step = tracer.start_span("invoke_agent planner", options);
 //   step.set_attribute("gen_ai.agent.name", "planner");
 //   ... step ends when it goes out of scope, or at step.end()
 //
