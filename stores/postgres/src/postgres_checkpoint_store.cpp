@@ -1,0 +1,261 @@
+// The PostgreSQL checkpoint store.
+//
+// Two tables: switchboard_runs holds one row per run (its head, status,
+// owner, lease and fencing number), switchboard_journal the records each
+// save appended. A claim or save is one short transaction on one pooled
+// connection: SELECT ... FOR UPDATE locks the run's row, the shared rules
+// (store_support) decide on what it read, and the write follows; of racing
+// claimants or writers, in any number of processes, the row lock lets one
+// through at a time, and each sees what the one before it committed. Reads
+// that need no lock are single statements (one snapshot each).
+#include <switchboard/stores/postgres_store.hpp>
+
+#include <switchboard/orchestrator/store_support.hpp>
+
+#include "pg_database.hpp"
+#include "pg_rows.hpp"
+#include "pg_schema.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+
+namespace switchboard::stores {
+namespace {
+
+namespace asio = boost::asio;
+using namespace orchestrator;
+using namespace postgres;
+namespace store_support = orchestrator::store_support;
+
+const std::string summary = summary_columns;
+
+const std::string select_for_update_sql =
+    "SELECT " + summary + ", " SWITCHBOARD_PG_NOW(2) " FROM switchboard_runs WHERE workflow_id = $1 FOR UPDATE";
+const std::string select_summary_sql = "SELECT " + summary + " FROM switchboard_runs WHERE workflow_id = $1";
+const std::string insert_run_sql =
+    "INSERT INTO switchboard_runs (workflow_id, workflow_name, status, step, head, owner, lease_expires_ns, fence,"
+    " updated_at_ns, save_seq)"
+    " SELECT $1::text, $2::text, $3::text, $4::bigint, $5::text, $6::text, t.now_ns + $7::bigint, 1, t.now_ns,"
+    " nextval('switchboard_save_seq') FROM (SELECT " SWITCHBOARD_PG_NOW(8) " AS now_ns) t"
+    " ON CONFLICT (workflow_id) DO NOTHING";
+const std::string append_journal_sql =
+    "INSERT INTO switchboard_journal (workflow_id, seq, record)"
+    " SELECT $1::text, b.base + r.ord, r.record FROM unnest($2::text[]) WITH ORDINALITY AS r(record, ord),"
+    " (SELECT COALESCE(max(seq), 0) AS base FROM switchboard_journal WHERE workflow_id = $1::text) b";
+const std::string claim_run_sql =
+    "UPDATE switchboard_runs SET status = 'running', owner = $2, lease_expires_ns = $3::bigint, fence = fence + 1,"
+    " updated_at_ns = $4::bigint, save_seq = nextval('switchboard_save_seq') WHERE workflow_id = $1";
+const std::string update_run_sql =
+    "UPDATE switchboard_runs SET workflow_name = $2, status = $3, step = $4::bigint, head = $5, owner = $6,"
+    " lease_expires_ns = $7::bigint, fence = $8::bigint, updated_at_ns = $9::bigint,"
+    " save_seq = nextval('switchboard_save_seq') WHERE workflow_id = $1";
+const std::string renew_sql =
+    "UPDATE switchboard_runs SET lease_expires_ns = " SWITCHBOARD_PG_NOW(3) " + $2::bigint"
+    " WHERE owner = $1 AND status = 'running'";
+// The run's row, then its journal, in one statement: one snapshot, so the
+// head and the journal come from the same save.
+const std::string load_sql =
+    "SELECT 0 AS part, 0::bigint AS seq, " + summary + ", head, " SWITCHBOARD_PG_NOW(2) " AS now_ns"
+    " FROM switchboard_runs WHERE workflow_id = $1"
+    " UNION ALL SELECT 1, seq, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, record, NULL"
+    " FROM switchboard_journal WHERE workflow_id = $1 ORDER BY 1, 2";
+// The filters run in SQL (the status as a reader sees it, a lapsed lease
+// included), so a page costs what it returns, not the size of the table.
+const std::string list_sql =
+    "WITH n AS (SELECT " SWITCHBOARD_PG_NOW(4) " AS now_ns)"
+    " SELECT " + summary + ", save_seq, n.now_ns FROM switchboard_runs, n"
+    " WHERE ($1::bigint = 0 OR save_seq < $1::bigint) AND ($2::text = '' OR workflow_name = $2::text)"
+    " AND ($3::text = '' OR (CASE WHEN status = 'running' AND lease_expires_ns <= n.now_ns THEN 'interrupted'"
+    " ELSE status END) = $3::text) ORDER BY save_seq DESC LIMIT $5::bigint";
+const std::string erase_sql =
+    "WITH j AS (DELETE FROM switchboard_journal WHERE workflow_id = $1)"
+    " DELETE FROM switchboard_runs WHERE workflow_id = $1";
+const std::string prune_sql =
+    "WITH gone AS (DELETE FROM switchboard_runs WHERE status IN ('completed', 'failed', 'cancelled')"
+    " AND updated_at_ns < $1::bigint RETURNING workflow_id),"
+    " j AS (DELETE FROM switchboard_journal WHERE workflow_id IN (SELECT workflow_id FROM gone))"
+    " SELECT count(*) FROM gone";
+
+std::int64_t nanoseconds_of(std::chrono::milliseconds lease) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(lease).count();
+}
+
+class postgres_checkpoint_store final : public checkpoint_store {
+ public:
+  postgres_checkpoint_store(const std::string& conninfo, store_clock clock)
+      : db_(conninfo, "checkpoint store"), clock_(std::move(clock)) {}
+
+  asio::awaitable<void> create(save_request cp, std::chrono::milliseconds lease) override {
+    store_support::check_new_run(cp);
+    co_await db_.run([&](connection& c) { return create_now(c, cp, lease); });
+  }
+  asio::awaitable<checkpoint> claim(claim_request request) override {
+    co_return co_await db_.run([&](connection& c) { return claim_now(c, request); });
+  }
+  asio::awaitable<void> save(save_request cp) override {
+    store_support::check_save_request(cp);
+    co_await db_.run([&](connection& c) { return save_now(c, cp); });
+  }
+  asio::awaitable<std::size_t> renew(std::string owner, std::chrono::milliseconds lease) override {
+    co_return co_await db_.run([&](connection& c) -> asio::awaitable<std::size_t> {
+      const std::vector<param> params{owner, int_param(nanoseconds_of(lease)), now_param(clock_)};
+      const auto renewed = co_await c.query(renew_sql.c_str(), params, statement_timeout);
+      co_return renewed.affected();
+    });
+  }
+  asio::awaitable<std::optional<checkpoint>> load(std::string workflow_id) override {
+    co_return co_await db_.run([&](connection& c) { return load_now(c, workflow_id); });
+  }
+  asio::awaitable<run_page> list(list_request request) override {
+    co_return co_await db_.run([&](connection& c) { return list_now(c, request); });
+  }
+  asio::awaitable<bool> erase(std::string workflow_id) override {
+    co_return co_await db_.run([&](connection& c) -> asio::awaitable<bool> {
+      const std::vector<param> params{workflow_id};
+      const auto erased = co_await c.query(erase_sql.c_str(), params, statement_timeout);
+      co_return erased.affected() > 0;
+    });
+  }
+  asio::awaitable<std::size_t> prune(system_time finished_before) override {
+    co_return co_await db_.run([&](connection& c) -> asio::awaitable<std::size_t> {
+      const std::vector<param> params{int_param(to_nanoseconds(finished_before))};
+      const auto pruned = co_await c.query(prune_sql.c_str(), params, statement_timeout);
+      co_return static_cast<std::size_t>(pruned.int64(0, 0));
+    });
+  }
+
+ private:
+  // ---------------------------------------------------------------- operations (pool thread)
+
+  asio::awaitable<void> create_now(connection& c, const save_request& cp, std::chrono::milliseconds lease) {
+    // Without a journal the insert is the whole write: no transaction needed.
+    const bool with_journal = !cp.journal.empty();
+    if (with_journal) co_await c.query("BEGIN", none_, statement_timeout);
+    const std::vector<param> params{cp.workflow_id, cp.workflow_name,  std::string(to_string(cp.status)),
+                                    int_param(cp.step), cp.state_json, cp.owner,
+                                    int_param(nanoseconds_of(lease)), now_param(clock_)};
+    const auto inserted = co_await c.query(insert_run_sql.c_str(), params, statement_timeout);
+    if (inserted.affected() == 0) {
+      auto stored = co_await select_summary(c, cp.workflow_id);
+      if (stored) store_support::throw_exists(db_.name(), *stored);
+      throw checkpoint_error(db_.name() + ": cannot create workflow '" + cp.workflow_id + "'");
+    }
+    if (with_journal) {
+      co_await append_journal(c, cp.workflow_id, cp.journal);
+      co_await c.query("COMMIT", none_, statement_timeout);
+    }
+  }
+
+  asio::awaitable<checkpoint> claim_now(connection& c, const claim_request& request) {
+    co_await c.query("BEGIN", none_, statement_timeout);
+    system_time now{};
+    auto stored = co_await select_for_update(c, request.workflow_id, now);
+    store_support::check_claim(db_.name(), stored, request, now);
+    const std::vector<param> params{request.workflow_id, request.owner,
+                                    int_param(to_nanoseconds(now + request.lease)), int_param(to_nanoseconds(now))};
+    co_await c.query(claim_run_sql.c_str(), params, statement_timeout);
+    auto claimed = co_await load_now(c, request.workflow_id);
+    co_await c.query("COMMIT", none_, statement_timeout);
+    co_return std::move(*claimed);
+  }
+
+  asio::awaitable<void> save_now(connection& c, const save_request& cp) {
+    co_await c.query("BEGIN", none_, statement_timeout);
+    system_time now{};
+    const auto stored = co_await select_for_update(c, cp.workflow_id, now);
+    store_support::check_save(db_.name(), stored, cp);
+    const bool running = cp.status == workflow_status::running;
+    // The lease is the store's (create, claim, renew); a save keeps it.
+    const std::vector<param> params{cp.workflow_id,
+                                    cp.workflow_name,
+                                    std::string(to_string(cp.status)),
+                                    int_param(cp.step),
+                                    cp.state_json,
+                                    running ? cp.owner : std::string(),
+                                    int_param(running ? to_nanoseconds(stored->lease_expires) : 0),
+                                    int_param(cp.fence),
+                                    int_param(to_nanoseconds(now))};
+    co_await c.query(update_run_sql.c_str(), params, statement_timeout);
+    co_await append_journal(c, cp.workflow_id, cp.journal);
+    co_await c.query("COMMIT", none_, statement_timeout);
+  }
+
+  // Locks the run's row until the transaction ends; `now` is the store's
+  // time once the lock is held.
+  asio::awaitable<std::optional<run_summary>> select_for_update(connection& c, const std::string& workflow_id,
+                                                                system_time& now) {
+    const std::vector<param> params{workflow_id, now_param(clock_)};
+    const auto rows = co_await c.query(select_for_update_sql.c_str(), params, statement_timeout);
+    if (rows.rows() == 0) co_return std::nullopt;
+    now = from_nanoseconds(rows.int64(0, summary_column_count));
+    co_return read_summary(rows, 0);
+  }
+
+  asio::awaitable<std::optional<run_summary>> select_summary(connection& c, const std::string& workflow_id) {
+    const std::vector<param> params{workflow_id};
+    const auto rows = co_await c.query(select_summary_sql.c_str(), params, statement_timeout);
+    if (rows.rows() == 0) co_return std::nullopt;
+    co_return read_summary(rows, 0);
+  }
+
+  asio::awaitable<void> append_journal(connection& c, const std::string& workflow_id,
+                                       const std::vector<std::string>& records) {
+    if (records.empty()) co_return;
+    const std::vector<param> params{workflow_id, text_array(records)};
+    co_await c.query(append_journal_sql.c_str(), params, statement_timeout);
+  }
+
+  asio::awaitable<std::optional<checkpoint>> load_now(connection& c, const std::string& workflow_id) {
+    const std::vector<param> params{workflow_id, now_param(clock_)};
+    const auto rows = co_await c.query(load_sql.c_str(), params, statement_timeout);
+    if (rows.rows() == 0 || rows.int64(0, 0) != 0) co_return std::nullopt;
+    // Columns: part, seq, the summary, head (or a journal record), now.
+    constexpr int first = 2;
+    constexpr int head = first + summary_column_count;
+    run_summary s = read_summary(rows, 0, first);
+    s.status = store_support::effective_status(s.status, s.lease_expires, from_nanoseconds(rows.int64(0, head + 1)));
+    std::vector<std::string> journal;
+    journal.reserve(static_cast<std::size_t>(rows.rows() - 1));
+    for (int row = 1; row < rows.rows(); ++row) journal.push_back(rows.text(row, head));
+    co_return store_support::checkpoint_of(std::move(s), rows.text(0, head), std::move(journal));
+  }
+
+  asio::awaitable<run_page> list_now(connection& c, const list_request& request) {
+    const auto before = store_support::parse_cursor(db_.name(), request.cursor);
+    // One row more than the page: whether another page follows.
+    const param limit = request.limit > 0 ? int_param(static_cast<std::int64_t>(request.limit) + 1) : std::nullopt;
+    const std::vector<param> params{int_param(before.value_or(0)), request.workflow_name,
+                                    request.status ? std::string(to_string(*request.status)) : std::string(),
+                                    now_param(clock_), limit};
+    const auto rows = co_await c.query(list_sql.c_str(), params, statement_timeout);
+    run_page page;
+    std::int64_t last_seq = 0;
+    for (int row = 0; row < rows.rows(); ++row) {
+      if (request.limit > 0 && page.runs.size() == request.limit) {
+        page.next_cursor = store_support::make_cursor(last_seq);
+        break;
+      }
+      auto s = read_summary(rows, row);
+      const auto now = from_nanoseconds(rows.int64(row, summary_column_count + 1));
+      s.status = store_support::effective_status(s.status, s.lease_expires, now);
+      last_seq = rows.int64(row, summary_column_count);
+      page.runs.push_back(std::move(s));
+    }
+    co_return page;
+  }
+
+  database db_;
+  store_clock clock_;  // empty: the server's clock
+  const std::vector<param> none_;
+};
+
+}  // namespace
+
+std::shared_ptr<checkpoint_store> make_postgres_checkpoint_store(const std::string& conninfo, store_clock clock) {
+  return std::make_shared<postgres_checkpoint_store>(conninfo, std::move(clock));
+}
+
+}  // namespace switchboard::stores
