@@ -207,7 +207,7 @@ int run_resume(std::span<const std::string> args) {
     const auto stored = cli::wait_for(store->load(id));
     if (!stored)
       throw std::runtime_error("no workflow with id '" + id + "' in the store" +
-                               (settings.store_url.empty() ? std::string{} : " " + settings.store_url) +
+                               (settings.store_url.empty() ? std::string{} : " " + host::printable_store_url(settings.store_url)) +
                                " (it was started with another --store, or pruned)");
     const auto state = orch::workflow_state::from_checkpoint(*stored);
     if (settings.workflow.workflow_file.empty())

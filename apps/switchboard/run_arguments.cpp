@@ -61,7 +61,8 @@ std::vector<std::string> resume_arguments(const std::string& id, const run_setti
   for (auto& word : model_arguments(settings.workflow.model)) words.push_back(std::move(word));
   if (!settings.store_url.empty()) {
     words.emplace_back("--store");
-    words.push_back(settings.store_url);
+    // Printed for later: a password stays in PGPASSWORD or PGPASSFILE.
+    words.push_back(host::printable_store_url(settings.store_url));
   }
   return words;
 }
