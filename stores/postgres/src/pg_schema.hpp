@@ -29,13 +29,16 @@ inline constexpr const char* record_version_sql = "INSERT INTO switchboard_schem
 
 // Version 1. save_seq orders list() (the most recently saved first);
 // enqueue_seq orders the queue. Both come from sequences: unique across
-// processes without a table lock.
+// processes without a table lock. journal_length counts a run's journal
+// records, kept in the run's row so that a save numbers the records it
+// appends from the row it has just locked and updated (a statement's
+// snapshot of the journal table may predate a save committed meanwhile).
 inline constexpr std::array<const char*, 11> version_1_sql{
     "CREATE SEQUENCE switchboard_save_seq",
     "CREATE TABLE switchboard_runs ("
     " workflow_id text PRIMARY KEY, workflow_name text NOT NULL, status text NOT NULL, step bigint NOT NULL,"
     " head text NOT NULL, owner text NOT NULL, lease_expires_ns bigint NOT NULL, fence bigint NOT NULL,"
-    " updated_at_ns bigint NOT NULL, save_seq bigint NOT NULL)",
+    " updated_at_ns bigint NOT NULL, save_seq bigint NOT NULL, journal_length bigint NOT NULL)",
     "CREATE INDEX switchboard_runs_by_save_seq ON switchboard_runs (save_seq)",
     "CREATE INDEX switchboard_runs_running_by_owner ON switchboard_runs (owner) WHERE status = 'running'",
     "CREATE TABLE switchboard_journal ("

@@ -2,12 +2,15 @@
 //
 // Two tables: switchboard_runs holds one row per run (its head, status,
 // owner, lease and fencing number), switchboard_journal the records each
-// save appended. A claim or save is one short transaction on one pooled
-// connection: SELECT ... FOR UPDATE locks the run's row, the shared rules
-// (store_support) decide on what it read, and the write follows; of racing
-// claimants or writers, in any number of processes, the row lock lets one
-// through at a time, and each sees what the one before it committed. Reads
-// that need no lock are single statements (one snapshot each).
+// save appended. A save (every step of every run) and a create are one
+// statement each: a fenced compare-and-set on the run's row that appends
+// the journal in the same statement; when it changes nothing the shared
+// rules (store_support) say why, from the row as it then is. A claim, whose
+// rules are richer, is one short transaction: SELECT ... FOR UPDATE locks
+// the row, store_support decides on what it read, and the update follows.
+// Either way the row lock lets racing writers and claimants of any number
+// of processes through one at a time, each seeing what the one before it
+// committed. Reads are single statements (one snapshot each).
 #include <switchboard/stores/postgres_store.hpp>
 
 #include <switchboard/orchestrator/store_support.hpp>
@@ -35,23 +38,38 @@ const std::string summary = summary_columns;
 const std::string select_for_update_sql =
     "SELECT " + summary + ", " SWITCHBOARD_PG_NOW(2) " FROM switchboard_runs WHERE workflow_id = $1 FOR UPDATE";
 const std::string select_summary_sql = "SELECT " + summary + " FROM switchboard_runs WHERE workflow_id = $1";
-const std::string insert_run_sql =
-    "INSERT INTO switchboard_runs (workflow_id, workflow_name, status, step, head, owner, lease_expires_ns, fence,"
-    " updated_at_ns, save_seq)"
+// A create is one statement: the run, and its journal only when the run
+// was inserted (not when the id existed).
+const std::string create_sql =
+    "WITH run AS (INSERT INTO switchboard_runs (workflow_id, workflow_name, status, step, head, owner,"
+    " lease_expires_ns, fence, updated_at_ns, save_seq, journal_length)"
     " SELECT $1::text, $2::text, $3::text, $4::bigint, $5::text, $6::text, t.now_ns + $7::bigint, 1, t.now_ns,"
-    " nextval('switchboard_save_seq') FROM (SELECT " SWITCHBOARD_PG_NOW(8) " AS now_ns) t"
-    " ON CONFLICT (workflow_id) DO NOTHING";
-const std::string append_journal_sql =
-    "INSERT INTO switchboard_journal (workflow_id, seq, record)"
-    " SELECT $1::text, b.base + r.ord, r.record FROM unnest($2::text[]) WITH ORDINALITY AS r(record, ord),"
-    " (SELECT COALESCE(max(seq), 0) AS base FROM switchboard_journal WHERE workflow_id = $1::text) b";
+    " nextval('switchboard_save_seq'), cardinality($9::text[]) FROM (SELECT " SWITCHBOARD_PG_NOW(8) " AS now_ns) t"
+    " ON CONFLICT (workflow_id) DO NOTHING RETURNING workflow_id),"
+    " j AS (INSERT INTO switchboard_journal (workflow_id, seq, record)"
+    " SELECT run.workflow_id, e.ord, e.record FROM run, unnest($9::text[]) WITH ORDINALITY AS e(record, ord))"
+    " SELECT count(*) FROM run";
+// A save is one fenced statement (a compare-and-set): it changes the run
+// only while the caller's fence and owner are the stored ones and its step
+// is not older, and appends the records numbered from the locked row's
+// journal_length. A status other than running releases the run (no owner,
+// no lease); a running save keeps the store's lease. When it changes
+// nothing, the caller reads the run to say why.
+const std::string save_sql =
+    "WITH n AS (SELECT " SWITCHBOARD_PG_NOW(9) " AS now_ns),"
+    " run AS (UPDATE switchboard_runs r SET workflow_name = $2::text, status = $3::text, step = $4::bigint,"
+    " head = $5::text, owner = CASE WHEN $3::text = 'running' THEN r.owner ELSE '' END,"
+    " lease_expires_ns = CASE WHEN $3::text = 'running' THEN r.lease_expires_ns ELSE 0 END,"
+    " updated_at_ns = n.now_ns, save_seq = nextval('switchboard_save_seq'),"
+    " journal_length = r.journal_length + cardinality($8::text[]) FROM n"
+    " WHERE r.workflow_id = $1::text AND r.fence = $7::bigint AND r.owner = $6::text AND r.owner <> ''"
+    " AND r.step <= $4::bigint RETURNING r.journal_length - cardinality($8::text[]) AS base),"
+    " j AS (INSERT INTO switchboard_journal (workflow_id, seq, record)"
+    " SELECT $1::text, run.base + e.ord, e.record FROM run, unnest($8::text[]) WITH ORDINALITY AS e(record, ord))"
+    " SELECT count(*) FROM run";
 const std::string claim_run_sql =
     "UPDATE switchboard_runs SET status = 'running', owner = $2, lease_expires_ns = $3::bigint, fence = fence + 1,"
     " updated_at_ns = $4::bigint, save_seq = nextval('switchboard_save_seq') WHERE workflow_id = $1";
-const std::string update_run_sql =
-    "UPDATE switchboard_runs SET workflow_name = $2, status = $3, step = $4::bigint, head = $5, owner = $6,"
-    " lease_expires_ns = $7::bigint, fence = $8::bigint, updated_at_ns = $9::bigint,"
-    " save_seq = nextval('switchboard_save_seq') WHERE workflow_id = $1";
 const std::string renew_sql =
     "UPDATE switchboard_runs SET lease_expires_ns = " SWITCHBOARD_PG_NOW(3) " + $2::bigint"
     " WHERE owner = $1 AND status = 'running'";
@@ -131,22 +149,14 @@ class postgres_checkpoint_store final : public checkpoint_store {
   // ---------------------------------------------------------------- operations (pool thread)
 
   asio::awaitable<void> create_now(connection& c, const save_request& cp, std::chrono::milliseconds lease) {
-    // Without a journal the insert is the whole write: no transaction needed.
-    const bool with_journal = !cp.journal.empty();
-    if (with_journal) co_await c.query("BEGIN", none_, statement_timeout);
     const std::vector<param> params{cp.workflow_id, cp.workflow_name,  std::string(to_string(cp.status)),
                                     int_param(cp.step), cp.state_json, cp.owner,
-                                    int_param(nanoseconds_of(lease)), now_param(clock_)};
-    const auto inserted = co_await c.query(insert_run_sql.c_str(), params, statement_timeout);
-    if (inserted.affected() == 0) {
-      auto stored = co_await select_summary(c, cp.workflow_id);
-      if (stored) store_support::throw_exists(db_.name(), *stored);
-      throw checkpoint_error(db_.name() + ": cannot create workflow '" + cp.workflow_id + "'");
-    }
-    if (with_journal) {
-      co_await append_journal(c, cp.workflow_id, cp.journal);
-      co_await c.query("COMMIT", none_, statement_timeout);
-    }
+                                    int_param(nanoseconds_of(lease)), now_param(clock_), text_array(cp.journal)};
+    const auto created = co_await c.query(create_sql.c_str(), params, statement_timeout);
+    if (created.int64(0, 0) == 1) co_return;
+    auto stored = co_await select_summary(c, cp.workflow_id);
+    if (stored) store_support::throw_exists(db_.name(), *stored);
+    throw checkpoint_error(db_.name() + ": cannot create workflow '" + cp.workflow_id + "' (erased meanwhile)");
   }
 
   asio::awaitable<checkpoint> claim_now(connection& c, const claim_request& request) {
@@ -163,24 +173,15 @@ class postgres_checkpoint_store final : public checkpoint_store {
   }
 
   asio::awaitable<void> save_now(connection& c, const save_request& cp) {
-    co_await c.query("BEGIN", none_, statement_timeout);
-    system_time now{};
-    const auto stored = co_await select_for_update(c, cp.workflow_id, now);
+    const std::vector<param> params{cp.workflow_id, cp.workflow_name,      std::string(to_string(cp.status)),
+                                    int_param(cp.step), cp.state_json,     cp.owner,
+                                    int_param(cp.fence), text_array(cp.journal), now_param(clock_)};
+    const auto saved = co_await c.query(save_sql.c_str(), params, statement_timeout);
+    if (saved.int64(0, 0) == 1) co_return;
+    // Refused: the shared rules say why, with the same words as every store.
+    const auto stored = co_await select_summary(c, cp.workflow_id);
     store_support::check_save(db_.name(), stored, cp);
-    const bool running = cp.status == workflow_status::running;
-    // The lease is the store's (create, claim, renew); a save keeps it.
-    const std::vector<param> params{cp.workflow_id,
-                                    cp.workflow_name,
-                                    std::string(to_string(cp.status)),
-                                    int_param(cp.step),
-                                    cp.state_json,
-                                    running ? cp.owner : std::string(),
-                                    int_param(running ? to_nanoseconds(stored->lease_expires) : 0),
-                                    int_param(cp.fence),
-                                    int_param(to_nanoseconds(now))};
-    co_await c.query(update_run_sql.c_str(), params, statement_timeout);
-    co_await append_journal(c, cp.workflow_id, cp.journal);
-    co_await c.query("COMMIT", none_, statement_timeout);
+    throw checkpoint_error(db_.name() + ": save of workflow '" + cp.workflow_id + "' refused: it changed meanwhile");
   }
 
   // Locks the run's row until the transaction ends; `now` is the store's
@@ -199,13 +200,6 @@ class postgres_checkpoint_store final : public checkpoint_store {
     const auto rows = co_await c.query(select_summary_sql.c_str(), params, statement_timeout);
     if (rows.rows() == 0) co_return std::nullopt;
     co_return read_summary(rows, 0);
-  }
-
-  asio::awaitable<void> append_journal(connection& c, const std::string& workflow_id,
-                                       const std::vector<std::string>& records) {
-    if (records.empty()) co_return;
-    const std::vector<param> params{workflow_id, text_array(records)};
-    co_await c.query(append_journal_sql.c_str(), params, statement_timeout);
   }
 
   asio::awaitable<std::optional<checkpoint>> load_now(connection& c, const std::string& workflow_id) {
