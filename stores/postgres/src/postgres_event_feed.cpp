@@ -64,7 +64,8 @@ class postgres_event_feed final : public event_feed {
     std::function<asio::awaitable<std::vector<feed_event>>()> reader = [this, &workflow_id, after, limit] {
       return read_now(workflow_id, after, limit);
     };
-    co_return co_await wakeups_.wait_for_events(workflow_id, timeout, poll_interval, std::move(reader));
+    auto waiting = wakeups_.wait_for_events(workflow_id, timeout, poll_interval, std::move(reader));
+    co_return co_await std::move(waiting);
   }
 
   asio::awaitable<std::size_t> erase(std::string workflow_id) override {
@@ -76,8 +77,9 @@ class postgres_event_feed final : public event_feed {
   }
 
  private:
-  // Copies its arguments: wait() calls it again from a stored function.
-  asio::awaitable<std::vector<feed_event>> read_now(std::string workflow_id, std::int64_t after, std::size_t limit) {
+  // `workflow_id` lives in the frame of the read() or wait() that calls it.
+  asio::awaitable<std::vector<feed_event>> read_now(const std::string& workflow_id, std::int64_t after,
+                                                    std::size_t limit) {
     co_return co_await db_.run([&](connection& c) -> asio::awaitable<std::vector<feed_event>> {
       const param most = limit == 0 ? std::nullopt : int_param(static_cast<std::int64_t>(limit));
       const std::vector<param> params{workflow_id, int_param(after), most};
