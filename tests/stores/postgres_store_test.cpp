@@ -82,6 +82,59 @@ TEST(postgres_store, processes_opening_an_empty_database_at_once_all_come_up) {
   EXPECT_EQ(exec_sql(url, "SELECT count(*) FROM switchboard_runs"), std::to_string(openers));
 }
 
+// Store objects of their own stand for hubs in other processes: separate
+// pools, separate sessions, one row. Exactly one claim wins, the others are
+// refused as owned, and the loser's stale fence can no longer save.
+TEST(postgres_store, claims_racing_from_separate_stores_have_one_winner) {
+  scratch_directory dir;
+  const auto url = url_for(dir.path());
+  auto creator = stores::make_postgres_checkpoint_store(url);
+  const save_request run = new_run("contested", "worker-a", "{}", {"created"});
+  run_now(creator->create(run, long_lease));
+  run_now(creator->save(next_step(run, 3, workflow_status::awaiting_clarification, "{}", {"asked"})));
+
+  constexpr int hubs = 6;
+  std::vector<std::shared_ptr<checkpoint_store>> stores_of_hubs;
+  for (int i = 0; i < hubs; ++i) stores_of_hubs.push_back(stores::make_postgres_checkpoint_store(url));
+  std::latch start(hubs);
+  std::vector<std::optional<checkpoint>> won(hubs);
+  std::vector<std::string> refused(hubs);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < hubs; ++i) {
+    threads.emplace_back([&, i] {
+      start.arrive_and_wait();
+      try {
+        won[i] = run_now(stores_of_hubs[i]->claim(
+            testing::claim_for("contested", "hub-" + std::to_string(i), workflow_status::awaiting_clarification, 3)));
+      } catch (const claim_error& e) {
+        refused[i] = testing::reason_name(e.why());
+      } catch (const std::exception& e) {
+        refused[i] = std::string("unexpected: ") + e.what();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  int winners = 0;
+  int winner = -1;
+  for (int i = 0; i < hubs; ++i) {
+    if (won[i]) {
+      ++winners;
+      winner = i;
+    } else {
+      EXPECT_EQ(refused[i], "owned") << "hub " << i;
+    }
+  }
+  ASSERT_EQ(winners, 1);
+  EXPECT_EQ(won[winner]->fence, 2);
+  EXPECT_EQ(won[winner]->journal, (std::vector<std::string>{"created", "asked"}));
+  // The first owner's fence is stale now, from any store.
+  EXPECT_EQ(testing::reason_name(
+                testing::claim_refusal(creator->save(next_step(run, 4, workflow_status::running, "{}")))->why()),
+            "stale_fence");
+  run_now(stores_of_hubs[winner]->save(next_step(*won[winner], 4, workflow_status::completed, "{}", {"done"})));
+  EXPECT_EQ(run_now(creator->load("contested"))->journal, (std::vector<std::string>{"created", "asked", "done"}));
+}
+
 TEST(postgres_store, a_database_of_a_newer_schema_is_refused) {
   scratch_directory dir;
   const auto url = url_for(dir.path());
