@@ -170,6 +170,12 @@ void connection::watch_socket() {
 asio::awaitable<result> connection::query(const char* sql, const std::vector<param>& params,
                                           std::chrono::milliseconds timeout) {
   const auto deadline = clock::now() + timeout;
+  send(sql, params);
+  co_await flush(deadline);
+  co_return co_await receive(deadline);
+}
+
+void connection::send(const char* sql, const std::vector<param>& params) {
   if (conn_ == nullptr || broken_ || PQstatus(conn_) != CONNECTION_OK) fail("the connection is lost");
   std::vector<const char*> values;
   values.reserve(params.size());
@@ -184,8 +190,58 @@ asio::awaitable<result> connection::query(const char* sql, const std::vector<par
       0) {
     fail("cannot send a statement");
   }
+}
+
+asio::awaitable<std::vector<result>> connection::pipeline(const std::vector<statement>& statements,
+                                                          std::chrono::milliseconds timeout) {
+  const auto deadline = clock::now() + timeout;
+  for (const auto& s : statements) {
+    // Checked before anything is sent: a refused text leaves nothing half-sent.
+    for (const auto& p : *s.params) {
+      if (p && p->find('\0') != std::string::npos) {
+        throw database_error("a text holds a NUL byte, which PostgreSQL cannot store", "22021");
+      }
+    }
+  }
+  if (conn_ == nullptr || broken_ || PQenterPipelineMode(conn_) == 0) fail("cannot enter pipeline mode");
+  for (const auto& s : statements) send(s.sql, *s.params);
+  if (PQpipelineSync(conn_) == 0) fail("cannot send a statement");
   co_await flush(deadline);
-  co_return co_await receive(deadline);
+  std::vector<result> results;
+  PGresult* error = nullptr;
+  for (std::size_t i = 0; i < statements.size(); ++i) {
+    // Each statement's results end with a null result.
+    std::optional<result> last;
+    for (;;) {
+      PGresult* r = co_await next_result(deadline);
+      if (r == nullptr) break;
+      const auto status = PQresultStatus(r);
+      if ((status == PGRES_FATAL_ERROR || status == PGRES_BAD_RESPONSE) && error == nullptr) {
+        error = r;
+      } else {
+        last.emplace(r);  // PGRES_PIPELINE_ABORTED too: skipped after an error
+      }
+    }
+    if (last) results.push_back(std::move(*last));
+  }
+  PGresult* synced = co_await next_result(deadline);  // PGRES_PIPELINE_SYNC
+  result sync(synced);
+  if (PQexitPipelineMode(conn_) == 0) fail("cannot leave pipeline mode");
+  if (error != nullptr) {
+    result owned(error);
+    fail_result(error);
+  }
+  if (results.size() != statements.size()) fail("a statement of the pipeline gave no result");
+  co_return results;
+}
+
+// The next result once libpq has it whole (null: the end of a statement's).
+asio::awaitable<PGresult*> connection::next_result(clock::time_point deadline) {
+  while (PQisBusy(conn_) != 0) {
+    co_await wait(direction::read, deadline, statement_stalled);
+    if (PQconsumeInput(conn_) == 0) fail("lost the connection");
+  }
+  co_return PQgetResult(conn_);
 }
 
 // Sends what libpq buffered. While the socket is full, reads too: the
@@ -206,11 +262,7 @@ asio::awaitable<result> connection::receive(clock::time_point deadline) {
   std::optional<result> last;
   PGresult* error = nullptr;
   for (;;) {
-    while (PQisBusy(conn_) != 0) {
-      co_await wait(direction::read, deadline, statement_stalled);
-      if (PQconsumeInput(conn_) == 0) fail("lost the connection");
-    }
-    PGresult* r = PQgetResult(conn_);
+    PGresult* r = co_await next_result(deadline);
     if (r == nullptr) break;
     const auto status = PQresultStatus(r);
     if ((status == PGRES_FATAL_ERROR || status == PGRES_BAD_RESPONSE) && error == nullptr) {

@@ -1,7 +1,8 @@
 // One libpq connection driven asynchronously on an Asio io_context: the
 // socket is non-blocking and watched by the io_context (a stream_descriptor
 // that never owns the descriptor: libpq opens and closes it), so no thread
-// ever blocks on the database. Every wait has a deadline: a server that
+// ever blocks on the database. Statements go one at a time (query) or
+// several in one round trip (pipeline, libpq's pipeline mode). Every wait has a deadline: a server that
 // stops answering ends the operation with an error, never a hang.
 //
 // Errors are thrown as database_error (a checkpoint_error) carrying libpq's
@@ -96,6 +97,21 @@ class connection {
   boost::asio::awaitable<result> query(const char* sql, const std::vector<param>& params,
                                        std::chrono::milliseconds timeout);
 
+  // One statement of a pipeline: its SQL and parameters, both alive until
+  // pipeline() completes.
+  struct statement {
+    const char* sql;
+    const std::vector<param>* params;
+  };
+
+  // Sends `statements` at once in libpq's pipeline mode, then reads their
+  // results in order: one round trip instead of one per statement. Each
+  // runs as if sent alone (an explicit BEGIN spans them and later calls);
+  // after a statement fails the rest of the pipeline is skipped by the
+  // server, and the first error is thrown once everything is read.
+  boost::asio::awaitable<std::vector<result>> pipeline(const std::vector<statement>& statements,
+                                                       std::chrono::milliseconds timeout);
+
   // Whether the connection may be handed to the next caller: connected,
   // not inside a transaction, no error lost it.
   bool reusable() const noexcept;
@@ -111,6 +127,8 @@ class connection {
   boost::asio::awaitable<void> wait(direction what, clock::time_point deadline, const char* on_timeout);
   boost::asio::awaitable<void> flush(clock::time_point deadline);
   boost::asio::awaitable<result> receive(clock::time_point deadline);
+  boost::asio::awaitable<PGresult*> next_result(clock::time_point deadline);
+  void send(const char* sql, const std::vector<param>& params);
   void watch_socket();
   [[noreturn]] void fail(std::string_view what, std::string sqlstate = {});
   [[noreturn]] void fail_result(const PGresult* r);

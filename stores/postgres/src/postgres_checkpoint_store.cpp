@@ -6,8 +6,9 @@
 // statement each: a fenced compare-and-set on the run's row that appends
 // the journal in the same statement; when it changes nothing the shared
 // rules (store_support) say why, from the row as it then is. A claim, whose
-// rules are richer, is one short transaction: SELECT ... FOR UPDATE locks
-// the row, store_support decides on what it read, and the update follows.
+// rules are richer, is one short transaction in two pipelined round trips:
+// SELECT ... FOR UPDATE locks the row, store_support decides on what it
+// read, and the update, the read back and COMMIT follow.
 // Either way the row lock lets racing writers and claimants of any number
 // of processes through one at a time, each seeing what the one before it
 // committed. Reads are single statements (one snapshot each).
@@ -159,16 +160,29 @@ class postgres_checkpoint_store final : public checkpoint_store {
     throw checkpoint_error(db_.name() + ": cannot create workflow '" + cp.workflow_id + "' (erased meanwhile)");
   }
 
+  // Two round trips (pipelines): BEGIN and the locked read; then, once the
+  // shared rules allowed the claim, the update, the claimed run read back
+  // and COMMIT. A refused claim's transaction is rolled back by the pool.
   asio::awaitable<checkpoint> claim_now(connection& c, const claim_request& request) {
-    co_await c.query("BEGIN", none_, statement_timeout);
+    const std::vector<param> lock_params{request.workflow_id, now_param(clock_)};
+    const std::vector<connection::statement> lock{{"BEGIN", &none_}, {select_for_update_sql.c_str(), &lock_params}};
+    const auto locked = co_await c.pipeline(lock, statement_timeout);
+    std::optional<run_summary> stored;
     system_time now{};
-    auto stored = co_await select_for_update(c, request.workflow_id, now);
+    if (locked[1].rows() > 0) {
+      stored = read_summary(locked[1], 0);
+      now = from_nanoseconds(locked[1].int64(0, summary_column_count));  // once the lock is held
+    }
     store_support::check_claim(db_.name(), stored, request, now);
-    const std::vector<param> params{request.workflow_id, request.owner,
-                                    int_param(to_nanoseconds(now + request.lease)), int_param(to_nanoseconds(now))};
-    co_await c.query(claim_run_sql.c_str(), params, statement_timeout);
-    auto claimed = co_await load_now(c, request.workflow_id);
-    co_await c.query("COMMIT", none_, statement_timeout);
+    const std::vector<param> claim_params{request.workflow_id, request.owner,
+                                          int_param(to_nanoseconds(now + request.lease)),
+                                          int_param(to_nanoseconds(now))};
+    const std::vector<param> load_params{request.workflow_id, now_param(clock_)};
+    const std::vector<connection::statement> write{
+        {claim_run_sql.c_str(), &claim_params}, {load_sql.c_str(), &load_params}, {"COMMIT", &none_}};
+    const auto written = co_await c.pipeline(write, statement_timeout);
+    auto claimed = checkpoint_from(written[1]);
+    if (!claimed) throw checkpoint_error(db_.name() + ": workflow '" + request.workflow_id + "' vanished while claimed");
     co_return std::move(*claimed);
   }
 
@@ -184,17 +198,6 @@ class postgres_checkpoint_store final : public checkpoint_store {
     throw checkpoint_error(db_.name() + ": save of workflow '" + cp.workflow_id + "' refused: it changed meanwhile");
   }
 
-  // Locks the run's row until the transaction ends; `now` is the store's
-  // time once the lock is held.
-  asio::awaitable<std::optional<run_summary>> select_for_update(connection& c, const std::string& workflow_id,
-                                                                system_time& now) {
-    const std::vector<param> params{workflow_id, now_param(clock_)};
-    const auto rows = co_await c.query(select_for_update_sql.c_str(), params, statement_timeout);
-    if (rows.rows() == 0) co_return std::nullopt;
-    now = from_nanoseconds(rows.int64(0, summary_column_count));
-    co_return read_summary(rows, 0);
-  }
-
   asio::awaitable<std::optional<run_summary>> select_summary(connection& c, const std::string& workflow_id) {
     const std::vector<param> params{workflow_id};
     const auto rows = co_await c.query(select_summary_sql.c_str(), params, statement_timeout);
@@ -205,7 +208,12 @@ class postgres_checkpoint_store final : public checkpoint_store {
   asio::awaitable<std::optional<checkpoint>> load_now(connection& c, const std::string& workflow_id) {
     const std::vector<param> params{workflow_id, now_param(clock_)};
     const auto rows = co_await c.query(load_sql.c_str(), params, statement_timeout);
-    if (rows.rows() == 0 || rows.int64(0, 0) != 0) co_return std::nullopt;
+    co_return checkpoint_from(rows);
+  }
+
+  // The checkpoint load_sql's rows hold (none when the run is absent).
+  static std::optional<checkpoint> checkpoint_from(const result& rows) {
+    if (rows.rows() == 0 || rows.int64(0, 0) != 0) return std::nullopt;
     // Columns: part, seq, the summary, head (or a journal record), now.
     constexpr int first = 2;
     constexpr int head = first + summary_column_count;
@@ -214,7 +222,7 @@ class postgres_checkpoint_store final : public checkpoint_store {
     std::vector<std::string> journal;
     journal.reserve(static_cast<std::size_t>(rows.rows() - 1));
     for (int row = 1; row < rows.rows(); ++row) journal.push_back(rows.text(row, head));
-    co_return store_support::checkpoint_of(std::move(s), rows.text(0, head), std::move(journal));
+    return store_support::checkpoint_of(std::move(s), rows.text(0, head), std::move(journal));
   }
 
   asio::awaitable<run_page> list_now(connection& c, const list_request& request) {
