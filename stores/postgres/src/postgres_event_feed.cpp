@@ -1,8 +1,8 @@
 // The PostgreSQL event feed: switchboard_events keyed by run and position,
-// and switchboard_feed_heads holding each run's last position. An append is
-// one statement that bumps the head (its row lock orders appends to one
-// run from any number of processes) and inserts the event at the new
-// position. A waiter is woken at once by an append of this process and,
+// and switchboard_feed_heads holding each run's last position. An append
+// (of one event or a batch) is one statement that moves the head (its row
+// lock orders appends to one run from any number of processes) and inserts
+// the events at the positions it moved over. A waiter is woken at once by an append of this process and,
 // for appends of other processes, reads again every poll_interval: a
 // timer, not a busy loop. (Pushing those with LISTEN/NOTIFY is left for
 // streams across hubs.)
@@ -26,11 +26,20 @@ namespace store_support = orchestrator::store_support;
 
 constexpr std::chrono::milliseconds poll_interval{100};
 
+// A batch is one statement: the head moves by the batch's size (its row
+// lock orders batches from any process), the events take the positions
+// just below the new head, in their order, all stamped with one time.
 const std::string append_sql =
-    "WITH head AS (INSERT INTO switchboard_feed_heads AS h (workflow_id, last_position) VALUES ($1, 1)"
-    " ON CONFLICT (workflow_id) DO UPDATE SET last_position = h.last_position + 1 RETURNING last_position)"
-    " INSERT INTO switchboard_events (workflow_id, position, event, at_ns)"
-    " SELECT $1, head.last_position, $2, " SWITCHBOARD_PG_NOW(3) " FROM head RETURNING position";
+    "WITH batch AS (SELECT e.event, e.ord FROM unnest($2::text[]) WITH ORDINALITY AS e(event, ord)),"
+    " head AS (INSERT INTO switchboard_feed_heads AS h (workflow_id, last_position)"
+    " VALUES ($1::text, cardinality($2::text[]))"
+    " ON CONFLICT (workflow_id) DO UPDATE SET last_position = h.last_position + cardinality($2::text[])"
+    " RETURNING last_position),"
+    " n AS (SELECT " SWITCHBOARD_PG_NOW(3) " AS now_ns),"
+    " added AS (INSERT INTO switchboard_events (workflow_id, position, event, at_ns)"
+    " SELECT $1::text, head.last_position - cardinality($2::text[]) + batch.ord, batch.event, n.now_ns"
+    " FROM head, batch, n)"
+    " SELECT last_position FROM head";
 const std::string read_sql =
     "SELECT position, event, at_ns FROM switchboard_events WHERE workflow_id = $1 AND position > $2::bigint"
     " ORDER BY position LIMIT $3::bigint";
@@ -44,9 +53,18 @@ class postgres_event_feed final : public event_feed {
       : db_(conninfo, "event feed"), clock_(std::move(clock)) {}
 
   asio::awaitable<std::int64_t> append(std::string workflow_id, std::string event) override {
+    std::vector<std::string> one;
+    one.push_back(std::move(event));
+    auto appending = append_all(std::move(workflow_id), std::move(one));
+    co_return co_await std::move(appending);
+  }
+
+  // One statement for the whole batch: one commit, one round trip.
+  asio::awaitable<std::int64_t> append_all(std::string workflow_id, std::vector<std::string> events) override {
     store_support::check_feed_id(db_.name(), workflow_id);
+    if (events.empty()) co_return 0;
     const auto position = co_await db_.run([&](connection& c) -> asio::awaitable<std::int64_t> {
-      const std::vector<param> params{workflow_id, event, now_param(clock_)};
+      const std::vector<param> params{workflow_id, text_array(events), now_param(clock_)};
       const auto rows = co_await c.query(append_sql.c_str(), params, statement_timeout);
       co_return rows.int64(0, 0);
     });
