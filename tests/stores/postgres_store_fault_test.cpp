@@ -1,13 +1,16 @@
 // The PostgreSQL store when things go wrong: a server nobody runs, a URL
 // libpq cannot read, a wrong password, sessions terminated behind the
 // store's back, and a server killed while an operation waits on it. Each
-// ends in a checkpoint_error naming the server (never the password) within
-// seconds, or in the store carrying on with a new connection; none hangs.
+// ends in a checkpoint_error naming the server (never the password), or in
+// the store carrying on with a new connection; none hangs (a hang guard of
+// minutes fails a step that would, no test measures how fast it was).
 #include <switchboard/stores/postgres_store.hpp>
 
 #include <switchboard/testing/checkpoint_store_conformance_support.hpp>
 
 #include "postgres_test_server.hpp"
+
+#include <switchboard/testing/hang_guard.hpp>
 
 #include <chrono>
 #include <cstdlib>
@@ -34,6 +37,7 @@ using ::testing::Not;
 // The message of the checkpoint_error opening a store at `url` throws, and
 // how long it took.
 std::pair<std::string, std::chrono::steady_clock::duration> open_refusal(const std::string& url) {
+  const switchboard::testing::hang_guard guard("opening a store at an unusable server");
   const auto start = std::chrono::steady_clock::now();
   try {
     stores::make_postgres_checkpoint_store(url);
@@ -50,10 +54,9 @@ std::string port_of_test_server() { return read_line(server_state() / "port"); }
 
 TEST(postgres_store_faults, an_unreachable_server_is_a_clear_error_not_a_hang) {
   const std::string port = std::to_string(unused_port());
-  const auto [message, took] = open_refusal("postgresql://swb@127.0.0.1:" + port + "/switchboard_test");
+  const auto message = open_refusal("postgresql://swb@127.0.0.1:" + port + "/switchboard_test").first;
   EXPECT_THAT(message, HasSubstr("127.0.0.1 port " + port));
   EXPECT_THAT(message, HasSubstr("Connection refused"));
-  EXPECT_LT(took, 5s);
 }
 
 TEST(postgres_store_faults, a_connect_timeout_in_the_url_bounds_a_server_that_never_answers) {
@@ -73,24 +76,23 @@ TEST(postgres_store_faults, a_connect_timeout_in_the_url_bounds_a_server_that_ne
   ::close(fd);
   EXPECT_THAT(message, HasSubstr("127.0.0.1 port " + port));
   EXPECT_THAT(message, HasSubstr("no answer within the connect timeout"));
-  EXPECT_GE(took, 900ms);
-  EXPECT_LT(took, 10s);
+  EXPECT_GE(took, 1s) << "the URL's connect_timeout is waited out";
 }
 
 TEST(postgres_store_faults, a_malformed_url_is_a_clear_error_that_hides_its_password) {
-  const auto [message, took] = open_refusal("postgresql://swb:hunter2-secret@127.0.0.1:notaport/db");
+  const auto message = open_refusal("postgresql://swb:hunter2-secret@127.0.0.1:notaport/db").first;
   EXPECT_THAT(message, HasSubstr("PostgreSQL"));
   EXPECT_THAT(message, HasSubstr("notaport"));
   EXPECT_THAT(message, Not(HasSubstr("hunter2-secret")));
-  const auto [bad_option, _] = open_refusal("postgresql://swb:hunter2-secret@127.0.0.1/db?no_such_option=1");
+  const auto bad_option = open_refusal("postgresql://swb:hunter2-secret@127.0.0.1/db?no_such_option=1").first;
   EXPECT_THAT(bad_option, HasSubstr("no_such_option"));
   EXPECT_THAT(bad_option, Not(HasSubstr("hunter2-secret")));
 }
 
 TEST(postgres_store_faults, a_wrong_password_is_refused_without_repeating_it) {
   const std::string port = port_of_test_server();
-  const auto [message, took] =
-      open_refusal("postgres://swb_password:not-the-password-42@127.0.0.1:" + port + "/switchboard_test");
+  const auto message =
+      open_refusal("postgres://swb_password:not-the-password-42@127.0.0.1:" + port + "/switchboard_test").first;
   EXPECT_THAT(message, HasSubstr("127.0.0.1 port " + port));
   EXPECT_THAT(message, HasSubstr("user 'swb_password'"));
   EXPECT_THAT(message, HasSubstr("password authentication failed"));
@@ -172,7 +174,7 @@ TEST(postgres_store_faults, a_server_killed_mid_operation_fails_the_waiting_oper
   ASSERT_EQ(saving.wait_for(300ms), std::future_status::timeout) << "the save waits for the row lock";
 
   server.kill_immediately();  // pg_ctl stop -m immediate
-  ASSERT_EQ(saving.wait_for(20s), std::future_status::ready) << "the waiting save hangs";
+  const switchboard::testing::hang_guard guard("a save waiting on a killed server");
   try {
     saving.get();
     ADD_FAILURE() << "the save succeeded on a killed server";
@@ -182,9 +184,7 @@ TEST(postgres_store_faults, a_server_killed_mid_operation_fails_the_waiting_oper
   }
 
   // The next operation finds no server: a clear error too, at once.
-  auto loading = std::async(std::launch::async, [&] { return run_now(store->load("held")); });
-  ASSERT_EQ(loading.wait_for(20s), std::future_status::ready) << "a load on a dead server hangs";
-  EXPECT_THROW(loading.get(), checkpoint_error);
+  EXPECT_THROW(run_now(store->load("held")), checkpoint_error);
 }
 
 }  // namespace

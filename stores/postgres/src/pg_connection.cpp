@@ -281,6 +281,7 @@ asio::awaitable<result> connection::receive(clock::time_point deadline) {
 
 asio::awaitable<void> connection::wait(direction what, clock::time_point deadline, const char* on_timeout) {
   using namespace asio::experimental::awaitable_operators;
+  // g++ 12: named before co_await (each wait, and the race of them).
   timer_.expires_at(deadline);
   const auto token = asio::as_tuple(asio::use_awaitable);
   std::size_t index = 0;

@@ -59,6 +59,7 @@ class database {
   template <class Work>
   boost::asio::awaitable<typename std::invoke_result_t<Work&, connection&>::value_type> run(Work work) {
     using value = typename std::invoke_result_t<Work&, connection&>::value_type;
+    // g++ 12: named before co_await (the lambdas as std::function).
     if constexpr (std::is_void_v<value>) {
       work_function body = [&work](connection& c) -> boost::asio::awaitable<void> { co_await work(c); };
       co_await dispatch(body);

@@ -55,7 +55,7 @@ class postgres_event_feed final : public event_feed {
   asio::awaitable<std::int64_t> append(std::string workflow_id, std::string event) override {
     std::vector<std::string> one;
     one.push_back(std::move(event));
-    auto appending = append_all(std::move(workflow_id), std::move(one));
+    auto appending = append_all(std::move(workflow_id), std::move(one));  // g++ 12: named before co_await
     co_return co_await std::move(appending);
   }
 
@@ -82,6 +82,7 @@ class postgres_event_feed final : public event_feed {
     std::function<asio::awaitable<std::vector<feed_event>>()> reader = [this, &workflow_id, after, limit] {
       return read_now(workflow_id, after, limit);
     };
+    // g++ 12: named before co_await (the std::function argument).
     auto waiting = wakeups_.wait_for_events(workflow_id, timeout, poll_interval, std::move(reader));
     co_return co_await std::move(waiting);
   }
