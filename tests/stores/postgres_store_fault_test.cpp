@@ -139,6 +139,34 @@ TEST(postgres_store_faults, sessions_terminated_behind_the_stores_back_are_repla
   EXPECT_EQ(loaded->owner, "worker-a");
 }
 
+// The server's own limits (here lock_timeout, from the URL) refuse a
+// statement inside a claim's transaction: the claim fails naming why, the
+// transaction is rolled back (the row is not left locked) and the same
+// store carries on.
+TEST(postgres_store_faults, a_statement_refused_inside_a_claim_is_rolled_back_and_the_store_carries_on) {
+  scratch_directory dir;
+  const auto url = url_for(dir.path());
+  auto store = stores::make_postgres_checkpoint_store(url_for(dir.path(), {"lock_timeout=200"}));
+  const save_request run = new_run("locked");
+  run_now(store->create(run, long_lease));
+  run_now(store->save(next_step(run, 1, workflow_status::awaiting_clarification, "{}")));
+
+  auto holder = stores::testing::connect_blocking(url);
+  exec_sql(holder.get(), "BEGIN");
+  exec_sql(holder.get(), "SELECT 1 FROM switchboard_runs WHERE workflow_id = 'locked' FOR UPDATE");
+  const auto claim = testing::claim_for("locked", "worker-b", workflow_status::awaiting_clarification, 1);
+  EXPECT_THAT(testing::refusal_message(store->claim(claim)), HasSubstr("lock timeout"));
+  exec_sql(holder.get(), "ROLLBACK");
+
+  const auto claimed = run_now(store->claim(claim));
+  EXPECT_EQ(claimed.owner, "worker-b");
+  EXPECT_EQ(claimed.fence, 2);
+  EXPECT_EQ(exec_sql(url, "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid) "
+                          "WHERE a.state = 'idle in transaction'"),
+            "0")
+      << "no session of the store is left inside a transaction";
+}
+
 // A server of this test's own, stopped by the test (the shared one serves
 // the other tests).
 class private_server {

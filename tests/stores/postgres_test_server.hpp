@@ -25,6 +25,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace switchboard::stores::testing {
 
@@ -56,9 +57,16 @@ inline std::string server_url() {
 }
 
 // `url` with the connection's search_path set to `schema`, so each test has
-// tables of its own in one database.
-inline std::string url_with_schema(const std::string& url, const std::string& schema) {
-  return url + (url.find('?') == std::string::npos ? "?" : "&") + "options=-csearch_path%3D" + schema;
+// tables of its own in one database; `settings` adds more server settings
+// ("lock_timeout=200"). libpq keeps one `options` parameter: all go in it.
+inline std::string url_with_schema(const std::string& url, const std::string& schema,
+                                   const std::vector<std::string>& settings = {}) {
+  std::string options = "-csearch_path%3D" + schema;
+  for (const auto& setting : settings) {
+    const auto equals = setting.find('=');
+    options += "%20-c" + setting.substr(0, equals) + "%3D" + setting.substr(equals + 1);
+  }
+  return url + (url.find('?') == std::string::npos ? "?" : "&") + "options=" + options;
 }
 
 struct pg_finish {
@@ -104,11 +112,11 @@ inline std::string schema_for(const std::filesystem::path& scratch_dir) {
   return name;
 }
 
-inline std::string url_for(const std::filesystem::path& scratch_dir) {
+inline std::string url_for(const std::filesystem::path& scratch_dir, const std::vector<std::string>& settings = {}) {
   const auto url = server_url();
   const auto schema = schema_for(scratch_dir);
   exec_sql(url, "CREATE SCHEMA IF NOT EXISTS " + schema);
-  return url_with_schema(url, schema);
+  return url_with_schema(url, schema, settings);
 }
 
 // A port on 127.0.0.1 nobody listens on (bound, then closed).

@@ -208,7 +208,7 @@ asio::awaitable<std::vector<result>> connection::pipeline(const std::vector<stat
   if (PQpipelineSync(conn_) == 0) fail("cannot send a statement");
   co_await flush(deadline);
   std::vector<result> results;
-  PGresult* error = nullptr;
+  std::optional<result> error;  // the first; owned at once, so a throw frees it
   for (std::size_t i = 0; i < statements.size(); ++i) {
     // Each statement's results end with a null result.
     std::optional<result> last;
@@ -216,8 +216,8 @@ asio::awaitable<std::vector<result>> connection::pipeline(const std::vector<stat
       PGresult* r = co_await next_result(deadline);
       if (r == nullptr) break;
       const auto status = PQresultStatus(r);
-      if ((status == PGRES_FATAL_ERROR || status == PGRES_BAD_RESPONSE) && error == nullptr) {
-        error = r;
+      if ((status == PGRES_FATAL_ERROR || status == PGRES_BAD_RESPONSE) && !error) {
+        error.emplace(r);
       } else {
         last.emplace(r);  // PGRES_PIPELINE_ABORTED too: skipped after an error
       }
@@ -226,11 +226,10 @@ asio::awaitable<std::vector<result>> connection::pipeline(const std::vector<stat
   }
   PGresult* synced = co_await next_result(deadline);  // PGRES_PIPELINE_SYNC
   result sync(synced);
-  if (PQexitPipelineMode(conn_) == 0) fail("cannot leave pipeline mode");
-  if (error != nullptr) {
-    result owned(error);
-    fail_result(error);
-  }
+  // A connection that cannot leave pipeline mode serves nobody else.
+  if (PQexitPipelineMode(conn_) == 0) broken_ = true;
+  if (error) fail_result(error->get());
+  if (broken_) fail("cannot leave pipeline mode");
   if (results.size() != statements.size()) fail("a statement of the pipeline gave no result");
   co_return results;
 }
@@ -260,21 +259,18 @@ asio::awaitable<void> connection::flush(clock::time_point deadline) {
 // the next one); the first error, if any, is thrown once they are.
 asio::awaitable<result> connection::receive(clock::time_point deadline) {
   std::optional<result> last;
-  PGresult* error = nullptr;
+  std::optional<result> error;  // the first; owned at once, so a throw frees it
   for (;;) {
     PGresult* r = co_await next_result(deadline);
     if (r == nullptr) break;
     const auto status = PQresultStatus(r);
-    if ((status == PGRES_FATAL_ERROR || status == PGRES_BAD_RESPONSE) && error == nullptr) {
-      error = r;
+    if ((status == PGRES_FATAL_ERROR || status == PGRES_BAD_RESPONSE) && !error) {
+      error.emplace(r);
     } else {
       last.emplace(r);
     }
   }
-  if (error != nullptr) {
-    result owned(error);  // freed whatever happens
-    fail_result(error);
-  }
+  if (error) fail_result(error->get());
   if (!last) fail("no result");
   co_return std::move(*last);
 }
@@ -309,7 +305,7 @@ asio::awaitable<void> connection::wait(direction what, clock::time_point deadlin
 
 bool connection::reusable() const noexcept {
   return conn_ != nullptr && !broken_ && PQstatus(conn_) == CONNECTION_OK &&
-         PQtransactionStatus(conn_) == PQTRANS_IDLE;
+         PQtransactionStatus(conn_) == PQTRANS_IDLE && PQpipelineStatus(conn_) == PQ_PIPELINE_OFF;
 }
 
 bool connection::in_transaction() const noexcept {

@@ -64,6 +64,7 @@ using param = std::optional<std::string>;
 class result {
  public:
   explicit result(PGresult* r) noexcept : r_(r) {}
+  const PGresult* get() const noexcept { return r_.get(); }
   int rows() const noexcept { return PQntuples(r_.get()); }
   bool is_null(int row, int column) const noexcept { return PQgetisnull(r_.get(), row, column) != 0; }
   std::string text(int row, int column) const;
