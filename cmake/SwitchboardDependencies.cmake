@@ -8,6 +8,9 @@ find_package(Boost 1.81 CONFIG REQUIRED COMPONENTS json url system)
 find_package(OpenSSL 3 REQUIRED)
 find_package(spdlog CONFIG REQUIRED)
 find_package(SQLite3 REQUIRED)
+# libpq (libpq-dev) for the PostgreSQL store; the server itself is only
+# needed by its tests (scripts/postgres-test-server.sh).
+find_package(PostgreSQL REQUIRED)
 
 # Header-only libraries unpacked into a build-local prefix by setup.sh.
 set(SWITCHBOARD_DEPS_DIR "${PROJECT_SOURCE_DIR}/.deps" CACHE PATH

@@ -9,6 +9,10 @@
 #   - json-schema-test-suite the official JSON-Schema-Test-Suite data files
 # and one because installing it would start a service on port 9090:
 #   - prometheus             promtool and a Prometheus server for the /metrics test
+#
+# PostgreSQL 15 (server and libpq-dev) is installed without a cluster: the
+# PostgreSQL store's tests start a private server of their own
+# (scripts/postgres-test-server.sh); nothing listens on port 5432.
 set -euo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -84,7 +88,42 @@ unpack_package() {
   echo "setup: unpacked $name $version into $target"
 }
 
+# postgresql-common reads createcluster.conf when postgresql-15 is
+# configured: with create_main_cluster = false no cluster is created, so no
+# server starts (and none is left on port 5432). The setting goes in between
+# the two installs, as Debian's own PostgreSQL images do; a policy-rc.d that
+# refuses every service start covers the install itself on machines without
+# systemd (removed afterwards unless it was there before).
+install_postgresql() {
+  local wanted=(postgresql-15 libpq-dev) missing=() pkg
+  for pkg in "${wanted[@]}"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+  done
+  if [[ ${#missing[@]} -eq 0 ]]; then
+    echo "setup: PostgreSQL packages already installed"
+    return
+  fi
+  echo "setup: installing ${missing[*]} (no cluster, no service)"
+  as_root apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends postgresql-common
+  as_root sed -ri 's/^#?[[:space:]]*create_main_cluster[[:space:]]*=.*$/create_main_cluster = false/' \
+    /etc/postgresql-common/createcluster.conf
+  grep -q '^create_main_cluster = false' /etc/postgresql-common/createcluster.conf ||
+    echo 'create_main_cluster = false' | as_root tee -a /etc/postgresql-common/createcluster.conf >/dev/null
+  local policy=/usr/sbin/policy-rc.d added_policy=0
+  if [[ ! -e $policy ]]; then
+    printf '#!/bin/sh\n# setup.sh: no service starts while PostgreSQL installs\nexit 101\n' | as_root tee $policy >/dev/null
+    as_root chmod 755 $policy
+    added_policy=1
+  fi
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends "${missing[@]}" ||
+    { [[ $added_policy -eq 1 ]] && as_root rm -f $policy; exit 1; }
+  [[ $added_policy -eq 1 ]] && as_root rm -f $policy
+  return 0
+}
+
 install_debian_packages
+install_postgresql
 mkdir -p "$deps_dir"
 unpack_package libvalijson-dev
 unpack_package json-schema-test-suite

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up a fresh Debian 12 machine, builds Switchboard and runs the whole
 # test suite, then the library suites (protocol, net, models, agents, mcp,
-# orchestrator, host, server) again under AddressSanitizer + UBSan.
+# orchestrator, host, server, the PostgreSQL store) again under
+# AddressSanitizer + UBSan.
 #
 #   scripts/test.sh               everything
 #   SWITCHBOARD_SKIP_SANITIZE=1   skip the sanitizer pass
@@ -58,8 +59,13 @@ if [[ "${SWITCHBOARD_SKIP_SANITIZE:-0}" != 1 ]]; then
   for module in protocol net telemetry models agents mcp orchestrator host server; do
     [[ -d "$root/tests/$module" ]] && sanitized_suites+=("switchboard_${module}_tests")
   done
-  cmake --build "$root/build-asan" -j "$jobs" --target "${sanitized_suites[@]}"
   labels=$(IFS='|'; echo "${sanitized_suites[*]}" | sed -e 's/switchboard_//g' -e 's/_tests//g')
+  # The PostgreSQL store (label postgres; its fixture starts a private server).
+  if [[ -d "$root/tests/stores" ]]; then
+    sanitized_suites+=(switchboard_postgres_store_tests)
+    labels+="|postgres"
+  fi
+  cmake --build "$root/build-asan" -j "$jobs" --target "${sanitized_suites[@]}"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir "$root/build-asan" --output-on-failure -j "$jobs" --timeout 600 -L "^(${labels})$"
 fi

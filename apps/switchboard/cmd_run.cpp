@@ -21,6 +21,7 @@
 #include "state_store.hpp"
 #include "terminal_output.hpp"
 
+#include <switchboard/host/store.hpp>
 #include <switchboard/orchestrator/workflow_state.hpp>
 #include <switchboard/protocol/limits.hpp>
 
@@ -205,9 +206,10 @@ int run_resume(std::span<const std::string> args) {
 
     auto store = cli::open_state_store(settings.store_url);
     const auto stored = cli::wait_for(store->load(id));
+    const std::string shown_store = host::printable_store_url(settings.store_url);
     if (!stored)
       throw std::runtime_error("no workflow with id '" + id + "' in the store" +
-                               (settings.store_url.empty() ? std::string{} : " " + settings.store_url) +
+                               (settings.store_url.empty() ? std::string{} : " " + shown_store) +
                                " (it was started with another --store, or pruned)");
     const auto state = orch::workflow_state::from_checkpoint(*stored);
     if (settings.workflow.workflow_file.empty())

@@ -46,8 +46,8 @@ bool take_run_option(std::span<const std::string> args, std::size_t& i, run_sett
 
 std::string run_options_usage() {
   return std::string(loader_options_usage) + std::string(model_options_usage) +
-         "  --store SPEC          memory, or sqlite:PATH (default: workflows.db in the state directory,\n"
-         "                        SWITCHBOARD_STATE_DIR or ~/.local/state/switchboard)\n"
+         "  --store SPEC          memory, sqlite:PATH or postgresql://USER@HOST/DB (default: workflows.db\n"
+         "                        in the state directory, SWITCHBOARD_STATE_DIR or ~/.local/state/switchboard)\n"
          "  --metrics FILE        write the parser, model, cache and hub counters in Prometheus text\n"
          "                        format to FILE after the run ('-': standard error)\n"
          "  --json                print the final state as one JSON document, notes on standard error\n"
@@ -61,7 +61,8 @@ std::vector<std::string> resume_arguments(const std::string& id, const run_setti
   for (auto& word : model_arguments(settings.workflow.model)) words.push_back(std::move(word));
   if (!settings.store_url.empty()) {
     words.emplace_back("--store");
-    words.push_back(settings.store_url);
+    // Printed for later: a password stays in PGPASSWORD or PGPASSFILE.
+    words.push_back(host::printable_store_url(settings.store_url));
   }
   return words;
 }

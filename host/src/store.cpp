@@ -2,6 +2,7 @@
 #include <switchboard/host/store.hpp>
 
 #include <switchboard/host/error.hpp>
+#include <switchboard/stores/postgres_store.hpp>
 #include <switchboard/stores/sqlite_store.hpp>
 
 #include <sys/stat.h>
@@ -20,6 +21,42 @@ namespace fs = std::filesystem;
 namespace orch = switchboard::orchestrator;
 
 constexpr std::string_view sqlite_prefix = "sqlite:";
+
+bool is_postgres_url(std::string_view url) {
+  return url.starts_with("postgres://") || url.starts_with("postgresql://");
+}
+
+// The password of a postgres URL's user information ("user:password@"),
+// dropped with its colon.
+std::string without_userinfo_password(std::string url) {
+  const auto start = url.find("://") + 3;
+  const auto authority_end = url.find_first_of("/?", start);
+  const auto at = url.rfind('@', authority_end == std::string::npos ? std::string::npos : authority_end);
+  if (at == std::string::npos || at < start) return url;
+  const auto colon = url.find(':', start);
+  if (colon == std::string::npos || colon > at) return url;
+  return url.erase(colon, at - colon);
+}
+
+// A password=... query parameter dropped, with its separator.
+std::string without_password_parameter(std::string url) {
+  const auto query = url.find('?');
+  if (query == std::string::npos) return url;
+  for (auto key = url.find("password=", query); key != std::string::npos; key = url.find("password=", key)) {
+    const char before = url[key - 1];
+    if (before != '?' && before != '&') {
+      key += 9;
+      continue;
+    }
+    const auto end = url.find('&', key);
+    if (end == std::string::npos) {
+      url.erase(key - 1);  // the last parameter: its '?' or '&' goes too
+    } else {
+      url.erase(key, end + 1 - key);
+    }
+  }
+  return url;
+}
 
 // The directory as it must be: a real directory (not a symlink) of this
 // user's, 0700. One this user owns with looser modes is tightened; one of
@@ -49,16 +86,23 @@ fs::path chosen_state_directory() {
 }  // namespace
 
 store_url parse_store_url(std::string_view url) {
-  if (url == "memory") return {store_url::backend::memory, {}};
+  if (url == "memory") return {store_url::backend::memory, {}, {}};
   if (url.starts_with(sqlite_prefix)) {
     const std::string_view path = url.substr(sqlite_prefix.size());
     if (path.empty())
       throw host_error(host_errc::bad_store_url,
                        "checkpoint store '" + std::string(url) + "': missing path after 'sqlite:'");
-    return {store_url::backend::sqlite, fs::path(std::string(path))};
+    return {store_url::backend::sqlite, fs::path(std::string(path)), {}};
   }
-  throw host_error(host_errc::bad_store_url,
-                   "unknown checkpoint store '" + std::string(url) + "': expected 'memory' or 'sqlite:PATH'");
+  if (is_postgres_url(url)) return {store_url::backend::postgres, {}, std::string(url)};
+  throw host_error(host_errc::bad_store_url, "unknown checkpoint store '" + printable_store_url(url) +
+                                                 "': expected 'memory', 'sqlite:PATH' or 'postgresql://...'");
+}
+
+std::string printable_store_url(std::string_view url) {
+  // Any URL with an authority may carry a password, a mistyped scheme too.
+  if (url.find("://") == std::string_view::npos) return std::string(url);
+  return without_password_parameter(without_userinfo_password(std::string(url)));
 }
 
 std::string absolute_store_url(std::string_view url) {
@@ -89,10 +133,11 @@ std::shared_ptr<orch::checkpoint_store> open_store(std::string_view url) {
   const store_url parsed = parse_store_url(chosen);
   switch (parsed.scheme) {
     case store_url::backend::memory: return orch::make_in_memory_checkpoint_store();
-    // The one call of the SQLite backend: a new backend is a new scheme here.
+    // The one call of each backend: a new backend is a new scheme here.
     case store_url::backend::sqlite: return stores::make_sqlite_checkpoint_store(parsed.path);
+    case store_url::backend::postgres: return stores::make_postgres_checkpoint_store(parsed.conninfo);
   }
-  throw host_error(host_errc::bad_store_url, "unknown checkpoint store '" + chosen + "'");
+  throw host_error(host_errc::bad_store_url, "unknown checkpoint store '" + printable_store_url(chosen) + "'");
 }
 
 std::shared_ptr<orch::event_feed> open_event_feed(std::string_view url) {
@@ -101,8 +146,9 @@ std::shared_ptr<orch::event_feed> open_event_feed(std::string_view url) {
   switch (parsed.scheme) {
     case store_url::backend::memory: return orch::make_in_memory_event_feed();
     case store_url::backend::sqlite: return stores::make_sqlite_event_feed(parsed.path);
+    case store_url::backend::postgres: return stores::make_postgres_event_feed(parsed.conninfo);
   }
-  throw host_error(host_errc::bad_store_url, "unknown event feed '" + chosen + "'");
+  throw host_error(host_errc::bad_store_url, "unknown event feed '" + printable_store_url(chosen) + "'");
 }
 
 }  // namespace switchboard::host

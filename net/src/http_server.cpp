@@ -339,6 +339,10 @@ asio::awaitable<void> serve_connection(std::shared_ptr<http_server::impl> server
       co_return;
     }
     auto message = parser.release();
+    // An answer may take long (a run waited for, a stream followed for
+    // hours): the read buffer is not kept through it unless it holds the
+    // next request's bytes.
+    if (buffer.size() == 0) buffer.shrink_to_fit();
     const unsigned version = message.version();
     bool keep_alive = message.keep_alive();
     auto request = to_server_request(std::move(message), remote);

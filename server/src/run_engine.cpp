@@ -385,6 +385,10 @@ boost::asio::awaitable<std::optional<orch::workflow_state>> run_engine::state_of
 
 // Starts, resumes or continues the run's hub run, whichever its record and
 // the stored state say is next (after a restart too), and awaits it.
+//
+// In three coroutines rather than one: a coroutine's frame keeps every
+// local of its body for as long as it waits, and a run may wait for hours
+// (a held model call, a person); only follow()'s small frame stays.
 boost::asio::awaitable<void> run_engine::execute(std::string run_id) {
   {
     std::scoped_lock lock(mutex_);
@@ -402,15 +406,21 @@ boost::asio::awaitable<void> run_engine::execute(std::string run_id) {
   } guard{*this};
   auto run = records_.run(run_id);
   if (!run) co_return;
-  auto& workflow = workflow_of(run->graph_id);
-  if (const auto changed = records_.change_run(run_id, [](run_record& r) {
+  auto started = co_await launch(*run);
+  auto final_state = co_await follow(*run, std::move(started));
+  co_await finish(std::move(*run), *final_state);
+}
+
+boost::asio::awaitable<run_engine::launched> run_engine::launch(const run_record& run) {
+  auto& workflow = workflow_of(run.graph_id);
+  if (const auto changed = records_.change_run(run.run_id, [](run_record& r) {
     r.status = "running";
     return true;
   }))
     co_await records_.write(*changed);
   // Busy again when it follows a run that ended (which left the thread
   // idle or interrupted).
-  if (const auto changed = records_.change_thread(run->thread_id, [](thread_record& t) {
+  if (const auto changed = records_.change_thread(run.thread_id, [](thread_record& t) {
     if (t.status == "busy") return false;
     t.status = "busy";
     return true;
@@ -419,12 +429,12 @@ boost::asio::awaitable<void> run_engine::execute(std::string run_id) {
 
   std::optional<orch::workflow_state> existing;
   try {
-    existing = co_await workflow.hub->find(run->workflow_run);
+    existing = co_await workflow.hub->find(run.workflow_run);
   } catch (const std::exception& e) {
-    spdlog::error("serve: run {}: its stored state cannot be read: {}", run_id, e.what());
+    spdlog::error("serve: run {}: its stored state cannot be read: {}", run.run_id, e.what());
   }
-  const auto* input = member(run->kwargs, "input");
-  const auto* command = member(run->kwargs, "command");
+  const auto* input = member(run.kwargs, "input");
+  const auto* command = member(run.kwargs, "command");
   json::object values = existing ? values_of(*existing) : json::object{{"input", input ? *input : json::value()},
                                                                        {"outputs", json::object{}},
                                                                        {"status", "running"},
@@ -432,60 +442,72 @@ boost::asio::awaitable<void> run_engine::execute(std::string run_id) {
                                                                        {"result", nullptr}};
   values.erase("__interrupt__");
   values["status"] = "running";
-  auto s = open_sink(*run, std::move(values));
+  launched started{.events = open_sink(run, std::move(values))};
 
-  std::optional<orch::workflow_handle> handle;
   try {
     if (!existing && input) {
-      handle = workflow.hub->start(workflow.opened.workflow, *input, {.workflow_id = run->workflow_run});
+      started.handle = workflow.hub->start(workflow.opened.workflow, *input, {.workflow_id = run.workflow_run});
     } else if (existing && !orch::is_finished(existing->status)) {
       auto options = host::resume_options_for(*existing);
-      const auto* from = member(run->kwargs, "resume_from_step");
+      const auto* from = member(run.kwargs, "resume_from_step");
       const bool answers_this_pause = command && from && from->is_int64() && from->get_int64() == existing->step;
       if (answers_this_pause) apply_resume(options, command->get_object().at("resume"));
       if (answers_this_pause || existing->status == orch::workflow_status::interrupted)
-        handle = workflow.hub->start_resume(workflow.opened.workflow, run->workflow_run, std::move(options));
+        started.handle = workflow.hub->start_resume(workflow.opened.workflow, run.workflow_run, std::move(options));
     }
   } catch (const std::exception& e) {
-    spdlog::warn("serve: run {} could not start: {}", run_id, e.what());
+    spdlog::warn("serve: run {} could not start: {}", run.run_id, e.what());
   }
+  if (!started.handle) {
+    started.ended = std::make_unique<orch::workflow_state>();
+    if (existing) {
+      *started.ended = std::move(*existing);
+    } else {
+      started.events->push("error",
+                           json::object{{"error", "RunError"}, {"message", "the run has nothing to start from"}});
+      started.ended->status = orch::workflow_status::failed;
+    }
+  }
+  co_return std::move(started);  // move-only
+}
 
-  orch::workflow_state final_state;
-  if (handle) {
-    std::string pending_action;
-    bool stopping = false;
-    {
-      std::scoped_lock lock(mutex_);
-      handles_.insert_or_assign(run_id, *handle);
-      if (const auto it = cancel_actions_.find(run_id); it != cancel_actions_.end()) pending_action = it->second;
-      stopping = interrupting_;
-    }
-    if (pending_action == "rollback") handle->cancel();
-    else if (!pending_action.empty() || stopping) handle->interrupt();
-    bool refused = false;
-    try {
-      final_state = co_await handle->async_wait();
-    } catch (const orch::orchestrator_error& e) {
-      // Refused by the hub (another process answered first, the run moved
-      // on): the run ends with what is stored.
-      spdlog::warn("serve: run {}: {}", run_id, e.what());
-      s->push("error", json::object{{"error", std::string(to_string(e.errc()))}, {"message", e.what()}});
-      refused = true;
-    } catch (const std::exception& e) {
-      s->push("error", json::object{{"error", "RunError"}, {"message", e.what()}});
-      final_state.status = orch::workflow_status::failed;
-    }
-    if (refused)
-      if (auto stored = co_await workflow.hub->find(run->workflow_run)) final_state = std::move(*stored);
+// Awaits the hub run; the state it ended with (on the heap: see execute).
+boost::asio::awaitable<std::unique_ptr<orch::workflow_state>> run_engine::follow(const run_record& run,
+                                                                                 launched started) {
+  if (!started.handle) co_return std::move(started.ended);
+  auto& handle = *started.handle;
+  auto& events = *started.events;
+  std::string pending_action;
+  bool stopping = false;
+  {
     std::scoped_lock lock(mutex_);
-    handles_.erase(run_id);
-  } else if (existing) {
-    final_state = std::move(*existing);
-  } else {
-    s->push("error", json::object{{"error", "RunError"}, {"message", "the run has nothing to start from"}});
-    final_state.status = orch::workflow_status::failed;
+    handles_.insert_or_assign(run.run_id, handle);
+    if (const auto it = cancel_actions_.find(run.run_id); it != cancel_actions_.end()) pending_action = it->second;
+    stopping = interrupting_;
   }
-  co_await finish(*run, final_state);
+  if (pending_action == "rollback") handle.cancel();
+  else if (!pending_action.empty() || stopping) handle.interrupt();
+  auto final_state = std::make_unique<orch::workflow_state>();
+  bool refused = false;
+  try {
+    *final_state = co_await handle.async_wait();
+  } catch (const orch::orchestrator_error& e) {
+    // Refused by the hub (another process answered first, the run moved
+    // on): the run ends with what is stored.
+    spdlog::warn("serve: run {}: {}", run.run_id, e.what());
+    events.push("error", json::object{{"error", std::string(to_string(e.errc()))}, {"message", e.what()}});
+    refused = true;
+  } catch (const std::exception& e) {
+    events.push("error", json::object{{"error", "RunError"}, {"message", e.what()}});
+    final_state->status = orch::workflow_status::failed;
+  }
+  if (refused) {
+    auto& workflow = workflow_of(run.graph_id);
+    if (auto stored = co_await workflow.hub->find(run.workflow_run)) *final_state = std::move(*stored);
+  }
+  std::scoped_lock lock(mutex_);
+  handles_.erase(run.run_id);
+  co_return final_state;
 }
 
 boost::asio::awaitable<void> run_engine::finish(run_record run, const orch::workflow_state& state) {

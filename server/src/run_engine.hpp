@@ -109,7 +109,18 @@ class run_engine {
     std::vector<std::string> waiting;   // pending runs, oldest first
   };
 
+  // A run under way: the sink of its events, and the hub run to await or,
+  // when none could start, the state it ends with.
+  struct launched {
+    std::shared_ptr<sink> events;
+    std::optional<orchestrator::workflow_handle> handle;
+    std::unique_ptr<orchestrator::workflow_state> ended;
+  };
+
   boost::asio::awaitable<void> execute(std::string run_id);
+  boost::asio::awaitable<launched> launch(const run_record& run);
+  boost::asio::awaitable<std::unique_ptr<orchestrator::workflow_state>> follow(const run_record& run,
+                                                                               launched started);
   boost::asio::awaitable<void> finish(run_record run, const orchestrator::workflow_state& state);
   boost::asio::awaitable<void> end_stream(const std::string& run_id);
   void start_next(const std::string& thread_id);

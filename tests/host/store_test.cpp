@@ -67,15 +67,39 @@ TEST(parse_store_url, reads_memory_and_sqlite_with_its_path) {
 }
 
 TEST(parse_store_url, refuses_other_urls_naming_them) {
-  for (const std::string_view url : {"", "Memory", "postgres://db/runs", "sqlite", "/tmp/runs.db", "memory:x"}) {
+  for (const std::string_view url :
+       {"", "Memory", "mysql://db/runs", "postgres:runs", "sqlite", "/tmp/runs.db", "memory:x"}) {
     const auto e = refusal_of(url);
     EXPECT_EQ(e.code(), host_errc::bad_store_url) << url;
     EXPECT_THAT(e.what(), HasSubstr("'" + std::string(url) + "'"));
-    EXPECT_THAT(e.what(), HasSubstr("expected 'memory' or 'sqlite:PATH'"));
+    EXPECT_THAT(e.what(), HasSubstr("expected 'memory', 'sqlite:PATH' or 'postgresql://...'"));
   }
+  const auto hidden = refusal_of("mysql://app:s3cret@db/runs");
+  EXPECT_THAT(hidden.what(), ::testing::Not(HasSubstr("s3cret")));
   const auto e = refusal_of("sqlite:");
   EXPECT_EQ(e.code(), host_errc::bad_store_url);
   EXPECT_THAT(e.what(), HasSubstr("'sqlite:': missing path after 'sqlite:'"));
+}
+
+TEST(parse_store_url, reads_postgres_urls_as_libpq_will) {
+  for (const std::string_view url : {"postgres://db/runs", "postgresql://app@db:5433/runs?sslmode=require",
+                                     "postgresql:///runs?host=/run/postgresql", "postgresql://"}) {
+    const auto parsed = parse_store_url(url);
+    EXPECT_EQ(parsed.scheme, store_url::backend::postgres) << url;
+    EXPECT_EQ(parsed.conninfo, url);
+    EXPECT_TRUE(parsed.path.empty());
+  }
+}
+
+TEST(printable_store_url, leaves_a_postgres_password_out) {
+  EXPECT_EQ(printable_store_url("postgresql://app:s3cret@db:5433/runs"), "postgresql://app@db:5433/runs");
+  EXPECT_EQ(printable_store_url("postgres://app:s3cret@db"), "postgres://app@db");
+  EXPECT_EQ(printable_store_url("postgresql://db/runs?password=s3cret"), "postgresql://db/runs");
+  EXPECT_EQ(printable_store_url("postgresql://db/runs?sslmode=require&password=s3cret&application_name=x"),
+            "postgresql://db/runs?sslmode=require&application_name=x");
+  EXPECT_EQ(printable_store_url("postgresql://app@db/runs?host=/tmp"), "postgresql://app@db/runs?host=/tmp");
+  EXPECT_EQ(printable_store_url("sqlite:/var/runs.db"), "sqlite:/var/runs.db");
+  EXPECT_EQ(printable_store_url("memory"), "memory");
 }
 
 TEST(absolute_store_url, makes_a_relative_sqlite_path_absolute_and_leaves_the_rest) {
@@ -84,6 +108,7 @@ TEST(absolute_store_url, makes_a_relative_sqlite_path_absolute_and_leaves_the_re
   EXPECT_EQ(absolute_store_url("memory"), "memory");
   EXPECT_EQ(absolute_store_url("sqlite:"), "sqlite:");  // refused when opened, naming it
   EXPECT_EQ(absolute_store_url("bogus"), "bogus");
+  EXPECT_EQ(absolute_store_url("postgresql://app@db/runs"), "postgresql://app@db/runs");
 }
 
 TEST_F(host_store, opens_the_backend_the_url_names) {
@@ -92,11 +117,29 @@ TEST_F(host_store, opens_the_backend_the_url_names) {
   EXPECT_NE(open_store("sqlite:" + file.string()), nullptr);
   EXPECT_TRUE(fs::is_regular_file(file));
   try {
-    open_store("postgres://db/runs");
+    open_store("sqlite");
     ADD_FAILURE() << "opened";
   } catch (const host_error& e) {
     EXPECT_EQ(e.code(), host_errc::bad_store_url);
-    EXPECT_THAT(e.what(), HasSubstr("'postgres://db/runs'"));
+    EXPECT_THAT(e.what(), HasSubstr("'sqlite'"));
+  }
+}
+
+// A postgres URL reaches the PostgreSQL backend: with nobody listening, its
+// error names the server (never the password). The store itself is tested
+// against a real server in tests/stores.
+TEST_F(host_store, a_postgres_url_opens_the_postgresql_backend) {
+  const std::string url = "postgresql://app:s3cret@127.0.0.1:1/runs?connect_timeout=5";
+  for (const bool feed : {false, true}) {
+    try {
+      if (feed) open_event_feed(url);
+      else open_store(url);
+      ADD_FAILURE() << "opened";
+    } catch (const orchestrator::checkpoint_error& e) {
+      EXPECT_THAT(e.what(), HasSubstr(feed ? "PostgreSQL event feed" : "PostgreSQL checkpoint store"));
+      EXPECT_THAT(e.what(), HasSubstr("127.0.0.1 port 1"));
+      EXPECT_THAT(e.what(), ::testing::Not(HasSubstr("s3cret")));
+    }
   }
 }
 

@@ -512,9 +512,21 @@ TEST_F(CmdRun, input_fields_join_the_request_in_the_input) {
 }
 
 TEST_F(CmdRun, a_store_url_that_names_no_store_is_named) {
-  const auto r = run("run " + workflow() + " --input a --store postgres://db/runs", "", false);
+  const auto r = run("run " + workflow() + " --input a --store mysql://db/runs", "", false);
   EXPECT_EQ(r.exit_code, 1) << describe(r, stderr_text());
-  EXPECT_THAT(stderr_text(), HasSubstr("unknown checkpoint store 'postgres://db/runs'"));
+  EXPECT_THAT(stderr_text(), HasSubstr("unknown checkpoint store 'mysql://db/runs'"));
+}
+
+// A postgres URL reaches the PostgreSQL store; with nobody listening, the
+// message names the server and never the password.
+TEST_F(CmdRun, a_postgres_store_that_cannot_be_reached_is_named_without_its_password) {
+  const auto r = run("run " + workflow() +
+                         " --input a --store 'postgresql://app:s3cret@127.0.0.1:1/runs?connect_timeout=5'",
+                     "", false);
+  EXPECT_EQ(r.exit_code, 1) << describe(r, stderr_text());
+  EXPECT_THAT(stderr_text(), HasSubstr("PostgreSQL checkpoint store (at 127.0.0.1 port 1, database 'runs'"));
+  EXPECT_THAT(stderr_text(), HasSubstr("Connection refused"));
+  EXPECT_THAT(stderr_text() + r.out, Not(HasSubstr("s3cret")));
 }
 
 TEST_F(CmdRun, help_names_every_exit_code_of_run_and_resume) {

@@ -1,0 +1,182 @@
+#include <switchboard/stores/postgres_store.hpp>
+
+#include <switchboard/testing/checkpoint_store_conformance.hpp>
+
+#include "postgres_test_server.hpp"
+
+#include <latch>
+#include <thread>
+
+namespace switchboard::orchestrator {
+namespace {
+
+using stores::testing::exec_sql;
+using stores::testing::server_url;
+using stores::testing::url_for;
+using stores::testing::url_with_schema;
+using testing::checkpoint_store_backend;
+using testing::checkpoint_store_conformance;
+using testing::long_lease;
+using testing::new_run;
+using testing::next_step;
+using testing::run_now;
+using testing::scratch_directory;
+using ::testing::HasSubstr;
+
+// Each test's scratch directory names a schema of its own in the tests'
+// database; opening again with the same directory reaches the same tables.
+checkpoint_store_backend postgres_backend() {
+  return {"postgres",
+          [](const std::filesystem::path& dir) { return stores::make_postgres_checkpoint_store(url_for(dir)); },
+          [](const std::filesystem::path& dir, store_clock clock) {
+            return stores::make_postgres_run_queue(url_for(dir), std::move(clock));
+          },
+          [](const std::filesystem::path& dir, store_clock clock) {
+            return stores::make_postgres_event_feed(url_for(dir), std::move(clock));
+          }};
+}
+
+INSTANTIATE_TEST_SUITE_P(stores, checkpoint_store_conformance, ::testing::Values(postgres_backend()),
+                         testing::checkpoint_store_backend_name);
+
+// ---------------------------------------------------------------- durability and schema
+
+TEST(postgres_store, runs_survive_reopening_and_are_shared_by_every_object) {
+  scratch_directory dir;
+  const auto url = url_for(dir.path());
+  const save_request run = new_run("shared", "worker-a", "{}", {"created"});
+  {
+    auto store = stores::make_postgres_checkpoint_store(url);
+    run_now(store->create(run, long_lease));
+  }
+  auto first = stores::make_postgres_checkpoint_store(url);
+  auto second = stores::make_postgres_checkpoint_store(url);
+  run_now(first->save(next_step(run, 1, workflow_status::awaiting_clarification, R"({"q":"?"})", {"asked"})));
+  const auto seen = run_now(second->load("shared"));
+  ASSERT_TRUE(seen.has_value());
+  EXPECT_EQ(seen->step, 1);
+  EXPECT_EQ(seen->journal, (std::vector<std::string>{"created", "asked"}));
+}
+
+TEST(postgres_store, processes_opening_an_empty_database_at_once_all_come_up) {
+  scratch_directory dir;
+  const auto url = url_for(dir.path());
+  constexpr int openers = 6;
+  std::latch start(openers);
+  std::vector<std::string> errors(openers);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < openers; ++i) {
+    threads.emplace_back([&, i] {
+      start.arrive_and_wait();
+      try {
+        auto store = stores::make_postgres_checkpoint_store(url);
+        run_now(store->create(new_run("run-" + std::to_string(i)), long_lease));
+      } catch (const std::exception& e) {
+        errors[i] = e.what();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int i = 0; i < openers; ++i) EXPECT_EQ(errors[i], "") << "opener " << i;
+  EXPECT_EQ(exec_sql(url, "SELECT count(*) FROM switchboard_schema_version"), "1") << "migrated once";
+  EXPECT_EQ(exec_sql(url, "SELECT count(*) FROM switchboard_runs"), std::to_string(openers));
+}
+
+// Store objects of their own stand for hubs in other processes: separate
+// pools, separate sessions, one row. Exactly one claim wins, the others are
+// refused as owned, and the loser's stale fence can no longer save.
+TEST(postgres_store, claims_racing_from_separate_stores_have_one_winner) {
+  scratch_directory dir;
+  const auto url = url_for(dir.path());
+  auto creator = stores::make_postgres_checkpoint_store(url);
+  const save_request run = new_run("contested", "worker-a", "{}", {"created"});
+  run_now(creator->create(run, long_lease));
+  run_now(creator->save(next_step(run, 3, workflow_status::awaiting_clarification, "{}", {"asked"})));
+
+  constexpr int hubs = 6;
+  std::vector<std::shared_ptr<checkpoint_store>> stores_of_hubs;
+  for (int i = 0; i < hubs; ++i) stores_of_hubs.push_back(stores::make_postgres_checkpoint_store(url));
+  std::latch start(hubs);
+  std::vector<std::optional<checkpoint>> won(hubs);
+  std::vector<std::string> refused(hubs);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < hubs; ++i) {
+    threads.emplace_back([&, i] {
+      start.arrive_and_wait();
+      try {
+        won[i] = run_now(stores_of_hubs[i]->claim(
+            testing::claim_for("contested", "hub-" + std::to_string(i), workflow_status::awaiting_clarification, 3)));
+      } catch (const claim_error& e) {
+        refused[i] = testing::reason_name(e.why());
+      } catch (const std::exception& e) {
+        refused[i] = std::string("unexpected: ") + e.what();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  int winners = 0;
+  int winner = -1;
+  for (int i = 0; i < hubs; ++i) {
+    if (won[i]) {
+      ++winners;
+      winner = i;
+    } else {
+      EXPECT_EQ(refused[i], "owned") << "hub " << i;
+    }
+  }
+  ASSERT_EQ(winners, 1);
+  EXPECT_EQ(won[winner]->fence, 2);
+  EXPECT_EQ(won[winner]->journal, (std::vector<std::string>{"created", "asked"}));
+  // The first owner's fence is stale now, from any store.
+  EXPECT_EQ(testing::reason_name(
+                testing::claim_refusal(creator->save(next_step(run, 4, workflow_status::running, "{}")))->why()),
+            "stale_fence");
+  run_now(stores_of_hubs[winner]->save(next_step(*won[winner], 4, workflow_status::completed, "{}", {"done"})));
+  EXPECT_EQ(run_now(creator->load("contested"))->journal, (std::vector<std::string>{"created", "asked", "done"}));
+}
+
+TEST(postgres_store, a_database_of_a_newer_schema_is_refused) {
+  scratch_directory dir;
+  const auto url = url_for(dir.path());
+  stores::make_postgres_checkpoint_store(url);
+  exec_sql(url, "INSERT INTO switchboard_schema_version (version) VALUES (99)");
+  try {
+    stores::make_postgres_checkpoint_store(url);
+    ADD_FAILURE() << "opened a database of schema version 99";
+  } catch (const checkpoint_error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("schema version 99"));
+  }
+}
+
+TEST(postgres_store, texts_round_trip_byte_for_byte) {
+  scratch_directory dir;
+  auto store = stores::make_postgres_checkpoint_store(url_for(dir.path()));
+  const std::vector<std::string> journal{R"({"quote":"\"","backslash":"\\"})", "{}", "", "ünïcødé ✓", "a,b}{c"};
+  run_now(store->create(new_run("texts", "worker-a", R"({"head":"\\\""})", journal), long_lease));
+  const auto loaded = run_now(store->load("texts"));
+  ASSERT_TRUE(loaded.has_value());
+  EXPECT_EQ(loaded->journal, journal);
+  EXPECT_EQ(loaded->state_json, R"({"head":"\\\""})");
+}
+
+TEST(postgres_store, a_text_postgresql_cannot_hold_is_refused_with_a_clear_error) {
+  scratch_directory dir;
+  auto store = stores::make_postgres_checkpoint_store(url_for(dir.path()));
+  const std::string with_nul("{\"a\":\"\0\"}", 9);
+  EXPECT_THAT(testing::refusal_message(store->create(new_run("nul", "worker-a", with_nul), long_lease)),
+              HasSubstr("NUL byte"));
+  // The connection is still good for the next operation.
+  run_now(store->create(new_run("fine"), long_lease));
+}
+
+TEST(postgres_store, the_schema_follows_the_connections_search_path) {
+  scratch_directory dir;
+  const auto url = url_for(dir.path());
+  run_now(stores::make_postgres_checkpoint_store(url)->create(new_run("here"), long_lease));
+  scratch_directory other;
+  const auto elsewhere = url_for(other.path());
+  EXPECT_FALSE(run_now(stores::make_postgres_checkpoint_store(elsewhere)->load("here")).has_value());
+}
+
+}  // namespace
+}  // namespace switchboard::orchestrator
