@@ -143,8 +143,14 @@ recording_tracer::recording_tracer(telemetry::sampler sampler, std::shared_ptr<s
 span recording_tracer::start_span(std::string_view name, const span_options& options) {
   const span_context* parent = options.parent != nullptr && options.parent->valid() ? options.parent : nullptr;
   span_context context;
-  context.trace_id = parent != nullptr ? parent->trace_id : random_trace_id();
-  context.span_id = random_span_id();
+  if (parent != nullptr) {
+    context.trace_id = parent->trace_id;
+  } else if (options.trace_id != nullptr && options.trace_id->valid()) {
+    context.trace_id = *options.trace_id;
+  } else {
+    context.trace_id = random_trace_id();
+  }
+  context.span_id = options.span_id != nullptr && options.span_id->valid() ? *options.span_id : random_span_id();
   if (parent != nullptr) context.trace_state = parent->trace_state;
   if (!sampler_.should_sample(context.trace_id, parent)) return span(std::move(context));
   context.trace_flags = sampled_flag;

@@ -202,5 +202,36 @@ TEST(RecordingTracer, AMovedSpanEndsOnce) {
   EXPECT_EQ(spans[1].name, "first");
 }
 
+TEST(RecordingTracer, TakesTheCallersIdsButAParentsTraceWins) {
+  auto processor = std::make_shared<collecting_processor>();
+  recording_tracer tracer(sampler{}, processor);
+  trace_id chosen_trace;
+  chosen_trace.bytes.fill(0xab);
+  span_id chosen_span;
+  chosen_span.bytes.fill(0xcd);
+  span_options options;
+  options.trace_id = &chosen_trace;
+  options.span_id = &chosen_span;
+  span root = tracer.start_span("root", options);
+  EXPECT_EQ(root.context().trace_id, chosen_trace);
+  EXPECT_EQ(root.context().span_id, chosen_span);
+
+  span_context parent;
+  parent.trace_id = random_trace_id();
+  parent.span_id = random_span_id();
+  parent.trace_flags = sampled_flag;
+  options.parent = &parent;
+  span child = tracer.start_span("child", options);
+  EXPECT_EQ(child.context().trace_id, parent.trace_id);  // the trace id is for new traces only
+  EXPECT_EQ(child.context().span_id, chosen_span);
+
+  span_id zero;
+  options.parent = nullptr;
+  options.span_id = &zero;  // invalid: ignored, a random one instead
+  span other = tracer.start_span("other", options);
+  EXPECT_TRUE(other.context().span_id.valid());
+  EXPECT_NE(other.context().span_id, zero);
+}
+
 }  // namespace
 }  // namespace switchboard::telemetry

@@ -108,6 +108,14 @@ struct span_options {
   // Links to other spans, e.g. the span a resumed run continues.
   std::span<const span_link> links;
   std::uint64_t start_time_unix_nano = 0;  // 0: now
+  // Ids chosen by the caller instead of drawn at random, for spans that
+  // another process must be able to name without being told: the hub's
+  // workflow spans derive them from the run id, so a run resumed anywhere
+  // lands in the same trace and links to the span before. `trace_id` is
+  // used only for a new trace (no valid parent); invalid ids are ignored.
+  // Read during start_span only.
+  const telemetry::trace_id* trace_id = nullptr;
+  const telemetry::span_id* span_id = nullptr;
 };
 
 class tracer {
