@@ -275,6 +275,7 @@ json::value workflow_state::to_json() const {
   out["workflow"] = workflow_name;
   out["status"] = to_string(status);
   out["step"] = step;
+  if (starts > 0) out["starts"] = starts;  // absent in states saved before it was counted
   out["next_node"] = next_node;
   out["input"] = input;
   json::array outs;
@@ -311,6 +312,7 @@ workflow_state workflow_state::from_json(const json::value& value) {
   s.workflow_name = r.string("workflow");
   s.status = read_status(r);
   s.step = r.integer("step");
+  if (r.optional("starts")) s.starts = r.integer("starts");
   s.next_node = r.string("next_node");
   s.input = r.at("input");
   const auto& outs = r.array("outputs");
@@ -361,6 +363,7 @@ std::string state_head(const workflow_state& state, const definition_identity& d
                     {"status", to_string(state.status)},
                     {"step", state.step},
                     {"next_node", state.next_node},
+                    {"starts", state.starts},
                     {"clarification", clarification_to_json(state.clarification)},
                     {"approval", approval_to_json(state.approval)},
                     {"result", state.result ? json::value_from(*state.result) : json::value(nullptr)},
@@ -486,6 +489,7 @@ stored_run read_head_and_journal(const checkpoint& cp, const json::value& head_j
   s.workflow_name = head.string("workflow");
   s.status = read_status(head);
   s.step = head.integer("step");
+  if (head.optional("starts")) s.starts = head.integer("starts");  // absent in heads saved before it was counted
   s.next_node = head.string("next_node");
   s.clarification = read_clarification(head);
   s.approval = read_approval(head);

@@ -15,6 +15,7 @@ event workflow_run::make_event(event_kind kind) const {
   e.workflow_id = state_.id;
   e.workflow_name = state_.workflow_name;
   e.step = state_.step;
+  e.segment = state_.starts;
   e.node = state_.next_node;
   return e;
 }

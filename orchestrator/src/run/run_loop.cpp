@@ -95,6 +95,9 @@ asio::awaitable<void> workflow_run::go() {
   // record and checkpoint its `cancelled` state instead of unwinding.
   co_await asio::this_coro::throw_if_cancelled(false);
   state_.status = workflow_status::running;
+  // Counted before the first event and saved with the state, so that the
+  // next process to continue the run numbers its stretch one higher.
+  ++state_.starts;
   if (answer_) {
     state_.clarification_answers.push_back(std::move(*answer_));
     answer_.reset();

@@ -65,6 +65,12 @@ struct event {
   std::chrono::microseconds duration{0};         // step_completed/step_failed
   models::token_usage tokens;
   int attempts = 0;
+  // Which start of the run this event belongs to: 1 for its first start,
+  // one more at each resume or continuation (workflow_state::starts), so
+  // that an observer in any process can name the stretch of the run it
+  // sees — tracing derives a workflow span's id from it and links each
+  // stretch to the one before without storing anything. 0: not known.
+  std::int64_t segment = 0;
 };
 
 // Streaming: an observer that returns true from wants_deltas() makes the

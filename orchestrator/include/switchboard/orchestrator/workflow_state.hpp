@@ -98,6 +98,7 @@ class workflow_state final : public agents::agent_outputs {
   boost::json::value input;
   workflow_status status = workflow_status::running;
   std::int64_t step = 0;                      // steps taken, resumes included
+  std::int64_t starts = 0;                    // times the run started or continued (event::segment)
   std::string next_node;                      // where the run continues
   std::vector<agent_history> outputs;         // first-run order
   std::vector<audit_entry> audit;
