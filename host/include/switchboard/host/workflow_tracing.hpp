@@ -1,0 +1,96 @@
+// The hub's events as OpenTelemetry spans (GenAI semantic conventions
+// v1.41, as ADR 0030 fixes them): an orchestrator::observer that the
+// command line and the server attach when tracing is on, and never when it
+// is off (then the hub pays nothing at all).
+//
+//   invoke_workflow {workflow}   one per stretch of a run: from its start or
+//                                resume to its end or pause
+//   invoke_agent {agent}         one per step, child of the workflow span
+//   execute_tool {tool}          one per tool call, child of its step's span
+//
+// It lives in host/, not in telemetry/, so that dependencies stay one-way:
+// telemetry/ knows spans and OTLP and nothing of the hub; the hub knows
+// observers and nothing of spans; this adapter knows both.
+//
+// Trace continuity without storage: a run's trace id is derived from its
+// run id (trace_id_for_run), and each stretch's workflow span id from the
+// run id and the stretch's number (event::segment), so the process that
+// resumes a run — this one or another, after a restart — lands in the same
+// trace and links its workflow span to the one before. A caller's trace
+// (serve's `traceparent`) is taken instead when the run was given one
+// (continue_trace); the caller keeps it with the run for later resumes.
+//
+// Thread-safety: on_event() is called concurrently for different runs
+// (each run's events in order, on its strand); all state is behind one
+// mutex held only while spans are started, annotated and ended (the
+// exporter's on_end only queues).
+#pragma once
+
+#include <switchboard/orchestrator/events.hpp>
+#include <switchboard/telemetry/configuration.hpp>
+#include <switchboard/telemetry/tracer.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+namespace switchboard::host {
+
+struct workflow_tracing_options {
+  // Prompts' answers (explanations), clarification questions and tool
+  // arguments and results go on spans only when this is true; never by
+  // default. OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true.
+  bool capture_content = false;
+};
+
+// Reads OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT ("true" or
+// "false", any case; unset: false). Throws telemetry::configuration_error
+// for another value, naming it.
+workflow_tracing_options workflow_tracing_options_from(const telemetry::environment_lookup& lookup);
+
+// The trace a run id's spans belong to: the first 16 bytes of SHA-256 of
+// "switchboard.run:" + run_id (never all zero).
+telemetry::trace_id trace_id_for_run(std::string_view run_id);
+
+// The span id of the workflow span of a run's `segment`-th stretch (1 for
+// its first start): 8 bytes of SHA-256 of the run id and the number.
+telemetry::span_id workflow_span_id(std::string_view run_id, std::int64_t segment);
+
+class workflow_tracer final : public orchestrator::observer {
+ public:
+  explicit workflow_tracer(std::shared_ptr<telemetry::tracer> tracer, workflow_tracing_options options = {});
+  ~workflow_tracer() override;  // ends what is still open ("shutdown")
+  workflow_tracer(const workflow_tracer&) = delete;
+  workflow_tracer& operator=(const workflow_tracer&) = delete;
+
+  void on_event(const orchestrator::event& e) noexcept override;
+
+  // The run continues `caller`'s trace (a parsed traceparent): its spans
+  // take the caller's trace id, and its first workflow span the caller's
+  // span as parent. Call before the run starts or resumes.
+  void continue_trace(std::string_view run_id, const telemetry::span_context& caller);
+
+  // Ends every open span with switchboard.run.outcome = `why` (e.g. at
+  // shutdown, so that a flush sends what the process saw).
+  void end_all(std::string_view why) noexcept;
+
+  // Runs with open spans (tests).
+  std::size_t open_runs() const;
+
+  struct run_spans;  // defined in the .cpp
+
+ private:
+  run_spans& spans_of(const orchestrator::event& e);
+  void handle(const orchestrator::event& e);
+
+  std::shared_ptr<telemetry::tracer> tracer_;
+  workflow_tracing_options options_;
+  mutable std::mutex mutex_;
+  std::unordered_map<std::string, std::unique_ptr<run_spans>> runs_;
+  std::unordered_map<std::string, telemetry::span_context> callers_;
+};
+
+}  // namespace switchboard::host
