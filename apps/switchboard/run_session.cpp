@@ -8,6 +8,7 @@
 #include "stream_output.hpp"
 #include "terminal_output.hpp"
 
+#include <switchboard/host/workflow_tracing.hpp>
 #include <switchboard/models/model_error.hpp>
 #include <switchboard/orchestrator/error.hpp>
 #include <switchboard/orchestrator/hub_metrics.hpp>
@@ -230,6 +231,12 @@ int drive(session& s, const run_settings& settings, answer_source& answers,
   if (!settings.json_output) hub.add_observer(make_progress_printer(std::cout));
   const auto counters = std::make_shared<orch::hub_metrics>();
   hub.add_observer(counters);
+  // Spans only when the OTEL_* variables ask for them: otherwise nothing
+  // is attached and the hub pays nothing. Declared after the hub's
+  // observers so that its destructor (end what is open, flush, bounded)
+  // runs before the hub is gone, also when the run throws.
+  host::process_tracing tracing(telemetry::process_environment(), "switchboard");
+  if (tracing.enabled()) hub.add_observer(tracing.observer());
 
   orch::workflow_state state = run_to_completion(io, [&] { return first(hub); });
   // A paused run continues here while the terminal or --answer can give

@@ -390,4 +390,22 @@ void workflow_tracer::handle(const event& e) {
   }
 }
 
+process_tracing::process_tracing(const telemetry::environment_lookup& lookup, std::string_view service_name) {
+  const auto configuration = telemetry::tracing_configuration_from(lookup, service_name);
+  const auto options = workflow_tracing_options_from(lookup);
+  tracing_ = telemetry::start_tracing(configuration);
+  if (configuration.enabled) observer_ = std::make_shared<workflow_tracer>(tracing_.tracer, options);
+}
+
+process_tracing::~process_tracing() { shutdown(flush_timeout); }
+
+void process_tracing::shutdown(std::chrono::milliseconds timeout) noexcept {
+  try {
+    if (observer_) observer_->end_all("exit");
+    tracing_.shutdown(timeout);
+  } catch (...) {
+    // At exit: a flush that failed is the exporter's counted loss, not a crash.
+  }
+}
+
 }  // namespace switchboard::host

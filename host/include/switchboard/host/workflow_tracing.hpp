@@ -29,6 +29,9 @@
 #include <switchboard/orchestrator/events.hpp>
 #include <switchboard/telemetry/configuration.hpp>
 #include <switchboard/telemetry/tracer.hpp>
+#include <switchboard/telemetry/tracing.hpp>
+
+#include <chrono>
 
 #include <cstdint>
 #include <memory>
@@ -91,6 +94,35 @@ class workflow_tracer final : public orchestrator::observer {
   mutable std::mutex mutex_;
   std::unordered_map<std::string, std::unique_ptr<run_spans>> runs_;
   std::unordered_map<std::string, telemetry::span_context> callers_;
+};
+
+// Tracing for a process that runs hubs (`switchboard run`, `resume`,
+// `serve`): started from the OTEL_* variables; `observer` is null when
+// tracing is off (OTEL_SDK_DISABLED=true, no endpoint, ...), and then
+// nothing is attached to any hub. The destructor ends what is still open
+// and flushes the exporter within flush_timeout, so that a process never
+// hangs at exit on a collector that is down or slow.
+class process_tracing {
+ public:
+  // Throws telemetry::configuration_error for a variable that cannot be
+  // used, std::invalid_argument for an endpoint the HTTP client refuses.
+  process_tracing(const telemetry::environment_lookup& lookup, std::string_view service_name);
+  ~process_tracing();
+  process_tracing(const process_tracing&) = delete;
+  process_tracing& operator=(const process_tracing&) = delete;
+
+  bool enabled() const noexcept { return observer_ != nullptr; }
+  // Null when tracing is off.
+  const std::shared_ptr<workflow_tracer>& observer() const noexcept { return observer_; }
+  const telemetry::tracing& tracing() const noexcept { return tracing_; }
+  // Ends open spans ("exit") and flushes, at most `timeout`. Idempotent.
+  void shutdown(std::chrono::milliseconds timeout) noexcept;
+
+  std::chrono::milliseconds flush_timeout{5000};
+
+ private:
+  telemetry::tracing tracing_;
+  std::shared_ptr<workflow_tracer> observer_;
 };
 
 }  // namespace switchboard::host

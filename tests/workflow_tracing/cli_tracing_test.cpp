@@ -1,0 +1,340 @@
+// End to end: `switchboard run` / `resume` on the scheduling sample as
+// shipped (offline agents; bookings wait for approval), with
+// OTEL_EXPORTER_OTLP_ENDPOINT pointed at tests/otlp_receiver, a Node
+// receiver that decodes every request with the OpenTelemetry protocol
+// definitions published on npm. The span tree is read from what it decoded,
+// not from what we meant to send.
+#include "cli_runner.hpp"
+
+#include <switchboard/host/workflow_tracing.hpp>
+#include <switchboard/testing/hang_guard.hpp>
+#include <switchboard/testing/temp_dir.hpp>
+
+#include <boost/json.hpp>
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <csignal>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <regex>
+#include <spawn.h>
+#include <string>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+extern char** environ;
+
+namespace switchboard::testing {
+namespace {
+
+namespace json = boost::json;
+
+const std::filesystem::path shipped_sample =
+    std::filesystem::path(SWITCHBOARD_SOURCE_DIR) / "examples" / "scheduling" / "workflow.json";
+
+// `node receiver.mjs`; its lines collected by a thread of their own, so
+// that the receiver never blocks on a full pipe.
+class node_receiver {
+ public:
+  node_receiver() {
+    int pipe_ends[2];
+    if (::pipe(pipe_ends) != 0) throw std::runtime_error("pipe failed");
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, pipe_ends[1], STDOUT_FILENO);
+    posix_spawn_file_actions_addclose(&actions, pipe_ends[0]);
+    posix_spawn_file_actions_addclose(&actions, pipe_ends[1]);
+    std::string node = SWITCHBOARD_NODE;
+    std::string script = std::string(SWITCHBOARD_OTLP_RECEIVER) + "/receiver.mjs";
+    char* argv[] = {node.data(), script.data(), nullptr};
+    const int spawned = ::posix_spawnp(&pid_, node.c_str(), &actions, nullptr, argv, environ);
+    posix_spawn_file_actions_destroy(&actions);
+    ::close(pipe_ends[1]);
+    output_ = ::fdopen(pipe_ends[0], "r");
+    if (spawned != 0) pid_ = -1;
+    reader_ = std::thread([this] { read_lines(); });
+  }
+  ~node_receiver() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGTERM);
+      int status = 0;
+      ::waitpid(pid_, &status, 0);
+    }
+    reader_.join();
+    if (output_ != nullptr) ::fclose(output_);
+  }
+  node_receiver(const node_receiver&) = delete;
+  node_receiver& operator=(const node_receiver&) = delete;
+
+  // The port, once it listens; "" when it exited first (no node_modules).
+  std::string port() {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [this] { return !lines_.empty() || done_; });
+    if (lines_.empty() || !lines_[0].starts_with("listening ")) return {};
+    return lines_[0].substr(std::string_view("listening ").size());
+  }
+
+  // Every line after "listening", once `ready` says they are enough.
+  std::vector<std::string> lines_when(const std::function<bool(const std::vector<std::string>&)>& ready) {
+    std::unique_lock lock(mutex_);
+    std::vector<std::string> after;
+    changed_.wait(lock, [&] {
+      after.assign(lines_.begin() + std::min<std::size_t>(1, lines_.size()), lines_.end());
+      return ready(after) || done_;
+    });
+    return after;
+  }
+
+ private:
+  void read_lines() {
+    std::string line;
+    for (int c = 0; output_ != nullptr && (c = std::fgetc(output_)) != EOF;) {
+      if (c != '\n') {
+        line.push_back(static_cast<char>(c));
+        continue;
+      }
+      std::scoped_lock lock(mutex_);
+      lines_.push_back(std::move(line));
+      line.clear();
+      changed_.notify_all();
+    }
+    std::scoped_lock lock(mutex_);
+    done_ = true;
+    changed_.notify_all();
+  }
+
+  pid_t pid_ = -1;
+  std::FILE* output_ = nullptr;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<std::string> lines_;
+  bool done_ = false;
+  std::thread reader_;
+};
+
+// Every span of every decoded request, in arrival order; a rejected
+// request fails the test.
+std::vector<json::object> spans_of(const std::vector<std::string>& lines) {
+  std::vector<json::object> out;
+  for (const auto& line : lines) {
+    if (!line.starts_with("decoded ")) {
+      ADD_FAILURE() << "the receiver said: " << line;
+      continue;
+    }
+    const json::value request = json::parse(std::string_view(line).substr(8));
+    for (const auto& resource_spans : request.at("resourceSpans").as_array())
+      for (const auto& scope_spans : resource_spans.at("scopeSpans").as_array())
+        for (const auto& one : scope_spans.at("spans").as_array()) out.push_back(one.as_object());
+  }
+  return out;
+}
+
+std::string attribute(const json::object& span, std::string_view key) {
+  for (const auto& item : span.at("attributes").as_array()) {
+    if (item.at("key").as_string() != key) continue;
+    const auto& value = item.at("value").as_object();
+    if (const auto* s = value.if_contains("stringValue"); s && s->is_string() && !s->as_string().empty())
+      return std::string(s->as_string());
+    if (const auto* i = value.if_contains("intValue"); i && i->is_string() && i->as_string() != "0")
+      return std::string(i->as_string());
+    if (const auto* b = value.if_contains("boolValue"); b && b->is_bool()) return b->as_bool() ? "true" : "false";
+    if (const auto* d = value.if_contains("doubleValue"); d && d->is_number()) return json::serialize(*d);
+    return json::serialize(value);
+  }
+  return "(absent)";
+}
+
+std::string text(const json::value& v) { return v.is_string() ? std::string(v.as_string()) : json::serialize(v); }
+
+// Every string value on every span, for "what is never recorded".
+std::string all_values(const std::vector<json::object>& spans) {
+  std::string out;
+  for (const auto& s : spans) out += json::serialize(s.at("attributes")) + "\n";
+  return out;
+}
+
+std::vector<json::object> named(const std::vector<json::object>& spans, std::string_view prefix) {
+  std::vector<json::object> out;
+  for (const auto& s : spans)
+    if (std::string_view(s.at("name").as_string()).starts_with(prefix)) out.push_back(s);
+  return out;
+}
+
+class cli_tracing : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    port_ = receiver_.port();
+    ASSERT_FALSE(port_.empty()) << "the receiver did not start: is Node.js installed, and npm ci run in "
+                                << SWITCHBOARD_OTLP_RECEIVER << "?";
+  }
+
+  test::cli_result switchboard(const std::vector<std::string>& args, std::vector<std::string> env = {}) {
+    // The developer's own OTEL_* settings must not reach the tool.
+    std::string environment =
+        "env -u OTEL_SDK_DISABLED -u OTEL_EXPORTER_OTLP_ENDPOINT -u OTEL_EXPORTER_OTLP_TRACES_ENDPOINT "
+        "-u OTEL_TRACES_EXPORTER -u OTEL_TRACES_SAMPLER -u OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT " +
+        test::isolated_environment(scratch_.path());
+    if (env.empty()) env.push_back("OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:" + port_);
+    for (const auto& e : env) environment += " " + test::shell_quoted(e);
+    return test::run_switchboard(scratch_.path(), test::shell_words(args), "/dev/null", false, environment);
+  }
+
+  std::string with_endpoint() const { return "OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:" + port_; }
+
+  // The spans received once `count` workflow spans of run `id` arrived.
+  std::vector<json::object> spans_after_workflow_spans(const std::string& id, std::size_t count) {
+    const auto lines = receiver_.lines_when([&](const std::vector<std::string>& got) {
+      std::size_t seen = 0;
+      for (const auto& line : got)
+        for (std::size_t at = line.find("invoke_workflow "); at != std::string::npos;
+             at = line.find("invoke_workflow ", at + 1))
+          ++seen;
+      return seen >= count && (got.empty() || got.back().find(id) != std::string::npos);
+    });
+    return spans_of(lines);
+  }
+
+  static std::string run_id(const test::cli_result& r) {
+    std::smatch m;
+    if (!std::regex_search(r.out, m, std::regex{R"(workflow id: (\S+))"})) return {};
+    return m[1].str();
+  }
+  static std::string describe(const test::cli_result& r) {
+    return "exit " + std::to_string(r.exit_code) + "\n--- stdout\n" + r.out + "--- stderr\n" + r.err;
+  }
+
+  const hang_guard guard_{"cli_tracing: the receiver and the switchboard processes", std::chrono::seconds(240)};
+  node_receiver receiver_;
+  std::string port_;
+  temp_dir scratch_;
+};
+
+TEST_F(cli_tracing, a_booking_approved_in_another_process_is_one_trace_of_workflow_agent_and_tool_spans) {
+  const auto paused = switchboard({"run", shipped_sample.string(), "--input",
+                                   "Soccer practice for Maya on Saturday 2-4pm, she needs the minivan"});
+  ASSERT_EQ(paused.exit_code, 4) << describe(paused);
+  const std::string id = run_id(paused);
+  ASSERT_FALSE(id.empty()) << describe(paused);
+  const auto approved = switchboard({"resume", id, "--workflow", shipped_sample.string(), "--approve"});
+  ASSERT_EQ(approved.exit_code, 0) << describe(approved);
+
+  const auto spans = spans_after_workflow_spans(id, 2);
+  const std::string trace = host::trace_id_for_run(id).hex();
+  for (const auto& s : spans) EXPECT_EQ(text(s.at("traceId")), trace) << s.at("name");
+
+  const auto workflows = named(spans, "invoke_workflow ");
+  ASSERT_EQ(workflows.size(), 2u) << all_values(spans);
+  const json::object* first = nullptr;
+  const json::object* second = nullptr;
+  for (const auto& w : workflows) (attribute(w, "switchboard.run.segment") == "1" ? first : second) = &w;
+  ASSERT_TRUE(first && second);
+  EXPECT_EQ(text(first->at("name")), "invoke_workflow family_scheduling");
+  EXPECT_EQ(text(first->at("parentSpanId")), "");  // the root
+  EXPECT_EQ(attribute(*first, "gen_ai.operation.name"), "invoke_workflow");
+  EXPECT_EQ(attribute(*first, "switchboard.run.id"), id);
+  EXPECT_EQ(attribute(*first, "switchboard.run.outcome"), "awaiting_approval");
+  EXPECT_EQ(attribute(*second, "switchboard.run.outcome"), "completed");
+  ASSERT_EQ(second->at("links").as_array().size(), 1u);
+  EXPECT_EQ(text(second->at("links").at(0).at("spanId")), text(first->at("spanId")));
+  EXPECT_EQ(text(second->at("links").at(0).at("traceId")), trace);
+
+  // Each step an invoke_agent child of its stretch's workflow span.
+  const auto agents = named(spans, "invoke_agent ");
+  ASSERT_GE(agents.size(), 5u) << all_values(spans);
+  std::map<std::string, const json::object*> by_agent;
+  for (const auto& a : agents) {
+    const std::string parent = text(a.at("parentSpanId"));
+    EXPECT_TRUE(parent == text(first->at("spanId")) || parent == text(second->at("spanId"))) << a.at("name");
+    EXPECT_EQ(attribute(a, "gen_ai.operation.name"), "invoke_agent");
+    EXPECT_EQ(attribute(a, "switchboard.run.id"), id);
+    EXPECT_NE(attribute(a, "switchboard.step"), "(absent)");
+    by_agent[attribute(a, "gen_ai.agent.name")] = &a;
+  }
+  ASSERT_TRUE(by_agent.contains("nl_parser")) << all_values(agents);
+  const json::object& parser = *by_agent.at("nl_parser");
+  EXPECT_EQ(text(parser.at("name")), "invoke_agent nl_parser");
+  EXPECT_EQ(text(parser.at("parentSpanId")), text(first->at("spanId")));
+  EXPECT_EQ(attribute(parser, "switchboard.node"), "parse");
+  EXPECT_EQ(attribute(parser, "switchboard.step"), "1");
+  EXPECT_DOUBLE_EQ(std::stod(attribute(parser, "switchboard.confidence")), 0.95);
+  EXPECT_EQ(attribute(parser, "switchboard.route.target"), "schedule");
+  ASSERT_TRUE(by_agent.contains("booking")) << all_values(agents);
+  const json::object& booking = *by_agent.at("booking");
+  EXPECT_EQ(text(booking.at("parentSpanId")), text(second->at("spanId")));
+
+  // The booking's tool call, made in the second process after approval.
+  const auto tools = named(spans, "execute_tool calendar.book");
+  ASSERT_GE(tools.size(), 1u) << all_values(spans);
+  bool made = false;
+  for (const auto& t : tools) {
+    EXPECT_EQ(attribute(t, "gen_ai.operation.name"), "execute_tool");
+    EXPECT_EQ(attribute(t, "gen_ai.tool.name"), "calendar.book");
+    EXPECT_NE(attribute(t, "gen_ai.tool.call.id"), "(absent)");
+    if (text(t.at("parentSpanId")) == text(booking.at("spanId")) && attribute(t, "switchboard.tool.replayed") == "false")
+      made = true;
+  }
+  EXPECT_TRUE(made) << all_values(tools);
+
+  // No content by default: not the request, not the tool's arguments.
+  const std::string values = all_values(spans);
+  EXPECT_EQ(values.find("minivan"), std::string::npos) << values;
+  EXPECT_EQ(values.find("Soccer"), std::string::npos) << values;
+  EXPECT_EQ(values.find("gen_ai.tool.call.arguments"), std::string::npos) << values;
+}
+
+TEST_F(cli_tracing, a_clarification_answered_in_another_process_continues_the_trace_with_a_link) {
+  const auto paused = switchboard({"run", shipped_sample.string(), "--input", "Piano lesson for Leo sometime next week"});
+  ASSERT_EQ(paused.exit_code, 3) << describe(paused);
+  const std::string id = run_id(paused);
+  ASSERT_FALSE(id.empty()) << describe(paused);
+  const auto answered = switchboard({"resume", id, "--workflow", shipped_sample.string(), "--answer", "Wednesday 5-6pm"});
+  ASSERT_EQ(answered.exit_code, 4) << describe(answered);  // now the booking waits for approval
+
+  const auto spans = spans_after_workflow_spans(id, 2);
+  const auto workflows = named(spans, "invoke_workflow ");
+  ASSERT_EQ(workflows.size(), 2u);
+  const json::object* first = nullptr;
+  const json::object* second = nullptr;
+  for (const auto& w : workflows) (attribute(w, "switchboard.run.segment") == "1" ? first : second) = &w;
+  ASSERT_TRUE(first && second);
+  EXPECT_EQ(text(first->at("traceId")), host::trace_id_for_run(id).hex());
+  EXPECT_EQ(text(second->at("traceId")), text(first->at("traceId")));
+  EXPECT_EQ(attribute(*first, "switchboard.run.outcome"), "awaiting_clarification");
+  EXPECT_EQ(attribute(*second, "switchboard.run.outcome"), "awaiting_approval");
+  EXPECT_EQ(attribute(*second, "switchboard.run.resumed"), "true");
+  ASSERT_EQ(second->at("links").as_array().size(), 1u);
+  EXPECT_EQ(text(second->at("links").at(0).at("spanId")), text(first->at("spanId")));
+  // Neither the question nor the answer is recorded by default.
+  const std::string values = all_values(spans);
+  EXPECT_EQ(values.find("Wednesday"), std::string::npos) << values;
+  EXPECT_EQ(values.find("Piano"), std::string::npos) << values;
+  EXPECT_EQ(values.find("switchboard.question"), std::string::npos) << values;
+}
+
+TEST_F(cli_tracing, disabled_or_without_an_endpoint_nothing_is_sent) {
+  const auto disabled = switchboard({"run", shipped_sample.string(), "--input", "When is everyone free on Sunday?"},
+                                    {with_endpoint(), "OTEL_SDK_DISABLED=true"});
+  ASSERT_EQ(disabled.exit_code, 0) << describe(disabled);
+  const auto no_endpoint =
+      switchboard({"run", shipped_sample.string(), "--input", "When is everyone free on Sunday?"}, {"OTEL_SERVICE_NAME=x"});
+  ASSERT_EQ(no_endpoint.exit_code, 0) << describe(no_endpoint);
+  // Then one that sends: whatever the two before had sent would have been
+  // received (and printed) before their processes exited, so before this.
+  const auto sending =
+      switchboard({"run", shipped_sample.string(), "--input", "When is everyone free on Sunday?", "--json"});
+  ASSERT_EQ(sending.exit_code, 0) << describe(sending);
+  const std::string id(json::parse(sending.out).at("id").as_string());
+  const auto spans = spans_after_workflow_spans(id, 1);
+  ASSERT_FALSE(spans.empty());
+  for (const auto& s : spans) EXPECT_EQ(text(s.at("traceId")), host::trace_id_for_run(id).hex()) << s.at("name");
+  EXPECT_EQ(named(spans, "invoke_workflow ").size(), 1u);
+}
+
+}  // namespace
+}  // namespace switchboard::testing
