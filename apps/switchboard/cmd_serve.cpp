@@ -14,6 +14,7 @@
 #include "model_arguments.hpp"
 #include "run_session.hpp"
 
+#include <switchboard/host/workflow_tracing.hpp>
 #include <switchboard/host/store.hpp>
 #include <switchboard/server/agent_server.hpp>
 
@@ -138,6 +139,10 @@ int run_serve(std::span<const std::string> args) {
   return cli::guarded(usage, [&] {
     auto a = parse(args);
     asio::io_context io(static_cast<int>(a.threads));
+    // Spans when the OTEL_* variables ask for them; its destructor, after
+    // the server's, ends what is open and flushes within 5 s.
+    host::process_tracing tracing(switchboard::telemetry::process_environment(), "switchboard");
+    a.options.tracing = tracing.observer();
     server::agent_server server(io.get_executor(), a.options);
     const bool tls = !a.options.http.tls_certificate_file.empty();
     asio::co_spawn(io, [&]() -> asio::awaitable<void> {

@@ -172,6 +172,7 @@ agent_server::agent_server(asio::any_io_executor executor, serve_options options
                                "two workflows are named '" + w->graph_id + "': a graph id must be unique");
     w->hub = std::make_unique<orchestrator::hub>(s.executor, *w->opened.agents.registry, w->opened.hub_options());
     w->hub->add_observer(s.metrics);
+    if (s.options.tracing) w->hub->add_observer(s.options.tracing);
     assistant_record a;
     a.assistant_id = system_assistant_id(w->graph_id);
     a.graph_id = a.name = w->graph_id;
@@ -181,6 +182,7 @@ agent_server::agent_server(asio::any_io_executor executor, serve_options options
     s.workflows.push_back(std::move(w));
   }
   s.runs = std::make_unique<run_engine>(s.executor, *s.records, s.feed, served);
+  s.runs->trace_with(s.options.tracing);
   s.api = std::make_unique<langgraph_api>(*s.records, *s.runs, s.options.heartbeat);
   s.http = std::make_unique<net::http_server>(
       s.executor, s.options.http, [this](net::server_request& request) { return impl_->handle(request); });

@@ -328,7 +328,11 @@ asio::awaitable<net::server_response> langgraph_api::create_run(std::string thre
   const bool stateless = request.path.starts_with("/runs");
   if (stateless) body["if_not_exists"] = "create";
   const bool cancel_on_disconnect = text_of(body, "on_disconnect") == "cancel";
-  const auto run = co_await runs_.create(thread_id, std::move(body));
+  // The caller's trace (W3C Trace Context) continues in the run's spans.
+  // g++ 12: named before co_await (README, "Development").
+  std::string traceparent(request.header("traceparent").value_or(std::string_view{}));
+  std::string tracestate(request.header("tracestate").value_or(std::string_view{}));
+  const auto run = co_await runs_.create(thread_id, std::move(body), std::move(traceparent), std::move(tracestate));
   net::server_response r;
   if (mode == "stream") r = stream_of(run, modes, 0, cancel_on_disconnect);
   else if (mode == "wait") r = result_of(run);

@@ -4,6 +4,7 @@
 #include "wire.hpp"
 
 #include <switchboard/orchestrator/error.hpp>
+#include <switchboard/telemetry/trace_context.hpp>
 #include <switchboard/orchestrator/event_json.hpp>
 
 #include <boost/asio/co_spawn.hpp>
@@ -266,7 +267,8 @@ void run_engine::on_event(const orch::event& e) {
   s->push("custom", event_json);
 }
 
-boost::asio::awaitable<run_record> run_engine::create(std::string thread_id, json::object body) {
+boost::asio::awaitable<run_record> run_engine::create(std::string thread_id, json::object body, std::string traceparent,
+                                                      std::string tracestate) {
   const auto assistant = text_member(body, "assistant_id");
   if (assistant.empty()) throw api_error(422, "assistant_id is required");
   auto& workflow = workflow_of(assistant);
@@ -333,6 +335,12 @@ boost::asio::awaitable<run_record> run_engine::create(std::string thread_id, jso
                              "multitask strategy.");
       run.kwargs["input"] = *input;
       run.workflow_run = run.run_id;
+      // The caller's trace, kept with the run that starts the hub run: its
+      // resumes (other requests, a restarted server) find it here.
+      if (const auto caller = telemetry::parse_traceparent(traceparent, tracestate)) {
+        run.kwargs["traceparent"] = telemetry::format_traceparent(*caller);
+        if (!caller->trace_state.empty()) run.kwargs["tracestate"] = caller->trace_state;
+      }
     } else {
       if (current->workflow_run.empty()) throw api_error(422, "a run needs input or command.resume");
       run.workflow_run = current->workflow_run;  // continue an interrupted run
@@ -411,6 +419,19 @@ boost::asio::awaitable<void> run_engine::execute(std::string run_id) {
   co_await finish(std::move(*run), *final_state);
 }
 
+// The trace the hub run continues: the traceparent kept by the run that
+// started it (create), if its caller sent one; otherwise the tracer derives
+// the trace from the hub run's id.
+void run_engine::continue_callers_trace(const run_record& run) {
+  const auto starter = run.run_id == run.workflow_run ? std::optional<run_record>(run) : records_.run(run.workflow_run);
+  if (!starter) return;
+  const auto traceparent = text_member(starter->kwargs, "traceparent");
+  const auto tracestate = text_member(starter->kwargs, "tracestate");
+  if (traceparent.empty()) return;
+  if (const auto caller = telemetry::parse_traceparent(traceparent, tracestate))
+    tracing_->continue_trace(run.workflow_run, *caller);
+}
+
 boost::asio::awaitable<run_engine::launched> run_engine::launch(const run_record& run) {
   auto& workflow = workflow_of(run.graph_id);
   if (const auto changed = records_.change_run(run.run_id, [](run_record& r) {
@@ -444,6 +465,7 @@ boost::asio::awaitable<run_engine::launched> run_engine::launch(const run_record
   values["status"] = "running";
   launched started{.events = open_sink(run, std::move(values))};
 
+  if (tracing_) continue_callers_trace(run);
   try {
     if (!existing && input) {
       started.handle = workflow.hub->start(workflow.opened.workflow, *input, {.workflow_id = run.workflow_run});

@@ -16,6 +16,7 @@
 #include "catalog.hpp"
 
 #include <switchboard/host/opened_workflow.hpp>
+#include <switchboard/host/workflow_tracing.hpp>
 #include <switchboard/orchestrator/event_feed.hpp>
 #include <switchboard/orchestrator/hub.hpp>
 
@@ -73,7 +74,16 @@ class run_engine {
   // caller's mistake (404 unknown thread or assistant, 409 busy or not
   // waiting for input, 422 a malformed body). The run is journaled before
   // this completes.
-  boost::asio::awaitable<run_record> create(std::string thread_id, boost::json::object body);
+  // `traceparent` / `tracestate`: the caller's W3C headers (may be empty).
+  // A valid traceparent on the request that starts a hub run is kept with
+  // the run (kwargs "traceparent", "tracestate"), so that its spans, and
+  // those of every later resume — after a restart too — continue the
+  // caller's trace.
+  boost::asio::awaitable<run_record> create(std::string thread_id, boost::json::object body,
+                                            std::string traceparent = {}, std::string tracestate = {});
+
+  // Spans of the runs (null: tracing off). Set before the first run.
+  void trace_with(std::shared_ptr<host::workflow_tracer> tracing) { tracing_ = std::move(tracing); }
 
   // Cancels a pending or running run (action "interrupt" or "rollback");
   // with `wait`, completes when it has ended. api_error 404 / 409.
@@ -119,6 +129,7 @@ class run_engine {
 
   boost::asio::awaitable<void> execute(std::string run_id);
   boost::asio::awaitable<launched> launch(const run_record& run);
+  void continue_callers_trace(const run_record& run);
   boost::asio::awaitable<std::unique_ptr<orchestrator::workflow_state>> follow(const run_record& run,
                                                                                launched started);
   boost::asio::awaitable<void> finish(run_record run, const orchestrator::workflow_state& state);
@@ -132,6 +143,7 @@ class run_engine {
   std::shared_ptr<orchestrator::event_feed> feed_;
   std::vector<served_workflow*> workflows_;
   std::shared_ptr<observer> observer_;
+  std::shared_ptr<host::workflow_tracer> tracing_;
 
   mutable std::mutex mutex_;
   std::map<std::string, thread_slot> threads_;                   // by thread id

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <switchboard/host/opened_workflow.hpp>
+#include <switchboard/host/workflow_tracing.hpp>
 #include <switchboard/net/http_server.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -41,6 +42,10 @@ struct serve_options {
   // A stream with nothing to send writes a comment this often (and so
   // finds out when its client has gone).
   std::chrono::milliseconds heartbeat{std::chrono::seconds(10)};
+  // Spans of every run (host::process_tracing's observer); null: tracing
+  // off, and nothing is attached to the hubs. A run created with a
+  // `traceparent` header continues the caller's trace.
+  std::shared_ptr<host::workflow_tracer> tracing;
 };
 
 class agent_server {
