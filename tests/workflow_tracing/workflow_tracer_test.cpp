@@ -374,5 +374,36 @@ TEST(WorkflowTracingOptions, ReadsTheContentCaptureVariable) {
   EXPECT_THROW(with("yes"), telemetry::configuration_error);
 }
 
+telemetry::environment_lookup environment(std::map<std::string, std::string> values) {
+  return [values = std::move(values)](std::string_view name) -> std::optional<std::string> {
+    const auto found = values.find(std::string(name));
+    if (found == values.end()) return std::nullopt;
+    return found->second;
+  };
+}
+
+TEST(ProcessTracing, AttachesNothingWhenTracingIsOff) {
+  const process_tracing no_endpoint(environment({{"OTEL_SERVICE_NAME", "x"}}), "switchboard");
+  EXPECT_FALSE(no_endpoint.enabled());
+  EXPECT_EQ(no_endpoint.observer(), nullptr);
+  EXPECT_EQ(no_endpoint.tracing().exporter, nullptr);
+
+  const process_tracing disabled(
+      environment({{"OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318"}, {"OTEL_SDK_DISABLED", "true"}}),
+      "switchboard");
+  EXPECT_FALSE(disabled.enabled());
+  EXPECT_EQ(disabled.observer(), nullptr);
+
+  const process_tracing on(environment({{"OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318"}}), "switchboard");
+  EXPECT_TRUE(on.enabled());
+  EXPECT_NE(on.observer(), nullptr);
+  EXPECT_NE(on.tracing().exporter, nullptr);
+
+  EXPECT_THROW(process_tracing(environment({{"OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318"},
+                                            {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "maybe"}}),
+                               "switchboard"),
+               telemetry::configuration_error);
+}
+
 }  // namespace
 }  // namespace switchboard::host
