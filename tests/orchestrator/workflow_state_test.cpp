@@ -22,6 +22,7 @@ workflow_state sample_state() {
   s.input = json::parse(R"({"request": "meet Tuesday"})");
   s.status = workflow_status::awaiting_clarification;
   s.step = 3;
+  s.starts = 2;
   s.next_node = "parse";
   s.add_output("a", testing::make_envelope({{"status", "first"}}, 0.9));
   s.add_output("b", testing::make_envelope({{"status", "b"}}, 0.8));
@@ -70,6 +71,15 @@ TEST(workflow_state, json_round_trip_keeps_everything) {
   EXPECT_EQ(back.clarification->question, "Which Tuesday?");
   EXPECT_EQ(back.history("a").size(), 2u);
   EXPECT_TRUE(back.errors.at(0).retryable);
+  EXPECT_EQ(back.starts, 2);  // tracing numbers a resumed run's stretches by it
+}
+
+// A state saved before the hub counted a run's starts reads as 0 starts,
+// not as corrupt: the next start is then numbered 1 again.
+TEST(workflow_state, a_state_without_starts_reads_as_none) {
+  auto json_form = sample_state().to_json();
+  json_form.as_object().erase("starts");
+  EXPECT_EQ(workflow_state::from_json(json_form).starts, 0);
 }
 
 TEST(workflow_state, corrupt_state_names_the_field) {
