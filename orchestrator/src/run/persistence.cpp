@@ -10,15 +10,19 @@ namespace switchboard::orchestrator::detail {
 // Writes the head and what changed since the last save. The first save of
 // a new run creates it in the store; every later one carries the fence the
 // run was given. Marks advance only when the store took the record.
-asio::awaitable<void> workflow_run::save() {
-  const auto& store = hub_->options.store;
-  if (!store || lost_) co_return;
+bool workflow_run::saves_now() const {
+  if (!hub_->options.store || lost_) return false;
   // The hub's own in-memory store serves one thing: resuming a paused run in
   // this process. Nothing else reads a running or ended run from it, and a
   // crash loses it anyway. So only a pause is written there; the journal
   // marks stay put until then, and the pause's record carries every step
   // since (tool records included: journal_target_now() gives none).
-  if (hub_->own_store && !is_paused(state_.status)) co_return;
+  return !hub_->own_store || is_paused(state_.status);
+}
+
+asio::awaitable<void> workflow_run::save() {
+  if (!saves_now()) co_return;
+  const auto& store = hub_->options.store;
   const auto& options = hub_->options;
   auto marks = marks_;
   if (identity_.fingerprint.empty()) identity_ = {workflow_->fingerprint(), node_names()};

@@ -114,7 +114,7 @@ asio::awaitable<void> workflow_run::go() {
     e.node = state_.approval->node;
     e.question = "the pending tool calls still wait for a decision";
     emit(e);
-    co_await save();
+    if (saves_now()) co_await save();
     co_return;
   } else if (continuing_ && state_.clarification) {
     // Claimed to be answered, but the answer was never saved (the process
@@ -124,7 +124,7 @@ asio::awaitable<void> workflow_run::go() {
     auto agent = std::move(state_.clarification->agent);
     state_.clarification.reset();
     pause(rerun, std::move(question), agent);
-    co_await save();
+    if (saves_now()) co_await save();
     co_return;
   } else if (continuing_) {
     emit(make_event(event_kind::resumed));
@@ -137,13 +137,13 @@ asio::awaitable<void> workflow_run::go() {
                      "workflow '" + w_.definition.name + "' has no node '" + state_.next_node + "' to continue from",
                      false));
   }
-  co_await save();
+  if (saves_now()) co_await save();
   const bool leased = stored_ && !lost_;
   if (leased) hub_->leases->hold();
   while (state_.status == workflow_status::running) {
     if (co_await cancelled_now()) {
       stop(state_.next_node);
-      co_await save();
+      if (saves_now()) co_await save();
       break;
     }
     std::exception_ptr failure;
@@ -170,7 +170,7 @@ asio::awaitable<void> workflow_run::go() {
     // Saved with the node that runs next, so a continued run never runs a
     // completed step again.
     if (state_.status == workflow_status::running && node != no_node) state_.next_node = w_.nodes[node].name();
-    co_await save();
+    if (saves_now()) co_await save();
   }
   if (leased) hub_->leases->release();
   if (hub_->own_store && !is_paused(state_.status)) co_await forget();

@@ -161,6 +161,10 @@ class workflow_run {
   void cancel(std::string_view node);
   void interrupt(std::string_view node);
   void stop(std::string_view node);  // cancel or interrupt, as asked
+  // Whether save() would write anything now. Callers ask first: a
+  // coroutine's frame (save()'s holds a whole save request) is allocated at
+  // the call even when the coroutine returns at once.
+  bool saves_now() const;
   asio::awaitable<void> save();
   void refused_save(const claim_error& e);
   asio::awaitable<void> prune_finished_runs();
