@@ -8,6 +8,8 @@
 // and status. A missing node or node_modules fails the test.
 #include <switchboard/telemetry/otlp_exporter.hpp>
 
+#include "otlp_receiver/node_receiver.hpp"
+
 #include <switchboard/telemetry/trace_context.hpp>
 #include <switchboard/telemetry/tracer.hpp>
 #include <switchboard/testing/hang_guard.hpp>
@@ -19,16 +21,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <csignal>
-#include <cstdio>
 #include <map>
-#include <optional>
-#include <spawn.h>
 #include <string>
-#include <sys/wait.h>
-#include <unistd.h>
-
-extern char** environ;
 
 namespace switchboard::telemetry {
 namespace {
@@ -36,56 +30,11 @@ namespace {
 namespace json = boost::json;
 using namespace std::chrono_literals;
 
-// `node receiver.mjs`, its standard output read line by line.
-class node_receiver {
- public:
-  node_receiver() {
-    int pipe_ends[2];
-    if (::pipe(pipe_ends) != 0) throw std::runtime_error("pipe failed");
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, pipe_ends[1], STDOUT_FILENO);
-    posix_spawn_file_actions_addclose(&actions, pipe_ends[0]);
-    posix_spawn_file_actions_addclose(&actions, pipe_ends[1]);
-    std::string node = SWITCHBOARD_NODE;
-    std::string script = std::string(SWITCHBOARD_OTLP_RECEIVER) + "/receiver.mjs";
-    char* argv[] = {node.data(), script.data(), nullptr};
-    const int spawned = ::posix_spawnp(&pid_, node.c_str(), &actions, nullptr, argv, environ);
-    posix_spawn_file_actions_destroy(&actions);
-    ::close(pipe_ends[1]);
-    output_ = ::fdopen(pipe_ends[0], "r");
-    if (spawned != 0) pid_ = -1;
-  }
-  ~node_receiver() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGTERM);
-      int status = 0;
-      ::waitpid(pid_, &status, 0);
-    }
-    if (output_ != nullptr) ::fclose(output_);
-  }
-  node_receiver(const node_receiver&) = delete;
-  node_receiver& operator=(const node_receiver&) = delete;
+using switchboard::testing::node_receiver;
 
-  bool started() const { return pid_ > 0; }
-
-  // The next line, or nullopt once the receiver exited.
-  std::optional<std::string> next_line() {
-    std::string line;
-    int c = 0;
-    while ((c = std::fgetc(output_)) != EOF && c != '\n') line.push_back(static_cast<char>(c));
-    if (c == EOF && line.empty()) return std::nullopt;
-    return line;
-  }
-
- private:
-  pid_t pid_ = -1;
-  std::FILE* output_ = nullptr;
-};
-
-std::string after_prefix(const std::optional<std::string>& line, std::string_view prefix) {
-  if (!line || !line->starts_with(prefix)) return {};
-  return line->substr(prefix.size());
+std::string after_prefix(const std::string& line, std::string_view prefix) {
+  if (!line.starts_with(prefix)) return {};
+  return line.substr(prefix.size());
 }
 
 // The decoded spans by name.
@@ -113,8 +62,7 @@ std::uint64_t nanos(const json::value& text) { return std::stoull(std::string(te
 TEST(OtlpDecoder, TheReferenceDecoderReadsASpanTreeAsSent) {
   const testing::hang_guard guard("OtlpDecoder: the node receiver and the export", std::chrono::seconds(90));
   node_receiver receiver;
-  ASSERT_TRUE(receiver.started()) << "cannot start " << SWITCHBOARD_NODE;
-  const std::string port = after_prefix(receiver.next_line(), "listening ");
+  const std::string port = receiver.port();
   ASSERT_FALSE(port.empty()) << "the receiver did not start: is Node.js installed, and "
                              << SWITCHBOARD_OTLP_RECEIVER << "/node_modules (npm ci, scripts/test.sh)?";
 
@@ -166,9 +114,10 @@ TEST(OtlpDecoder, TheReferenceDecoderReadsASpanTreeAsSent) {
     tool_id = tool.context().span_id.hex();
   }
   ASSERT_TRUE(exporter->force_flush(60s));
-  const std::optional<std::string> line = receiver.next_line();
+  const auto lines = receiver.lines_when([](const std::vector<std::string>& l) { return !l.empty(); });
+  const std::string line = lines.empty() ? std::string("(nothing: it exited)") : lines.front();
   const std::string decoded_text = after_prefix(line, "decoded ");
-  ASSERT_FALSE(decoded_text.empty()) << "the receiver said: " << line.value_or("(nothing: it exited)");
+  ASSERT_FALSE(decoded_text.empty()) << "the receiver said: " << line;
   EXPECT_EQ(exporter->counters().exported, 4u);
 
   const json::value decoded = json::parse(decoded_text);

@@ -1,5 +1,7 @@
 #include <switchboard/telemetry/tracer.hpp>
 
+#include "collecting_processor.hpp"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -24,22 +26,7 @@ void operator delete(void* memory, std::size_t) noexcept { std::free(memory); }
 namespace switchboard::telemetry {
 namespace {
 
-// A processor that keeps what it is given.
-class collecting_processor final : public span_processor {
- public:
-  void on_end(span_data&& finished) noexcept override {
-    std::scoped_lock lock(mutex_);
-    spans_.push_back(std::move(finished));
-  }
-  std::vector<span_data> spans() const {
-    std::scoped_lock lock(mutex_);
-    return spans_;
-  }
-
- private:
-  mutable std::mutex mutex_;
-  std::vector<span_data> spans_;
-};
+using switchboard::testing::collecting_processor;
 
 const attribute_value* find(const span_data& data, std::string_view key) {
   for (const attribute& item : data.attributes)

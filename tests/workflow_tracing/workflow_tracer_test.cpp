@@ -1,5 +1,7 @@
 #include <switchboard/host/workflow_tracing.hpp>
 
+#include "telemetry/collecting_processor.hpp"
+
 #include <switchboard/telemetry/trace_context.hpp>
 
 #include <boost/json.hpp>
@@ -20,21 +22,7 @@ using orchestrator::event;
 using orchestrator::event_kind;
 using telemetry::span_data;
 
-class collecting_processor final : public telemetry::span_processor {
- public:
-  void on_end(span_data&& finished) noexcept override {
-    std::scoped_lock lock(mutex_);
-    spans_.push_back(std::move(finished));
-  }
-  std::vector<span_data> spans() const {
-    std::scoped_lock lock(mutex_);
-    return spans_;
-  }
-
- private:
-  mutable std::mutex mutex_;
-  std::vector<span_data> spans_;
-};
+using testing::collecting_processor;
 
 struct fixture {
   std::shared_ptr<collecting_processor> processor = std::make_shared<collecting_processor>();
