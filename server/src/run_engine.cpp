@@ -1,4 +1,5 @@
 #include "run_engine.hpp"
+#include "run_events.hpp"
 
 #include "ids.hpp"
 #include "wire.hpp"
@@ -16,8 +17,6 @@
 #include <boost/json/value_from.hpp>
 #include <spdlog/spdlog.h>
 
-#include <iterator>
-
 namespace switchboard::server {
 
 namespace asio = boost::asio;
@@ -30,100 +29,7 @@ stream_record split_record(std::string_view text) {
   return {text.substr(0, newline), text.substr(newline + 1)};
 }
 
-// Where one API run's events go: kept in order in the feed under the run's
-// id. Events arrive on the workflow's strand; appends happen one at a time
-// on a coroutine of their own, so the feed's order is the events' order.
-struct run_engine::sink : std::enable_shared_from_this<run_engine::sink> {
-  sink(asio::any_io_executor ex, std::shared_ptr<orch::event_feed> f, std::string id, json::object v)
-      : executor(std::move(ex)), feed(std::move(f)), run_id(std::move(id)), values(std::move(v)) {}
-
-  asio::any_io_executor executor;
-  std::shared_ptr<orch::event_feed> feed;
-  std::string run_id;
-  json::object values;  // the thread's values as the run goes (touched on the workflow's strand)
-
-  std::mutex mutex;
-  std::vector<std::string> pending;
-  bool draining = false;
-  std::vector<std::shared_ptr<asio::steady_timer>> flush_waiters;
-
-  void push(std::string_view name, const json::value& data) {
-    std::string record(name);
-    record.push_back('\n');
-    record += json::serialize(data);
-    {
-      std::scoped_lock lock(mutex);
-      pending.push_back(std::move(record));
-      if (draining) return;
-      draining = true;
-    }
-    // Outside the lock: co_spawn may start the drain at once on this thread.
-    asio::co_spawn(executor, drain(shared_from_this()), asio::detached);
-  }
-
-  // Completes once everything pushed so far is in the feed.
-  asio::awaitable<void> flushed() {
-    auto timer = std::make_shared<asio::steady_timer>(co_await asio::this_coro::executor);
-    {
-      std::scoped_lock lock(mutex);
-      if (!draining) co_return;
-      timer->expires_at(asio::steady_timer::time_point::max());
-      flush_waiters.push_back(timer);
-    }
-    boost::system::error_code ignored;
-    co_await timer->async_wait(asio::redirect_error(asio::use_awaitable, ignored));
-  }
-
-  // Appends what is pending, all of it at once: a step's burst of events
-  // (values, updates, debug, custom) costs the store one write.
-  static asio::awaitable<void> drain(std::shared_ptr<sink> self) {
-    for (;;) {
-      std::vector<std::string> batch;
-      {
-        std::scoped_lock lock(self->mutex);
-        if (self->pending.empty()) {
-          self->draining = false;
-          for (auto& w : self->flush_waiters) w->cancel();
-          self->flush_waiters.clear();
-          co_return;
-        }
-        batch.assign(std::make_move_iterator(self->pending.begin()), std::make_move_iterator(self->pending.end()));
-        self->pending.clear();
-      }
-      try {
-        std::string run_id = self->run_id;  // g++ 12: named before co_await
-        co_await self->feed->append_all(std::move(run_id), std::move(batch));
-      } catch (const std::exception& e) {
-        spdlog::error("serve: run {}: events could not be kept: {}", self->run_id, e.what());
-      }
-    }
-  }
-};
-
-class run_engine::observer final : public orch::observer {
- public:
-  explicit observer(run_engine& engine) : engine_(engine) {}
-  void on_event(const orch::event& e) noexcept override {
-    try {
-      engine_.on_event(e);
-    } catch (const std::exception& ex) {
-      spdlog::error("serve: an event of run {} was lost: {}", e.workflow_id, ex.what());
-    }
-  }
-  bool wants_deltas() const noexcept override { return true; }
-
- private:
-  run_engine& engine_;
-};
-
 namespace {
-
-json::object debug_record(const orch::event& e, json::object payload) {
-  return {{"type", e.kind == orch::event_kind::step_started ? "task" : "task_result"},
-          {"timestamp", now_iso8601()},
-          {"step", e.step},
-          {"payload", std::move(payload)}};
-}
 
 const json::value* member(const json::object& o, std::string_view key) {
   const auto* v = o.if_contains(key);
@@ -241,30 +147,6 @@ std::shared_ptr<run_engine::sink> run_engine::open_sink(const run_record& run, j
   std::scoped_lock lock(mutex_);
   sinks_[run.workflow_run] = s;
   return s;
-}
-
-void run_engine::on_event(const orch::event& e) {
-  std::shared_ptr<sink> s;
-  {
-    std::scoped_lock lock(mutex_);
-    const auto it = sinks_.find(std::string(e.workflow_id));
-    if (it == sinks_.end()) return;
-    s = it->second;
-  }
-  auto event_json = orch::to_json(e);
-  if (e.kind == orch::event_kind::step_completed && e.envelope && !e.agent.empty()) {
-    auto envelope = json::value_from(*e.envelope);
-    auto& outputs = s->values["outputs"];
-    if (!outputs.is_object()) outputs = json::object{};
-    outputs.get_object()[e.agent] = envelope;
-    s->values["step"] = e.step;
-    s->push("values", s->values);
-    s->push("updates", json::object{{e.node, json::object{{e.agent, std::move(envelope)}}}});
-  }
-  if (e.kind == orch::event_kind::step_started || e.kind == orch::event_kind::step_completed ||
-      e.kind == orch::event_kind::step_failed)
-    s->push("debug", debug_record(e, event_json));
-  s->push("custom", event_json);
 }
 
 boost::asio::awaitable<run_record> run_engine::create(std::string thread_id, json::object body, std::string traceparent,
@@ -463,7 +345,8 @@ boost::asio::awaitable<run_engine::launched> run_engine::launch(const run_record
                                                                        {"result", nullptr}};
   values.erase("__interrupt__");
   values["status"] = "running";
-  launched started{.events = open_sink(run, std::move(values))};
+  launched started;
+  started.events = open_sink(run, std::move(values));
 
   if (tracing_) continue_callers_trace(run);
   try {

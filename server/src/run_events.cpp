@@ -1,0 +1,119 @@
+// An API run's events: the hubs' events turned into the records a stream
+// sends (values, updates, debug, custom) and kept in the feed, in order.
+#include "run_events.hpp"
+
+#include <switchboard/orchestrator/event_json.hpp>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/json/value_from.hpp>
+#include <spdlog/spdlog.h>
+
+#include <iterator>
+
+namespace switchboard::server {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+namespace orch = switchboard::orchestrator;
+
+void run_engine::sink::push(std::string_view name, const json::value& data) {
+  std::string record(name);
+  record.push_back('\n');
+  record += json::serialize(data);
+  {
+    std::scoped_lock lock(mutex);
+    pending.push_back(std::move(record));
+    if (draining) return;
+    draining = true;
+  }
+  // Outside the lock: co_spawn may start the drain at once on this thread.
+  asio::co_spawn(executor, drain(shared_from_this()), asio::detached);
+}
+
+asio::awaitable<void> run_engine::sink::flushed() {
+  auto timer = std::make_shared<asio::steady_timer>(co_await asio::this_coro::executor);
+  {
+    std::scoped_lock lock(mutex);
+    if (!draining) co_return;
+    timer->expires_at(asio::steady_timer::time_point::max());
+    flush_waiters.push_back(timer);
+  }
+  boost::system::error_code ignored;
+  co_await timer->async_wait(asio::redirect_error(asio::use_awaitable, ignored));
+}
+
+// A step's burst of events (values, updates, debug, custom) costs the
+// store one write.
+asio::awaitable<void> run_engine::sink::drain(std::shared_ptr<sink> self) {
+  for (;;) {
+    std::vector<std::string> batch;
+    {
+      std::scoped_lock lock(self->mutex);
+      if (self->pending.empty()) {
+        self->draining = false;
+        for (auto& w : self->flush_waiters) w->cancel();
+        self->flush_waiters.clear();
+        co_return;
+      }
+      batch.assign(std::make_move_iterator(self->pending.begin()), std::make_move_iterator(self->pending.end()));
+      self->pending.clear();
+    }
+    try {
+      std::string run_id = self->run_id;  // g++ 12: named before co_await
+      co_await self->feed->append_all(std::move(run_id), std::move(batch));
+    } catch (const std::exception& e) {
+      spdlog::error("serve: run {}: events could not be kept: {}", self->run_id, e.what());
+    }
+  }
+}
+
+void run_engine::observer::on_event(const orch::event& e) noexcept {
+  try {
+    engine_.on_event(e);
+  } catch (const std::exception& ex) {
+    spdlog::error("serve: an event of run {} was lost: {}", e.workflow_id, ex.what());
+  }
+}
+
+namespace {
+
+json::object debug_record(const orch::event& e, json::object payload) {
+  return {{"type", e.kind == orch::event_kind::step_started ? "task" : "task_result"},
+          {"timestamp", now_iso8601()},
+          {"step", e.step},
+          {"payload", std::move(payload)}};
+}
+
+}  // namespace
+
+// One hub event as the records of the run it belongs to (none when no API
+// run follows that hub run).
+void run_engine::on_event(const orch::event& e) {
+  std::shared_ptr<sink> s;
+  {
+    std::scoped_lock lock(mutex_);
+    const auto it = sinks_.find(std::string(e.workflow_id));
+    if (it == sinks_.end()) return;
+    s = it->second;
+  }
+  auto event_json = orch::to_json(e);
+  if (e.kind == orch::event_kind::step_completed && e.envelope && !e.agent.empty()) {
+    auto envelope = json::value_from(*e.envelope);
+    auto& outputs = s->values["outputs"];
+    if (!outputs.is_object()) outputs = json::object{};
+    outputs.get_object()[e.agent] = envelope;
+    s->values["step"] = e.step;
+    s->push("values", s->values);
+    s->push("updates", json::object{{e.node, json::object{{e.agent, std::move(envelope)}}}});
+  }
+  if (e.kind == orch::event_kind::step_started || e.kind == orch::event_kind::step_completed ||
+      e.kind == orch::event_kind::step_failed)
+    s->push("debug", debug_record(e, event_json));
+  s->push("custom", event_json);
+}
+
+}  // namespace switchboard::server

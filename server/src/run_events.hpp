@@ -1,0 +1,59 @@
+// The run engine's two halves of an API run's events: the observer the
+// hubs call for every event, and the sink that keeps one run's events, in
+// order, in the store's event feed (where every stream of the run reads
+// them). Internal to server/.
+#pragma once
+
+#include "run_engine.hpp"
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace switchboard::server {
+
+// Where one API run's events go: kept in order in the feed under the run's
+// id. Events arrive on the workflow's strand; appends happen on a
+// coroutine of their own, a batch at a time, so the feed's order is the
+// events' order.
+struct run_engine::sink : std::enable_shared_from_this<run_engine::sink> {
+  sink(boost::asio::any_io_executor ex, std::shared_ptr<orchestrator::event_feed> f, std::string id,
+       boost::json::object v)
+      : executor(std::move(ex)), feed(std::move(f)), run_id(std::move(id)), values(std::move(v)) {}
+
+  boost::asio::any_io_executor executor;
+  std::shared_ptr<orchestrator::event_feed> feed;
+  std::string run_id;
+  boost::json::object values;  // the thread's values as the run goes (touched on the workflow's strand)
+
+  std::mutex mutex;
+  std::vector<std::string> pending;
+  bool draining = false;
+  std::vector<std::shared_ptr<boost::asio::steady_timer>> flush_waiters;
+
+  // Queues the record `name` + "\n" + `data` for the feed.
+  void push(std::string_view name, const boost::json::value& data);
+  // Completes once everything pushed so far is in the feed.
+  boost::asio::awaitable<void> flushed();
+  // Appends what is pending, all of it at once.
+  static boost::asio::awaitable<void> drain(std::shared_ptr<sink> self);
+};
+
+class run_engine::observer final : public orchestrator::observer {
+ public:
+  explicit observer(run_engine& engine) : engine_(engine) {}
+  void on_event(const orchestrator::event& e) noexcept override;
+  bool wants_deltas() const noexcept override { return true; }
+
+ private:
+  run_engine& engine_;
+};
+
+}  // namespace switchboard::server
