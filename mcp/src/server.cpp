@@ -8,6 +8,7 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -205,7 +206,9 @@ asio::awaitable<elicitation_reply> call_state::elicit(std::string message, json:
 
 void call_state::progress(std::string message) {
   if (!progress_token_) return;
-  asio::post(executor_, [self = shared_from_this(), message = std::move(message)] {
+  // Inline when called on the session's strand: a progress line must not
+  // come after the call's result.
+  asio::dispatch(executor_, [self = shared_from_this(), message = std::move(message)] {
     const auto session = self->session_.lock();
     if (!session || self->stopped_) return;
     ++self->progress_count_;

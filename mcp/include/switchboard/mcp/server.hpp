@@ -96,7 +96,8 @@ class tool_call {
   virtual boost::asio::awaitable<elicitation_reply> elicit(std::string message,
                                                             boost::json::object requested_schema) = 0;
   // Sends notifications/progress (progress counts up by one each time) when
-  // the client gave a progressToken; otherwise nothing. Any thread.
+  // the client gave a progressToken; otherwise nothing. Any thread (at once
+  // on the session's strand, else posted to it).
   virtual void progress(std::string message) = 0;
   // `handler` is called once, on the session's strand, when the call must
   // stop; at once when it already must. Replaces an earlier handler.
