@@ -288,6 +288,13 @@ asio::awaitable<json::object> workflow_tools::impl::drive(served_workflow& w, co
       stopper->handle = w.hub->start_resume(w.opened->workflow, state.id, std::move(options));
       stopper->apply();
     }
+    // The client cancelled the call while it was asked a question: the
+    // run is cancelled too, as one that was working would be. (A session
+    // that ended leaves it paused, to be resumed.)
+    if (stopper->reason == mcp::stop_reason::cancelled && orch::is_paused(state.status)) {
+      auto cancelling = w.hub->cancel_stored_run(state.id);
+      state = co_await std::move(cancelling);
+    }
   } catch (const std::exception& e) {
     failure = e.what();
   }

@@ -153,6 +153,33 @@ test("a declined question leaves the run paused with its id", async (t) => {
   assert.equal(storedStatus(stateDir, result.structuredContent.run_id), "awaiting_clarification");
 });
 
+test("a call cancelled while its question is asked cancels the run", async (t) => {
+  const stateDir = stateDirectory(t);
+  const abort = new AbortController();
+  let asked;
+  const questionSeen = new Promise((resolve) => { asked = resolve; });
+  // The client never answers: it cancels the call instead.
+  const client = await connect(t, stateDir, (params) => { asked(params); return new Promise(() => {}); });
+  const calling = client.callTool({ name: "family_scheduling", arguments: { request: piano } }, undefined,
+    { signal: abort.signal, timeout: 120000 });
+  await questionSeen;
+  abort.abort("changed my mind");
+  await assert.rejects(calling, /changed my mind|abort/i);
+  // The cancellation is a notification: the server's work on it is seen in
+  // the store once done (runs lists the run as it is saved).
+  const id = () => JSON.parse(execFileSync(bin, ["runs", "--json"], { env: serverEnvironment(stateDir),
+    encoding: "utf8" }))[0];
+  let run = id();
+  for (let i = 0; i < 200 && run?.status !== "cancelled"; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    run = id();
+  }
+  assert.equal(run?.status, "cancelled", JSON.stringify(run));
+  // The session still serves.
+  const { tools } = await client.listTools();
+  assert.equal(tools.length, 2);
+});
+
 test("without elicitation the question comes back in the result and the resume tool answers it", async (t) => {
   const stateDir = stateDirectory(t);
   const client = await connect(t, stateDir);

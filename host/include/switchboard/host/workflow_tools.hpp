@@ -20,9 +20,10 @@
 // (agent::input_schema(), from the workflow's schema registry) when it has
 // an object schema; otherwise {"request": string (required), other string
 // fields}. Progress: one notifications/progress per step (when the client
-// gave a progressToken). A call the client cancels cancels its run; a
-// session that ends interrupts its runs (resumable with the `resume` tool or
-// `switchboard resume`).
+// gave a progressToken). A call the client cancels cancels its run (also
+// one paused on a question the client was being asked); a session that ends
+// interrupts its runs (resumable with the `resume` tool or `switchboard
+// resume`).
 //
 // Lifetimes: the opened workflows (and their stores) must outlive the
 // provider and every call it runs. Thread-safety: the provider's members are
