@@ -128,6 +128,22 @@ test("a clear request pauses for approval, the resume tool approves it and the b
   assert.match(again.result.content[0].text, /is completed: there is nothing to continue/);
 });
 
+test("a rejected booking is not made, and the reason reaches the run", async (t) => {
+  const stateDir = stateDirectory(t);
+  const client = await connect(t, stateDir);
+  const paused = await call(client, "family_scheduling", { request: soccer });
+  const id = paused.result.structuredContent.run_id;
+  const refused = await call(client, "resume", { run_id: id, decision: "approve", reason: "because" });
+  assert.equal(refused.result.isError, true);
+  assert.match(refused.result.content[0].text, /"reason" goes with "decision": "reject"/);
+  const rejected = await call(client, "resume", { run_id: id, decision: "reject", reason: "not this week" });
+  const envelope = rejected.result.structuredContent;
+  assert.match(envelope.explanation, /^Not booked \(declined\): "Soccer practice"/);
+  assert.deepEqual(envelope.data.booked, []);
+  assert.match(envelope.data.problems[0], /the user rejected this call of 'calendar\.book': not this week/);
+  assert.equal(storedStatus(stateDir, id), "completed");
+});
+
 test("a vague request asks its question through elicitation and completes", async (t) => {
   const asked = [];
   const client = await connect(t, stateDirectory(t), async (params) => {
