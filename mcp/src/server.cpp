@@ -142,8 +142,8 @@ class session_impl final : public server_session {
   std::int64_t next_request_id() noexcept { return next_request_id_++; }
   void expect_reply(std::int64_t id, std::shared_ptr<pending_reply> reply) { replies_[id] = std::move(reply); }
   void forget_reply(std::int64_t id) { replies_.erase(id); }
-  void send(const json::value& message) {
-    if (!closed_) send_(json::serialize(message));
+  void send(const json::value& message, const json::value& related_request) {
+    if (!closed_) send_(json::serialize(message), related_request);
   }
 
  private:
@@ -156,13 +156,14 @@ class session_impl final : public server_session {
   asio::awaitable<void> run_call(std::shared_ptr<call_state> call, std::string name, json::object arguments);
 
   void send_result(const json::value& id, json::object result) {
-    send(json::object{{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(result)}});
+    send(json::object{{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(result)}}, id);
   }
   void send_error(const json::value& id, int code, std::string message) {
     logger_->debug("MCP server: answering with error {}: {}", code, message);
     send(json::object{{"jsonrpc", "2.0"},
                       {"id", id},
-                      {"error", json::object{{"code", code}, {"message", std::move(message)}}}});
+                      {"error", json::object{{"code", code}, {"message", std::move(message)}}}},
+         id);
   }
 
   asio::any_io_executor executor_;
@@ -196,7 +197,8 @@ asio::awaitable<elicitation_reply> call_state::elicit(std::string message, json:
       {"jsonrpc", "2.0"},
       {"id", id},
       {"method", "elicitation/create"},
-      {"params", json::object{{"message", std::move(message)}, {"requestedSchema", std::move(requested_schema)}}}});
+      {"params", json::object{{"message", std::move(message)}, {"requestedSchema", std::move(requested_schema)}}}},
+      id_);
   auto wait = reply->timer.async_wait(use_tuple);
   co_await std::move(wait);
   session->forget_reply(id);
@@ -216,7 +218,8 @@ void call_state::progress(std::string message) {
                                {"method", "notifications/progress"},
                                {"params", json::object{{"progressToken", *self->progress_token_},
                                                        {"progress", self->progress_count_},
-                                                       {"message", message}}}});
+                                                       {"message", message}}}},
+                  self->id_);
   });
 }
 

@@ -155,7 +155,7 @@ void serve_stdio(asio::io_context& io, std::shared_ptr<tool_provider> provider, 
   };
   auto output_broken = std::make_shared<bool>(false);
   const int out_fd = options.out_fd;
-  auto send = [out_fd, output_broken, end_later](std::string message) {
+  auto send = [out_fd, output_broken, end_later](std::string message, const boost::json::value&) {
     if (*output_broken) return;
     if (write_line(out_fd, std::move(message))) return;
     *output_broken = true;

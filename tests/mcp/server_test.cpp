@@ -71,7 +71,10 @@ class server_session_test : public ::testing::Test {
   void make(server_limits limits = {}) {
     tools_ = std::make_shared<test_tools>(io_.get_executor());
     session_ = server_session::make(io_.get_executor(), tools_, {"switchboard", "9.9.9", ""},
-                                    [this](std::string message) { sent_.push_back(json::parse(message)); }, limits);
+                                    [this](std::string message, const json::value& related) {
+                                      sent_.push_back(json::parse(message));
+                                      related_.push_back(related);
+                                    }, limits);
   }
   void SetUp() override { make(); }
 
@@ -90,6 +93,7 @@ class server_session_test : public ::testing::Test {
         {"method", "initialize"},
         {"params", json::object{{"protocolVersion", "2025-06-18"}, {"capabilities", capabilities}}}}));
     sent_.clear();
+    related_.clear();
   }
   void call(json::value id, std::string_view tool, json::object arguments = {}, json::object meta = {}) {
     json::object params{{"name", tool}, {"arguments", std::move(arguments)}};
@@ -114,6 +118,7 @@ class server_session_test : public ::testing::Test {
   std::shared_ptr<test_tools> tools_;
   std::shared_ptr<server_session> session_;
   std::vector<json::value> sent_;
+  std::vector<json::value> related_;  // the request each message was sent for
 };
 
 TEST_F(server_session_test, initialize_answers_the_clients_revision_when_known_and_the_latest_otherwise) {
@@ -233,6 +238,9 @@ TEST_F(server_session_test, progress_is_sent_only_with_a_progress_token_and_coun
     EXPECT_EQ(params.at("message"), json::value("step " + std::to_string(i + 1)));
   }
   EXPECT_EQ(sent_[3].at("id"), 2);
+  // Each belongs to the request: a transport with a stream per request routes them there.
+  ASSERT_EQ(related_.size(), 5u);  // the first call's answer, then these four
+  for (std::size_t i = 1; i < 5; ++i) EXPECT_EQ(related_[i], 2);
 }
 
 TEST_F(server_session_test, elicitation_asks_the_client_and_returns_its_answer) {
@@ -241,6 +249,7 @@ TEST_F(server_session_test, elicitation_asks_the_client_and_returns_its_answer) 
   const auto request = take();
   EXPECT_EQ(request.at("method"), "elicitation/create");
   EXPECT_EQ(request.at("params").at("message"), "What now?");
+  EXPECT_EQ(related_.back(), 5);
   const auto id = request.at("id").as_int64();
   receive(json::serialize(json::object{
       {"jsonrpc", "2.0"}, {"id", id}, {"result", json::parse(R"({"action":"accept","content":{"answer":"yes"}})")}}));

@@ -134,7 +134,11 @@ struct server_limits {
 
 class server_session : public std::enable_shared_from_this<server_session> {
  public:
-  using send_function = std::function<void(std::string message)>;  // one serialized message, no newline
+  // One serialized message (no newline) and the id of the client's request
+  // it belongs to (its response, its progress, a question asked during it),
+  // or null: a transport that answers each request on its own stream (HTTP)
+  // routes by it.
+  using send_function = std::function<void(std::string message, const boost::json::value& related_request)>;
 
   // `executor` must be a strand or a single-threaded executor; `provider`
   // must outlive the session's calls.
