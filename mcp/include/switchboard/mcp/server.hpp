@@ -3,8 +3,8 @@
 // notifications/cancelled, progress notifications, and elicitation/create
 // sent to the client). It is transport-agnostic: whatever carries the
 // messages (stdio_server.hpp: newline-delimited on standard input and
-// output; later Streamable HTTP) hands each received message's text to
-// receive() and writes each message the session sends.
+// output; `switchboard serve`'s /mcp: Streamable HTTP) hands each received
+// message's text to receive() and writes each message the session sends.
 //
 //   auto session = mcp::server_session::make(strand, provider, {"switchboard", "1.2.0"},
 //                                            [](std::string message) { write_line(message); });
