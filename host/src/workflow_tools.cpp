@@ -183,8 +183,9 @@ struct workflow_tools::impl {
 workflow_tools::workflow_tools(asio::any_io_executor executor, std::vector<tool_workflow> workflows)
     : impl_(std::make_shared<impl>()) {
   impl_->executor = executor;
+  const auto store = workflows.empty() || !workflows.front().opened ? nullptr : workflows.front().opened->store;
   for (auto& t : workflows) {
-    if (!t.opened || !t.opened->store || t.opened->store != workflows.front().opened->store)
+    if (!t.opened || !t.opened->store || t.opened->store != store)
       throw host_error(host_errc::bad_workflow, "workflow tools need every workflow opened with the same store");
     served_workflow w;
     w.entry_schema = entry_input_schema(*t.opened);

@@ -230,6 +230,16 @@ test("bad arguments are tool errors naming what is wrong", async (t) => {
   await assert.rejects(client.callTool({ name: "no_such_tool", arguments: {} }), /unknown tool 'no_such_tool'/);
 });
 
+test("a workflow given twice is refused at start, naming it", async (t) => {
+  const child = spawn(bin, ["mcp", workflow, workflow], { env: serverEnvironment(stateDirectory(t)),
+    stdio: ["pipe", "pipe", "pipe"] });
+  let err = "";
+  child.stderr.on("data", (chunk) => { err += chunk; });
+  const code = await new Promise((r) => child.on("exit", r));
+  assert.equal(code, 1, err);
+  assert.match(err, /workflow 'family_scheduling' is given twice/);
+});
+
 // Raw lines to the server (no SDK: it would not send garbage), one answer
 // per line that has an id or is not JSON.
 test("malformed and oversized messages get JSON-RPC errors and the server keeps serving", async (t) => {
