@@ -15,6 +15,7 @@
 #include <boost/json/serialize.hpp>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <deque>
@@ -247,6 +248,13 @@ void mcp_endpoint::close_all() {
 }
 
 asio::awaitable<net::server_response> mcp_endpoint::handle(net::server_request& request) {
+  // A revision the client names must be one the server speaks (the
+  // transport's rule: 400 otherwise).
+  if (const auto version = request.header("mcp-protocol-version");
+      version && std::ranges::find(mcp::server_protocol_versions, *version) == mcp::server_protocol_versions.end()) {
+    co_return rpc_error_response(400, mcp::rpc_code::invalid_request,
+                                 "unsupported MCP-Protocol-Version (2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05)");
+  }
   if (request.method == "POST") {
     auto posting = impl_->post(request);
     co_return co_await std::move(posting);

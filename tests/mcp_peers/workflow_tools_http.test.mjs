@@ -111,6 +111,10 @@ test("over Streamable HTTP: bad requests are refused and the endpoint keeps serv
   const unknown = await post(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
     { "mcp-session-id": "not-a-session" });
   assert.equal(unknown.status, 404);
+  const badVersion = await post(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }),
+    { "mcp-protocol-version": "1999-01-01" });
+  assert.equal(badVersion.status, 400);
+  assert.match((await badVersion.json()).error.message, /unsupported MCP-Protocol-Version/);
   const foreign = await post("{}", { origin: "http://evil.example" });
   assert.equal(foreign.status, 403);
   assert.equal((await fetch(`${url}/mcp`)).status, 405);
