@@ -44,7 +44,7 @@ function stateDirectory(t) {
 }
 
 // A connected SDK client; `elicit` (optional) answers elicitation/create.
-async function connect(t, stateDir, elicit) {
+async function connect(t, stateDir, elicit, extraEnv = {}) {
   const client = new Client({ name: "switchboard-tests", version: "1.0.0" },
     { capabilities: elicit ? { elicitation: {} } : {} });
   if (elicit) client.setRequestHandler(ElicitRequestSchema, (request) => elicit(request.params));
@@ -54,7 +54,7 @@ async function connect(t, stateDir, elicit) {
   // sample's steps take about a millisecond each.
   client.progress = [];
   client.setNotificationHandler(ProgressNotificationSchema, (n) => { client.progress.push(n.params); });
-  const transport = new StdioClientTransport({ command: bin, args: ["mcp", workflow], env: serverEnvironment(stateDir),
+  const transport = new StdioClientTransport({ command: bin, args: ["mcp", workflow], env: { ...serverEnvironment(stateDir), ...extraEnv },
     stderr: "pipe" });
   let log = "";
   transport.stderr?.on("data", (chunk) => { log += chunk; });
@@ -228,6 +228,25 @@ test("bad arguments are tool errors naming what is wrong", async (t) => {
   assert.equal(unknownRun.result.isError, true);
   assert.match(unknownRun.result.content[0].text, /no run with id 'no-such-run'/);
   await assert.rejects(client.callTool({ name: "no_such_tool", arguments: {} }), /unknown tool 'no_such_tool'/);
+});
+
+test("a run whose server died mid-run is continued by the resume tool of a new server", async (t) => {
+  const stateDir = stateDirectory(t);
+  // The server kills itself right after the store's third write (the run
+  // created, its first steps saved): the call never gets an answer.
+  const dying = await connect(t, stateDir, undefined, { SWITCHBOARD_FAULT_KILL_AFTER_WRITES: "3" });
+  await assert.rejects(dying.callTool({ name: "family_scheduling", arguments: { request: soccer } }));
+  const [run] = JSON.parse(execFileSync(bin, ["runs", "--json"], { env: serverEnvironment(stateDir),
+    encoding: "utf8" }));
+  assert.match(run.id, /^mcp-/);
+  assert.notEqual(run.status, "completed");
+
+  const client = await connect(t, stateDir);
+  const continued = await call(client, "resume", { run_id: run.id });
+  assert.equal(continued.result.structuredContent.status, "awaiting_approval", JSON.stringify(continued.result));
+  const done = await call(client, "resume", { run_id: run.id, decision: "approve" });
+  assert.match(done.result.structuredContent.explanation, /^Confirmed: "Soccer practice", Sat 2026-03-07 14:00/);
+  assert.equal(storedStatus(stateDir, run.id), "completed");
 });
 
 test("a workflow given twice is refused at start, naming it", async (t) => {
