@@ -15,6 +15,7 @@
 #include <switchboard/host/opened_workflow.hpp>
 #include <switchboard/host/store.hpp>
 #include <switchboard/host/workflow_tools.hpp>
+#include <switchboard/host/workflow_tracing.hpp>
 #include <switchboard/mcp/stdio_server.hpp>
 #include <switchboard/models/model_error.hpp>
 
@@ -93,6 +94,10 @@ int serve(const mcp_settings& settings, int protocol_fd) {
   }
   boost::asio::io_context io;
   auto tools = std::make_shared<host::workflow_tools>(io.get_executor(), std::move(workflows));
+  // Spans when the OTEL_* variables ask for them, as for `switchboard run`;
+  // its destructor (after the session) ends what is open and flushes.
+  host::process_tracing tracing(switchboard::telemetry::process_environment(), "switchboard");
+  if (tracing.enabled()) tools->add_observer(tracing.observer());
   spdlog::info("switchboard mcp: serving {} workflow(s) on standard input and output",
                settings.workflow_files.size());
   mcp::server_info info{"switchboard", "0.1.0",

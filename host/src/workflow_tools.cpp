@@ -200,6 +200,10 @@ workflow_tools::workflow_tools(asio::any_io_executor executor, std::vector<tool_
 
 workflow_tools::~workflow_tools() = default;
 
+void workflow_tools::add_observer(std::shared_ptr<orch::observer> o) {
+  for (auto& w : impl_->workflows) w.hub->add_observer(o);
+}
+
 std::vector<mcp::exposed_tool> workflow_tools::list_tools() const {
   std::vector<mcp::exposed_tool> tools;
   for (const auto& w : impl_->workflows) {

@@ -137,6 +137,8 @@ struct agent_server::impl {
     }
     try {
       auto provider = std::make_shared<host::workflow_tools>(executor, std::move(tools));
+      provider->add_observer(metrics);
+      if (options.tracing) provider->add_observer(options.tracing);
       mcp = std::make_unique<mcp_endpoint>(executor, std::move(provider),
                                            mcp::server_info{"switchboard", "0.1.0", {}}, options.heartbeat);
     } catch (const host::host_error& e) {

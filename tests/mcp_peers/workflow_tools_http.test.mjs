@@ -81,6 +81,9 @@ test("over Streamable HTTP: tools, an approval asked through elicitation, progre
   assert.match(asked[0].message, /calendar\.book/);
   assert.deepEqual(asked[0].requestedSchema.properties.decision.enum, ["approve", "reject"]);
   assert.match(client.progress[0].message, /^step 1 parse \(nl_parser\)/);
+  // The run is counted on the server's /metrics like the API's runs.
+  const metrics = await (await fetch(`${url}/metrics`)).text();
+  assert.match(metrics, /switchboard_serve_runs_total\{workflow="family_scheduling",outcome="completed"\} 1/);
 });
 
 test("over Streamable HTTP: a paused run is continued by the resume tool of another session", async (t) => {

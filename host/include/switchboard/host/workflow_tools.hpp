@@ -63,6 +63,10 @@ class workflow_tools final : public mcp::tool_provider {
   workflow_tools(boost::asio::any_io_executor executor, std::vector<tool_workflow> workflows);
   ~workflow_tools() override;
 
+  // Attaches `o` to every workflow's hub (metrics, tracing); set-up time,
+  // before the first call.
+  void add_observer(std::shared_ptr<orchestrator::observer> o);
+
   std::vector<mcp::exposed_tool> list_tools() const override;
   boost::asio::awaitable<boost::json::object> call_tool(std::string name, boost::json::object arguments,
                                                         mcp::tool_call& call) override;
