@@ -59,6 +59,7 @@ async function connect(t, stateDir, elicit, extraEnv = {}) {
   let log = "";
   transport.stderr?.on("data", (chunk) => { log += chunk; });
   await client.connect(transport);
+  client.serverPid = transport.pid;
   t.after(async () => {
     await client.close();
     if (t.passed === false) process.stderr.write(`switchboard mcp's standard error:\n${log}\n`);
@@ -247,6 +248,26 @@ test("a run whose server died mid-run is continued by the resume tool of a new s
   const done = await call(client, "resume", { run_id: run.id, decision: "approve" });
   assert.match(done.result.structuredContent.explanation, /^Confirmed: "Soccer practice", Sat 2026-03-07 14:00/);
   assert.equal(storedStatus(stateDir, run.id), "completed");
+});
+
+test("a server stopped by SIGTERM while asking a question leaves the run paused, to be resumed", async (t) => {
+  const stateDir = stateDirectory(t);
+  let asked;
+  const questionSeen = new Promise((resolve) => { asked = resolve; });
+  const client = await connect(t, stateDir, (params) => { asked(params); return new Promise(() => {}); });
+  const closed = new Promise((resolve) => { client.onclose = resolve; });
+  const calling = client.callTool({ name: "family_scheduling", arguments: { request: piano } });
+  await questionSeen;
+  process.kill(client.serverPid, "SIGTERM");
+  await assert.rejects(calling);  // no answer: the session ended
+  await closed;
+  const [run] = JSON.parse(execFileSync(bin, ["runs", "--json"], { env: serverEnvironment(stateDir),
+    encoding: "utf8" }));
+  assert.equal(run.status, "awaiting_clarification");
+
+  const next = await connect(t, stateDir);
+  const answered = await call(next, "resume", { run_id: run.id, answer: "Wednesday 5-6pm" });
+  assert.equal(answered.result.structuredContent.status, "awaiting_approval", JSON.stringify(answered.result));
 });
 
 test("a workflow given twice is refused at start, naming it", async (t) => {
