@@ -181,7 +181,8 @@ std::optional<incoming_message> read_message(const json::object& params, std::st
   incoming_message out;
   auto read_id = [&](std::string_view key, std::string& into, bool required) {
     const auto* v = message.if_contains(key);
-    if (!v || v->is_null()) return !required;
+    // "" is proto3's default: an id not given.
+    if (!v || v->is_null() || (v->is_string() && v->get_string().empty())) return !required;
     if (!v->is_string() || !valid_id(v->get_string())) return false;
     into = v->get_string();
     return true;

@@ -115,6 +115,13 @@ TEST(A2aWire, AMessageIsReadAndCheckedNamingWhatIsWrong) {
   ASSERT_TRUE(m->data);
   EXPECT_EQ(m->data->at("decision"), "approve");
 
+  // proto3's default "" is an id not given: a new task.
+  const auto fresh = read(R"({"message":{"messageId":"m2","role":"ROLE_USER","taskId":"","contextId":"",
+                             "parts":[{"text":"a"}]}})",
+                          error);
+  ASSERT_TRUE(fresh) << error;
+  EXPECT_TRUE(fresh->task_id.empty());
+
   const std::pair<std::string_view, std::string_view> bad[] = {
       {R"({})", "params.message"},
       {R"({"message":{"role":"ROLE_USER","parts":[{"text":"a"}]}})", "messageId"},
