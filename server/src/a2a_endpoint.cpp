@@ -200,6 +200,14 @@ struct a2a_endpoint::impl : std::enable_shared_from_this<a2a_endpoint::impl> {
     const std::string task_id(id_value.get_string());
     auto finding = find(task_id);
     auto state = co_await std::move(finding);
+    if (!state) {
+      // Started a moment ago (returnImmediately) and not stored yet: working.
+      if (const auto f = flight_of(task_id); f && f->context_id == agent.workflow) {
+        state.emplace();
+        state->id = task_id;
+        state->workflow_name = agent.workflow;
+      }
+    }
     if (!state || state->workflow_name != agent.workflow)
       throw rpc_failure{a2a::code::task_not_found, "no task '" + task_id + "' for agent '" + agent.workflow + "'"};
     co_return std::move(*state);

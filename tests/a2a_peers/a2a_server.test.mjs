@@ -64,6 +64,7 @@ const decision = (d, reason) => [{ data: { decision: d, ...(reason ? { reason } 
 // The task as the wire shows it (proto names, oneofs as fields).
 const wire = (task) => Task.toJSON(task);
 const state = (task) => wire(task).status.state;
+const statusState = (status) => Task.toJSON({ id: "", contextId: "", status, artifacts: [], history: [] }).status.state;
 
 async function refused(promise, code) {
   await assert.rejects(promise, (e) => {
@@ -141,8 +142,7 @@ test("streaming: the task, a status update per step, then input required; resubs
   assert.ok(updates.every((u) => u.$case === "statusUpdate"), JSON.stringify(updates));
   assert.ok(updates.length >= 2, "a progress update and the last status");
   assert.match(updates[0].value.status.message.parts[0].content.value, /^step 1 /);
-  const last = wire(Task.fromJSON({ id, status: updates.at(-1).value.status }));
-  assert.equal(last.status.state, "TASK_STATE_INPUT_REQUIRED");
+  assert.equal(statusState(updates.at(-1).value.status), "TASK_STATE_INPUT_REQUIRED");
 
   const again = [];
   for await (const event of client.resubscribeTask({ tenant: "", id })) again.push(event);
@@ -155,6 +155,22 @@ test("streaming: the task, a status update per step, then input required; resubs
   assert.equal(answered[0].payload.value.id, id);
   const final = answered.at(-1).payload.value.status;
   assert.ok(final.message.parts.some((p) => p.content.$case === "data"));
+});
+
+test("returnImmediately: the task is working at once; subscribing follows it to its pause", async (t) => {
+  const { url } = await startServer(t);
+  const client = await connect(url);
+  const request = message(text(piano));
+  request.configuration = { acceptedOutputModes: [], historyLength: undefined, returnImmediately: true };
+  const started = wire(await client.sendMessage(request));
+  assert.equal(started.status.state, "TASK_STATE_WORKING");
+  const events = [];
+  for await (const event of client.resubscribeTask({ tenant: "", id: started.id })) events.push(event);
+  assert.equal(events[0].payload.$case, "task");
+  assert.equal(events[0].payload.value.id, started.id);
+  // The last event is the task (it paused before the subscription) or the last status update.
+  assert.equal(statusState(events.at(-1).payload.value.status), "TASK_STATE_INPUT_REQUIRED");
+  assert.equal(state(await client.getTask({ tenant: "", id: started.id })), "TASK_STATE_INPUT_REQUIRED");
 });
 
 test("cancel: a paused task is cancelled, and then neither cancelable nor continued; unknown tasks are not found",
@@ -222,6 +238,10 @@ test("a task paused before a restart is continued by the next server", async (t)
   const still = wire(await client.getTask({ tenant: "", id: asked.id }));
   assert.equal(still.status.state, "TASK_STATE_INPUT_REQUIRED");
   assert.match(still.status.message.parts[0].text, /Piano lesson/);
+  const subscribed = [];
+  for await (const event of client.resubscribeTask({ tenant: "", id: asked.id })) subscribed.push(event);
+  assert.equal(subscribed.length, 1);
+  assert.equal(state(subscribed[0].payload.value), "TASK_STATE_INPUT_REQUIRED");
   const approval = wire(await client.sendMessage(message(text("Wednesday 5-6pm"), asked.id)));
   assert.ok(approval.status.message.parts.some((p) => p.data?.pending_calls));
   const done = wire(await client.sendMessage(message(decision("approve"), asked.id)));
