@@ -36,6 +36,9 @@ constexpr std::string_view well_known_card = "/.well-known/agent-card.json";
 constexpr std::string_view prefix = "/a2a/";
 constexpr std::size_t default_page_size = 50;
 constexpr std::size_t max_page_size = 100;
+// Runs the A2A clients of one server may have working at once (each a
+// hub's run; returnImmediately makes them cheap to ask for).
+constexpr std::size_t max_flights = 64;
 
 using strand_type = asio::strand<asio::any_io_executor>;
 
@@ -183,6 +186,9 @@ struct a2a_endpoint::impl : std::enable_shared_from_this<a2a_endpoint::impl> {
   // message that registers first continues the task.
   std::shared_ptr<a2a_flight> claim_flight(const std::string& task_id, const std::string& context_id) {
     std::lock_guard lock(mutex);
+    if (flights.size() >= max_flights)
+      throw rpc_failure{a2a::code::internal_error, "too many tasks in flight on this server (" +
+                                                       std::to_string(max_flights) + "): try again later"};
     auto f = std::make_shared<a2a_flight>(strand, task_id, context_id);
     return flights.emplace(task_id, f).second ? f : nullptr;
   }
