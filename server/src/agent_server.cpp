@@ -172,7 +172,11 @@ agent_server::agent_server(asio::any_io_executor executor, serve_options options
                                "two workflows are named '" + w->graph_id + "': a graph id must be unique");
     w->hub = std::make_unique<orchestrator::hub>(s.executor, *w->opened.agents.registry, w->opened.hub_options());
     w->hub->add_observer(s.metrics);
-    if (s.options.tracing) w->hub->add_observer(s.options.tracing);
+    if (s.options.tracing) {
+      w->hub->add_observer(s.options.tracing);
+      w->hub->set_trace_parents(s.options.tracing);
+      w->opened.model.trace_with(s.options.tracing->tracer());
+    }
     assistant_record a;
     a.assistant_id = system_assistant_id(w->graph_id);
     a.graph_id = a.name = w->graph_id;
