@@ -125,8 +125,13 @@ class client::impl : public std::enable_shared_from_this<client::impl> {
   };
 
   std::string prefix() const { return detail::server_prefix(config_.name); }
-  asio::awaitable<json::object> request(std::string method, json::object params, bool with_progress = false,
-                                        telemetry::span_context trace = {});
+  // Not coroutines: g++ 12 destroys a defaulted argument of a coroutine
+  // twice, so the untraced form builds the empty context here.
+  asio::awaitable<json::object> request(std::string method, json::object params, bool with_progress = false) {
+    return traced_request(std::move(method), std::move(params), with_progress, telemetry::span_context{});
+  }
+  asio::awaitable<json::object> traced_request(std::string method, json::object params, bool with_progress,
+                                               telemetry::span_context trace);
   void notify(std::string_view method, json::object params);
   void on_message(std::string_view text);
   void on_response(const json::object& message);
@@ -199,8 +204,8 @@ asio::awaitable<void> client::impl::initialize() {
   logger_->debug("{}initialized (revision {}, {})", prefix(), version_, quote(json::serialize(server_info_), 200));
 }
 
-asio::awaitable<json::object> client::impl::request(std::string method, json::object params, bool with_progress,
-                                                    telemetry::span_context trace) {
+asio::awaitable<json::object> client::impl::traced_request(std::string method, json::object params,
+                                                           bool with_progress, telemetry::span_context trace) {
   if (closed_) throw mcp_error(mcp_errc::closed, prefix() + "the client is closed");
   if (broken_) throw *broken_;
   auto self = shared_from_this();
@@ -237,7 +242,7 @@ void client::impl::notify(std::string_view method, json::object params) {
   if (closed_ || !transport_) return;
   json::object message{{"jsonrpc", "2.0"}, {"method", method}};
   if (!params.empty()) message["params"] = std::move(params);
-  transport_->send(json::serialize(message), std::nullopt);
+  transport_->send(json::serialize(message), std::nullopt, {});
 }
 
 void client::impl::fail(std::int64_t id, const mcp_error& error) {
@@ -317,7 +322,7 @@ void client::impl::on_server_request(const json::object& message) {
     logger_->debug("{}asked for {}, which this client does not offer", prefix(), quote(method, 80));
     reply["error"] = json::object{{"code", method_not_found}, {"message", "Method not found: " + method}};
   }
-  transport_->send(json::serialize(reply), std::nullopt);
+  transport_->send(json::serialize(reply), std::nullopt, {});
 }
 
 void client::impl::on_notification(const json::object& message) {
@@ -383,7 +388,7 @@ asio::awaitable<call_result> client::impl::call_tool(std::string tool, json::val
   json::object params;
   params["name"] = tool;
   params["arguments"] = std::move(arguments);
-  auto call = request("tools/call", std::move(params), /*with_progress=*/true, std::move(trace));
+  auto call = traced_request("tools/call", std::move(params), /*with_progress=*/true, std::move(trace));
   const json::object result = co_await std::move(call);
   call_result out;
   if (const auto* e = result.if_contains("isError"); e && e->is_bool()) out.is_error = e->get_bool();
@@ -441,6 +446,10 @@ asio::awaitable<std::vector<tool_description>> client::list_tools() {
   auto i = impl_;
   auto op = i->list_tools();
   co_return co_await asio::co_spawn(i->strand_, std::move(op), asio::use_awaitable);
+}
+
+asio::awaitable<call_result> client::call_tool(std::string tool, json::value arguments) {
+  return call_tool(std::move(tool), std::move(arguments), telemetry::span_context{});
 }
 
 asio::awaitable<call_result> client::call_tool(std::string tool, json::value arguments,

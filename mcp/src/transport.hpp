@@ -51,7 +51,7 @@ class transport {
   // the span the request belongs to: Streamable HTTP sends it as W3C
   // traceparent (and tracestate); stdio has no headers and ignores it.
   virtual void send(std::string text, std::optional<std::int64_t> request_id,
-                    const telemetry::span_context& trace = {}) = 0;
+                    const telemetry::span_context& trace) = 0;
   // Stops waiting for request `id`'s answer (cancelled or timed out).
   virtual void abandon(std::int64_t /*id*/) {}
   // After initialize: the revision to name in later requests (HTTP header).

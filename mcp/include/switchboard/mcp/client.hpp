@@ -100,7 +100,8 @@ class client {
   // execute_tool span of the call: Streamable HTTP sends it as W3C
   // traceparent (and tracestate), so the server's spans join the run's trace.
   boost::asio::awaitable<call_result> call_tool(std::string tool, boost::json::value arguments,
-                                                telemetry::span_context trace = {});
+                                                telemetry::span_context trace);
+  boost::asio::awaitable<call_result> call_tool(std::string tool, boost::json::value arguments);
 
   // Sends ping and waits for the answer.
   boost::asio::awaitable<void> ping();
