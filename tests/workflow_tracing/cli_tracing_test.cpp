@@ -306,6 +306,7 @@ TEST_F(cli_tracing, model_requests_are_chat_spans_under_their_step_and_reach_the
   for (const auto& a : named(spans, "invoke_agent "))
     agent_of_span[text(a.at("spanId"))] = attribute(a, "gen_ai.agent.name");
   std::map<std::string, int> chats_by_agent;
+  std::map<std::string, std::vector<std::string>> rungs;
   std::vector<std::string> chat_ids;
   for (const auto& c : chats) {
     EXPECT_EQ(text(c.at("name")), "chat gpt-test");
@@ -318,15 +319,22 @@ TEST_F(cli_tracing, model_requests_are_chat_spans_under_their_step_and_reach_the
     EXPECT_EQ(attribute(c, "gen_ai.usage.output_tokens"), "7");
     EXPECT_NE(attribute(c, "gen_ai.response.finish_reasons").find("stop"), std::string::npos)
         << attribute(c, "gen_ai.response.finish_reasons");
-    EXPECT_EQ(attribute(c, "switchboard.structured.rung"), "json_object");
     EXPECT_EQ(attribute(c, "server.address"), "127.0.0.1");
     const std::string parent = text(c.at("parentSpanId"));
     ASSERT_TRUE(agent_of_span.contains(parent)) << "a chat span outside every step: " << json::serialize(c);
-    ++chats_by_agent[agent_of_span.at(parent)];
+    const std::string agent = agent_of_span.at(parent);
+    ++chats_by_agent[agent];
+    rungs[agent].push_back(attribute(c, "switchboard.structured.rung"));
     chat_ids.push_back(text(c.at("spanId")));
   }
   EXPECT_EQ(chats_by_agent["nl_parser"], 1);
   EXPECT_EQ(chats_by_agent["resolution"], 2);
+  // A tool loop's turn asks with the schema in the prompt; the answer that
+  // was not valid is asked again through the structured ladder (JSON-object
+  // mode here).
+  for (auto& [agent, seen] : rungs) std::sort(seen.begin(), seen.end());
+  EXPECT_EQ(rungs["nl_parser"], std::vector<std::string>{"prompt_schema"});
+  EXPECT_EQ(rungs["resolution"], (std::vector<std::string>{"json_object", "prompt_schema"}));
 
   // The model server saw each request's chat span as its parent.
   std::vector<std::string> parents;
