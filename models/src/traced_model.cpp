@@ -118,7 +118,12 @@ boost::asio::awaitable<chat_result> traced_model::complete_traced(chat_request r
     auto answer = inner_.complete(std::move(request));
     result = co_await std::move(answer);
   } catch (const model_error& e) {
-    record_failure(span, to_string(e.errc()), e.what());
+    // An error answer is named by its status, as the HTTP conventions do;
+    // anything else by the model error's code.
+    const std::string type = e.errc() == model_errc::http_status && e.http_status() > 0
+                                 ? std::to_string(e.http_status())
+                                 : std::string(to_string(e.errc()));
+    record_failure(span, type, e.what());
     throw;
   } catch (const std::exception& e) {
     record_failure(span, "_OTHER", e.what());
