@@ -6,6 +6,8 @@
 #include <switchboard/models/scripted_model.hpp>
 #include <switchboard/models/traced_model.hpp>
 
+#include "telemetry/collecting_processor.hpp"
+
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_future.hpp>
@@ -58,12 +60,14 @@ TEST(UntracedModel, ARequestThroughAnUntracedDecoratorAllocatesWhatTheWrappedMod
   traced_model untraced(*wrapped, nullptr, traced_options_for("openai", "gpt-test", "http://127.0.0.1:1/v1"));
   EXPECT_EQ(allocations_of_one_request(untraced), plain);
 
-  // The count can tell: with any tracer, even the no-op one, the decorator
-  // runs a coroutine of its own (a frame, the span's name).
+  // The count can tell: a request that is recorded as a span allocates
+  // more (the span's data, its attributes).
   auto traced_inner = model_with_one_answer();
-  traced_model traced(*traced_inner, std::make_shared<telemetry::noop_tracer>(),
+  auto processor = std::make_shared<testing::collecting_processor>();
+  traced_model traced(*traced_inner, std::make_shared<telemetry::recording_tracer>(telemetry::sampler{}, processor),
                       traced_options_for("openai", "gpt-test", "http://127.0.0.1:1/v1"));
   EXPECT_GT(allocations_of_one_request(traced), plain);
+  EXPECT_EQ(processor->spans().size(), 1u);
 }
 
 }  // namespace
