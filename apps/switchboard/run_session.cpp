@@ -239,7 +239,7 @@ int drive(session& s, const run_settings& settings, answer_source& answers,
   if (tracing.enabled()) {
     hub.add_observer(tracing.observer());
     // Model requests as chat spans under their step, with traceparent on
-    // the wire; MCP calls with the execute_tool span's (ADR 0032).
+    // the wire; MCP calls with the execute_tool span's (ADR 0034).
     hub.set_trace_parents(tracing.observer());
     s.model.trace_with(tracing.tracing().tracer);
   }

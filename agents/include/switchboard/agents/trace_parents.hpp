@@ -1,4 +1,4 @@
-// Where an agent's outgoing requests sit in the run's trace (ADR 0032): the
+// Where an agent's outgoing requests sit in the run's trace (ADR 0034): the
 // span a model request is a child of (the step's invoke_agent span) and the
 // span a tool call will be recorded as (its execute_tool span), so that the
 // model layer can make its chat spans children of the step, and the HTTP

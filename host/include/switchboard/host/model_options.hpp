@@ -65,7 +65,7 @@ struct configured_model {
   std::shared_ptr<models::model_metrics> metrics;  // requests, errors, retries, tokens at the provider
   std::shared_ptr<models::caching_model> cache;    // null without cache_dir
   // Directly around the provider's client: one chat span per request the
-  // provider receives, once trace_with gave it a tracer (ADR 0032).
+  // provider receives, once trace_with gave it a tracer (ADR 0034).
   std::shared_ptr<models::traced_model> traced;
 
   // Records the model's requests as chat spans with `tracer` from now on.

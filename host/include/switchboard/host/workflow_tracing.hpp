@@ -8,7 +8,7 @@
 //   invoke_agent {agent}         one per step, child of the workflow span
 //   execute_tool {tool}          one per tool call, child of its step's span
 //   (chat {model}                one per model request, child of its step's
-//                                span: models::traced_model, ADR 0032)
+//                                span: models::traced_model, ADR 0034)
 //
 // It lives in host/, not in telemetry/, so that dependencies stay one-way:
 // telemetry/ knows spans and OTLP and nothing of the hub; the hub knows

@@ -178,7 +178,7 @@ struct chat_request {
   // no streaming. Not owned, not sent, not part of the cache key or the
   // request hash; must outlive complete().
   stream_sink* stream = nullptr;
-  // --- tracing (docs/observability.md, ADR 0032) ---
+  // --- tracing (docs/observability.md, ADR 0034) ---
   // The span this request belongs to: the step's invoke_agent span (set by
   // the agent from agent_context::traces), or, below a traced_model, the
   // request's own chat span. When valid, the HTTP clients send it as W3C
