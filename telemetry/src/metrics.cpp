@@ -151,8 +151,90 @@ bound_instrument instrument::bind(const metric_attributes& attributes) const noe
 std::uint64_t instrument::overflowed() const noexcept { return state_->overflowed(); }
 const instrument_description& instrument::description() const noexcept { return state_->description(); }
 
-meter::meter(std::size_t max_attribute_sets) : max_attribute_sets_(std::max<std::size_t>(1, max_attribute_sets)) {}
+struct meter::observable {
+  std::uint64_t id;
+  instrument_description description;
+  observable_callback callback;
+};
+
+meter::meter(std::size_t max_attribute_sets)
+    : max_attribute_sets_(std::max<std::size_t>(1, max_attribute_sets)), created_unix_nano_(now_unix_nano()) {}
 meter::~meter() = default;
+
+observable_registration::observable_registration(observable_registration&& other) noexcept
+    : owner_(std::exchange(other.owner_, nullptr)), id_(other.id_) {}
+
+observable_registration& observable_registration::operator=(observable_registration&& other) noexcept {
+  if (this != &other) {
+    if (owner_ != nullptr) owner_->unregister(id_);
+    owner_ = std::exchange(other.owner_, nullptr);
+    id_ = other.id_;
+  }
+  return *this;
+}
+
+observable_registration::~observable_registration() {
+  if (owner_ != nullptr) owner_->unregister(id_);
+}
+
+observable_registration meter::observable_counter(instrument_description description, observable_callback callback) {
+  if (description.name.empty() || !callback) throw std::invalid_argument("an observable counter needs a name and a callback");
+  std::scoped_lock lock(mutex_);
+  for (const auto& existing : instruments_)
+    if (existing->description().name == description.name)
+      throw std::invalid_argument("instrument " + description.name + " is already registered as another kind");
+  for (const observable& existing : observables_)
+    if (existing.description.name == description.name && existing.description.unit != description.unit)
+      throw std::invalid_argument("observable counter " + description.name + " is already registered with another unit");
+  const std::uint64_t id = next_observable_++;
+  observables_.push_back(observable{id, std::move(description), std::move(callback)});
+  return observable_registration(this, id);
+}
+
+void meter::unregister(std::uint64_t id) noexcept {
+  std::scoped_lock lock(mutex_);
+  std::erase_if(observables_, [id](const observable& entry) { return entry.id == id; });
+}
+
+// Called with mutex_ held.
+std::vector<metric_data> meter::collect_observables() const {
+  std::vector<metric_data> out;
+  std::map<std::string, std::map<metric_attributes, double>> sums;
+  for (const observable& entry : observables_) {
+    std::vector<observation> seen;
+    try {
+      entry.callback(seen);
+    } catch (...) {
+      continue;  // a callback that fails adds nothing this time
+    }
+    auto& series = sums[entry.description.name];
+    if (series.empty() && std::none_of(out.begin(), out.end(), [&](const metric_data& m) {
+          return m.description.name == entry.description.name;
+        })) {
+      metric_data data;
+      data.description = entry.description;
+      data.kind = instrument_kind::counter;
+      data.start_unix_nano = created_unix_nano_;
+      out.push_back(std::move(data));
+    }
+    for (auto& [attributes, value] : seen) {
+      if (!std::isfinite(value) || value < 0) continue;
+      std::sort(attributes.begin(), attributes.end());
+      if (series.size() >= max_attribute_sets_ && !series.contains(attributes))
+        series[{{std::string(overflow_attribute), "true"}}] += value;
+      else
+        series[attributes] += value;
+    }
+  }
+  const std::uint64_t now = now_unix_nano();
+  for (metric_data& data : out) {
+    data.time_unix_nano = now;
+    for (auto& [attributes, value] : sums[data.description.name])
+      data.points.push_back(metric_point{attributes, value, {}, 0, 0});
+  }
+  std::erase_if(out, [](const metric_data& data) { return data.points.empty(); });
+  return out;
+}
 
 instrument meter::counter(instrument_description description) {
   return make(std::move(description), instrument_kind::counter, {});
@@ -173,6 +255,9 @@ instrument meter::histogram(instrument_description description, std::vector<doub
 instrument meter::make(instrument_description description, instrument_kind kind, std::vector<double> bounds) {
   if (description.name.empty()) throw std::invalid_argument("an instrument needs a name");
   std::scoped_lock lock(mutex_);
+  for (const observable& existing : observables_)
+    if (existing.description.name == description.name)
+      throw std::invalid_argument("instrument " + description.name + " is already registered as an observable counter");
   for (const auto& existing : instruments_) {
     if (existing->description().name != description.name) continue;
     if (existing->kind() != kind || existing->description().unit != description.unit || existing->bounds() != bounds)
@@ -190,6 +275,7 @@ std::vector<metric_data> meter::collect() const {
   std::scoped_lock lock(mutex_);
   for (const auto& state : instruments_)
     if (!state->empty()) out.push_back(state->collect());
+  for (metric_data& data : collect_observables()) out.push_back(std::move(data));
   return out;
 }
 

@@ -140,3 +140,31 @@ TEST(Metrics, ConcurrentRecordsAllCount) {
 
 }  // namespace
 }  // namespace switchboard::telemetry
+
+namespace switchboard::telemetry {
+namespace {
+
+TEST(Metrics, ObservableCountersSumTheirCallbacksAndStopWhenUnregistered) {
+  meter m;
+  double first = 3, second = 4;
+  auto a = m.observable_counter({"parses", "{parse}", ""}, [&](std::vector<observation>& out) {
+    out.push_back({{{"stage", "direct"}}, first});
+  });
+  {
+    auto b = m.observable_counter({"parses", "{parse}", ""}, [&](std::vector<observation>& out) {
+      out.push_back({{{"stage", "direct"}}, second});
+      out.push_back({{{"stage", "repaired"}}, 1});
+    });
+    const metric_data data = only(m.collect(), "parses");
+    EXPECT_EQ(data.kind, instrument_kind::counter);
+    ASSERT_EQ(data.points.size(), 2u);
+    EXPECT_DOUBLE_EQ(data.points[0].value, 7);
+  }
+  const metric_data after = only(m.collect(), "parses");
+  ASSERT_EQ(after.points.size(), 1u);
+  EXPECT_DOUBLE_EQ(after.points[0].value, 3);
+  EXPECT_THROW(m.counter({"parses", "{parse}", ""}), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace switchboard::telemetry

@@ -24,6 +24,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <functional>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -102,6 +103,29 @@ class instrument {
   detail::instrument_state* state_;
 };
 
+// An observable counter's callback: adds the cumulative values it reads
+// from elsewhere (counts some other part keeps) as (attributes, value).
+using observation = std::pair<metric_attributes, double>;
+using observable_callback = std::function<void(std::vector<observation>& out)>;
+
+class meter;
+
+// Keeps an observable counter's callback registered; unregisters it on
+// destruction (which waits for a collection running it to end).
+class observable_registration {
+ public:
+  observable_registration() = default;
+  observable_registration(observable_registration&& other) noexcept;
+  observable_registration& operator=(observable_registration&& other) noexcept;
+  ~observable_registration();
+
+ private:
+  friend class meter;
+  observable_registration(meter* owner, std::uint64_t id) : owner_(owner), id_(id) {}
+  meter* owner_ = nullptr;
+  std::uint64_t id_ = 0;
+};
+
 class meter {
  public:
   explicit meter(std::size_t max_attribute_sets = 2000);
@@ -116,14 +140,29 @@ class meter {
   instrument up_down_counter(instrument_description description);
   instrument histogram(instrument_description description, std::vector<double> bounds);
 
-  // Every instrument with at least one series, in creation order.
+  // A counter whose cumulative values `callback` reads at each collection
+  // (asynchronous, in OpenTelemetry's terms). Several callbacks may feed
+  // one name (same unit): their points are summed by attribute set. The
+  // callback runs under the meter's lock: it must not use the meter. The
+  // registration must not outlive the meter.
+  observable_registration observable_counter(instrument_description description, observable_callback callback);
+
+  // Every instrument with at least one series, in creation order, then the
+  // observable counters.
   std::vector<metric_data> collect() const;
 
  private:
+  friend class observable_registration;
+  struct observable;
+  void unregister(std::uint64_t id) noexcept;
+  std::vector<metric_data> collect_observables() const;
   instrument make(instrument_description description, instrument_kind kind, std::vector<double> bounds);
   const std::size_t max_attribute_sets_;
   mutable std::mutex mutex_;
   std::vector<std::unique_ptr<detail::instrument_state>> instruments_;
+  std::vector<observable> observables_;
+  std::uint64_t next_observable_ = 1;
+  const std::uint64_t created_unix_nano_;
 };
 
 // The attribute set that takes what a full instrument is given.
