@@ -66,10 +66,11 @@ const std::vector<double>& operation_duration_buckets() {
   return buckets;
 }
 
-model_call_metrics::model_call_metrics(telemetry::meter& meter)
-    : token_usage_(meter.histogram({"gen_ai.client.token.usage", "{token}", "Number of input and output tokens used."},
+model_call_metrics::model_call_metrics(std::shared_ptr<telemetry::meter> meter)
+    : meter_(std::move(meter)),
+      token_usage_(meter_->histogram({"gen_ai.client.token.usage", "{token}", "Number of input and output tokens used."},
                                    token_usage_buckets())),
-      duration_(meter.histogram({"gen_ai.client.operation.duration", "s", "GenAI operation duration."},
+      duration_(meter_->histogram({"gen_ai.client.operation.duration", "s", "GenAI operation duration."},
                                 operation_duration_buckets())) {}
 
 void model_call_metrics::on_model_call(const models::model_call& call) noexcept {
@@ -86,16 +87,17 @@ void model_call_metrics::on_model_call(const models::model_call& call) noexcept 
   }
 }
 
-workflow_metrics::workflow_metrics(telemetry::meter& meter)
-    : runs_(meter.counter({"switchboard.workflow.runs", "{run}", "Stretches of workflow runs that ended, by outcome."})),
-      steps_(meter.counter({"switchboard.workflow.steps", "{step}", "Agent steps, by node, agent and outcome."})),
-      step_duration_(meter.histogram({"switchboard.workflow.step.duration", "s", "How long each agent step took."},
+workflow_metrics::workflow_metrics(std::shared_ptr<telemetry::meter> meter)
+    : meter_(std::move(meter)),
+      runs_(meter_->counter({"switchboard.workflow.runs", "{run}", "Stretches of workflow runs that ended, by outcome."})),
+      steps_(meter_->counter({"switchboard.workflow.steps", "{step}", "Agent steps, by node, agent and outcome."})),
+      step_duration_(meter_->histogram({"switchboard.workflow.step.duration", "s", "How long each agent step took."},
                                      operation_duration_buckets())),
-      clarifications_(meter.counter(
+      clarifications_(meter_->counter(
           {"switchboard.workflow.clarifications", "{clarification}", "Pauses that ask a person a question."})),
-      approvals_(meter.counter(
+      approvals_(meter_->counter(
           {"switchboard.workflow.approvals", "{approval}", "Tool-call approvals requested, approved and rejected."})),
-      tool_calls_(meter.counter({"switchboard.tool.calls", "{call}", "Tool calls, by tool and outcome."})) {}
+      tool_calls_(meter_->counter({"switchboard.tool.calls", "{call}", "Tool calls, by tool and outcome."})) {}
 
 void workflow_metrics::on_event(const orchestrator::event& e) noexcept {
   try {
@@ -148,8 +150,8 @@ void workflow_metrics::record(const orchestrator::event& e) {
 
 process_metrics::process_metrics(const telemetry::environment_lookup& lookup, std::string_view service_name) {
   telemetry::metrics_configuration configuration = telemetry::metrics_configuration_from(lookup, service_name);
-  model_calls_ = std::make_shared<model_call_metrics>(*meter_);
-  observer_ = std::make_shared<workflow_metrics>(*meter_);
+  model_calls_ = std::make_shared<model_call_metrics>(meter_);
+  observer_ = std::make_shared<workflow_metrics>(meter_);
   if (!configuration.enabled) return;
   flush_timeout = configuration.exporter.otlp.shutdown_timeout;
   spdlog::debug("metrics: exporting to {} every {} ms", configuration.exporter.otlp.endpoint,

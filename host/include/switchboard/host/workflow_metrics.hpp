@@ -46,10 +46,12 @@ const std::vector<double>& operation_duration_buckets();
 // gen_ai.client.* from each model request.
 class model_call_metrics final : public models::model_call_observer {
  public:
-  explicit model_call_metrics(telemetry::meter& meter);
+  // Keeps `meter` alive: a request may end after its process_metrics.
+  explicit model_call_metrics(std::shared_ptr<telemetry::meter> meter);
   void on_model_call(const models::model_call& call) noexcept override;
 
  private:
+  std::shared_ptr<telemetry::meter> meter_;
   telemetry::instrument token_usage_;
   telemetry::instrument duration_;
 };
@@ -57,11 +59,13 @@ class model_call_metrics final : public models::model_call_observer {
 // switchboard.workflow.*, switchboard.tool.calls from the hub's events.
 class workflow_metrics final : public orchestrator::observer {
  public:
-  explicit workflow_metrics(telemetry::meter& meter);
+  // Keeps `meter` alive: a hub may outlive its process_metrics.
+  explicit workflow_metrics(std::shared_ptr<telemetry::meter> meter);
   void on_event(const orchestrator::event& e) noexcept override;
 
  private:
   void record(const orchestrator::event& e);
+  std::shared_ptr<telemetry::meter> meter_;
   telemetry::instrument runs_, steps_, step_duration_, clarifications_, approvals_, tool_calls_;
 };
 
