@@ -8,6 +8,7 @@
 #include "stream_output.hpp"
 #include "terminal_output.hpp"
 
+#include <switchboard/host/workflow_metrics.hpp>
 #include <switchboard/host/workflow_tracing.hpp>
 #include <switchboard/models/model_error.hpp>
 #include <switchboard/orchestrator/error.hpp>
@@ -237,6 +238,12 @@ int drive(session& s, const run_settings& settings, answer_source& answers,
   // runs before the hub is gone, also when the run throws.
   host::process_tracing tracing(telemetry::process_environment(), "switchboard");
   if (tracing.enabled()) hub.add_observer(tracing.observer());
+  // Metrics over OTLP likewise; destroyed first: one last export, bounded.
+  host::process_metrics metrics(telemetry::process_environment(), "switchboard");
+  if (metrics.exporting()) {
+    hub.add_observer(metrics.observer());
+    metrics.watch(s, s.workflow->name());
+  }
 
   orch::workflow_state state = run_to_completion(io, [&] { return first(hub); });
   // A paused run continues here while the terminal or --answer can give
