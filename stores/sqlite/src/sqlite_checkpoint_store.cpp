@@ -10,6 +10,7 @@
 #include <switchboard/orchestrator/store_support.hpp>
 
 #include "sqlite_connection.hpp"
+#include "sqlite_write_batch.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -34,14 +35,18 @@ class sqlite_checkpoint_store final : public checkpoint_store {
 
   ~sqlite_checkpoint_store() override { db_.stop(); }
 
+  // create() and save() share transactions with the creates and saves of
+  // other runs ready at the same moment (group commit): each completes when
+  // its own write has committed, and a refused one fails alone.
   asio::awaitable<void> create(save_request cp, std::chrono::milliseconds lease) override {
-    co_await db_.run([&] { create_now(cp, lease); });
+    store_support::check_new_run(cp);
+    co_await batch_.submit([&] { create_now(cp, lease); });
   }
   asio::awaitable<checkpoint> claim(claim_request request) override {
     co_return co_await db_.run([&] { return claim_now(request); });
   }
   asio::awaitable<void> save(save_request cp) override {
-    co_await db_.run([&] { save_now(cp); });
+    co_await batch_.submit([&] { save_now(cp); });
   }
   asio::awaitable<std::size_t> renew(std::string owner, std::chrono::milliseconds lease) override {
     co_return co_await db_.run([&] { return renew_now(owner, lease); });
@@ -59,12 +64,14 @@ class sqlite_checkpoint_store final : public checkpoint_store {
     co_return co_await db_.run([&] { return prune_now(finished_before); });
   }
 
+  write_batch::counts write_counts() const noexcept { return batch_.totals(); }
+
  private:
   // ---------------------------------------------------------------- operations (store thread)
 
+  // Within the batch's transaction: the checks, then the writes (a refusal
+  // must come before the first change; see sqlite_write_batch.hpp).
   void create_now(const save_request& cp, std::chrono::milliseconds lease) {
-    store_support::check_new_run(cp);
-    connection::transaction tx(db_);
     if (auto stored = select_summary(cp.workflow_id)) store_support::throw_exists(db_.name(), *stored);
     const auto now = clock_();
     {
@@ -73,7 +80,6 @@ class sqlite_checkpoint_store final : public checkpoint_store {
       db_.step_done(use.get(), "cannot create the run of workflow '" + cp.workflow_id + "'");
     }
     append_journal(cp.workflow_id, cp.journal);
-    tx.commit();
   }
 
   checkpoint claim_now(const claim_request& request) {
@@ -95,7 +101,6 @@ class sqlite_checkpoint_store final : public checkpoint_store {
   }
 
   void save_now(const save_request& cp) {
-    connection::transaction tx(db_);
     const auto stored = select_summary(cp.workflow_id);
     store_support::check_save(db_.name(), stored, cp);
     const auto now = clock_();
@@ -108,7 +113,6 @@ class sqlite_checkpoint_store final : public checkpoint_store {
       db_.step_done(use.get(), "cannot save the checkpoint of workflow '" + cp.workflow_id + "'");
     }
     append_journal(cp.workflow_id, cp.journal);
-    tx.commit();
   }
 
   std::size_t renew_now(const std::string& owner, std::chrono::milliseconds lease) {
@@ -272,6 +276,7 @@ class sqlite_checkpoint_store final : public checkpoint_store {
   }
 
   connection db_;  // first: destroyed after the statements
+  write_batch batch_{db_};
   store_clock clock_;
   statement select_summary_, select_run_, select_journal_, insert_run_, claim_run_, update_run_, insert_journal_,
       renew_, list_, erase_journal_, erase_run_, prune_journal_, prune_runs_;
@@ -284,6 +289,13 @@ std::shared_ptr<checkpoint_store> make_sqlite_checkpoint_store(const std::filesy
     throw checkpoint_error("checkpoint store: empty SQLite database path");
   }
   return std::make_shared<sqlite_checkpoint_store>(path, std::move(clock));
+}
+
+std::optional<sqlite_write_counts> write_counts_of(const checkpoint_store& store) {
+  const auto* sqlite = dynamic_cast<const sqlite_checkpoint_store*>(&store);
+  if (sqlite == nullptr) return std::nullopt;
+  const auto counts = sqlite->write_counts();
+  return sqlite_write_counts{counts.writes, counts.transactions};
 }
 
 }  // namespace switchboard::stores
