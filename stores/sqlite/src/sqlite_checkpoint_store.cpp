@@ -77,7 +77,7 @@ class sqlite_checkpoint_store final : public checkpoint_store {
     {
       statement_use use(insert_run_);
       bind_run(use.get(), cp, cp.owner, now + lease, 1, now);
-      db_.step_done(use.get(), "cannot create the run of workflow '" + cp.workflow_id + "'");
+      db_.step_done(use.get(), "cannot create the run of workflow", cp.workflow_id);
     }
     append_journal(cp.workflow_id, cp.journal);
   }
@@ -101,18 +101,40 @@ class sqlite_checkpoint_store final : public checkpoint_store {
   }
 
   void save_now(const save_request& cp) {
+    store_support::check_save_request(cp);
+    if (!save_next_step(cp)) save_checked(cp);
+    append_journal(cp.workflow_id, cp.journal);
+  }
+
+  // The common save, a running run's next step by its owner, in one
+  // statement: the checks are its WHERE clause and only what a step changes
+  // is rewritten (the columns of ownership, and the index on owner and
+  // status, stay as they are). False, with nothing changed, for any other
+  // save, including one that will be refused.
+  bool save_next_step(const save_request& cp) {
+    if (cp.status != workflow_status::running) return false;
+    statement_use use(update_step_);
+    db_.bind_text(use.get(), 1, cp.workflow_id);
+    db_.bind_int64(use.get(), 2, cp.step);
+    db_.bind_text(use.get(), 3, cp.state_json);
+    db_.bind_int64(use.get(), 4, to_nanoseconds(clock_()));
+    db_.bind_text(use.get(), 5, cp.owner);
+    db_.bind_int64(use.get(), 6, cp.fence);
+    db_.bind_text(use.get(), 7, cp.workflow_name);
+    db_.step_done(use.get(), "cannot save the checkpoint of workflow", cp.workflow_id);
+    return db_.changes() == 1;
+  }
+
+  // Any other save: read, check (a refusal throws before any change), write.
+  void save_checked(const save_request& cp) {
     const auto stored = select_summary(cp.workflow_id);
     store_support::check_save(db_.name(), stored, cp);
-    const auto now = clock_();
     const bool running = cp.status == workflow_status::running;
-    {
-      statement_use use(update_run_);
-      // The lease is the store's (create, claim, renew); a save keeps it.
-      bind_run(use.get(), cp, running ? std::string_view(cp.owner) : std::string_view(),
-               running ? stored->lease_expires : system_time{}, cp.fence, now);
-      db_.step_done(use.get(), "cannot save the checkpoint of workflow '" + cp.workflow_id + "'");
-    }
-    append_journal(cp.workflow_id, cp.journal);
+    statement_use use(update_run_);
+    // The lease is the store's (create, claim, renew); a save keeps it.
+    bind_run(use.get(), cp, running ? std::string_view(cp.owner) : std::string_view(),
+             running ? stored->lease_expires : system_time{}, cp.fence, clock_());
+    db_.step_done(use.get(), "cannot save the checkpoint of workflow", cp.workflow_id);
   }
 
   std::size_t renew_now(const std::string& owner, std::chrono::milliseconds lease) {
@@ -211,7 +233,7 @@ class sqlite_checkpoint_store final : public checkpoint_store {
   std::optional<run_summary> select_summary(const std::string& workflow_id) {
     statement_use use(select_summary_);
     db_.bind_text(use.get(), 1, workflow_id);
-    if (!db_.step_row(use.get(), "cannot read workflow '" + workflow_id + "'")) return std::nullopt;
+    if (!db_.step_row(use.get(), "cannot read workflow", workflow_id)) return std::nullopt;
     return read_summary(use.get());
   }
 
@@ -233,7 +255,7 @@ class sqlite_checkpoint_store final : public checkpoint_store {
       statement_use use(insert_journal_);
       db_.bind_text(use.get(), 1, workflow_id);
       db_.bind_text(use.get(), 2, record);
-      db_.step_done(use.get(), "cannot append to the journal of workflow '" + workflow_id + "'");
+      db_.step_done(use.get(), "cannot append to the journal of workflow", workflow_id);
     }
   }
 
@@ -259,6 +281,10 @@ class sqlite_checkpoint_store final : public checkpoint_store {
         "UPDATE runs SET workflow_name = ?2, status = ?3, step = ?4, head = ?5, owner = ?6, "
         "lease_expires_ns = ?7, fence = ?8, updated_at_ns = ?9, save_seq = " + next_save_seq +
         " WHERE workflow_id = ?1");
+    update_step_ = db_.prepare(
+        "UPDATE runs SET step = ?2, head = ?3, updated_at_ns = ?4, save_seq = " + next_save_seq +
+        " WHERE workflow_id = ?1 AND status = 'running' AND owner = ?5 AND owner <> '' AND fence = ?6 "
+        "AND workflow_name = ?7 AND step <= ?2");
     insert_journal_ = db_.prepare(
         "INSERT INTO journal (workflow_id, seq, record) VALUES "
         "(?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM journal WHERE workflow_id = ?1), ?2)");
@@ -278,7 +304,8 @@ class sqlite_checkpoint_store final : public checkpoint_store {
   connection db_;  // first: destroyed after the statements
   write_batch batch_{db_};
   store_clock clock_;
-  statement select_summary_, select_run_, select_journal_, insert_run_, claim_run_, update_run_, insert_journal_,
+  statement select_summary_, select_run_, select_journal_, insert_run_, claim_run_, update_run_, update_step_,
+      insert_journal_,
       renew_, list_, erase_journal_, erase_run_, prune_journal_, prune_runs_;
 };
 

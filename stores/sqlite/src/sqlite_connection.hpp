@@ -71,6 +71,10 @@ class connection {
   void bind_int64(sqlite3_stmt* stmt, int index, std::int64_t value) const;
   // Steps a statement that returns no rows.
   void step_done(sqlite3_stmt* stmt, const std::string& what) const;
+  // The same for the writes of every save, whose message ("WHAT 'ID'") is
+  // only built when it fails.
+  void step_done(sqlite3_stmt* stmt, const char* what, std::string_view id) const;
+  bool step_row(sqlite3_stmt* stmt, const char* what, std::string_view id) const;
   // Steps a query: true with a row ready, false when done.
   bool step_row(sqlite3_stmt* stmt, const std::string& what) const;
   // Runs `sql` (no parameters, no rows).
