@@ -398,45 +398,80 @@ save_request make_save_request(const workflow_state& state, const definition_ide
   return request;
 }
 
+namespace {
+
+// Writes a journal record's text one member at a time: `{"KEY":[A,B],...}`.
+class record_writer {
+ public:
+  explicit record_writer(std::string text = "{") : text_(std::move(text)) {}
+  // Starts array member `key` at its first element, then separates the next.
+  void element_of(const char* key) {
+    if (key != open_key_) {
+      close_array();
+      if (text_.size() > 1) text_ += ',';
+      text_ += '"';
+      text_ += key;
+      text_ += "\":[";
+      open_key_ = key;
+    } else {
+      text_ += ',';
+    }
+  }
+  std::string& text() { return text_; }
+  bool empty() const { return text_.size() == 1; }
+  std::string finish() {
+    close_array();
+    text_ += '}';
+    return std::move(text_);
+  }
+
+ private:
+  void close_array() {
+    if (open_key_ != nullptr) text_ += ']';
+    open_key_ = nullptr;
+  }
+  std::string text_;
+  const char* open_key_ = nullptr;
+};
+
+}  // namespace
+
+// Written out directly rather than built as a json::object and serialized
+// (a record is written at every step): the same text, member by member,
+// each element serialized on its own. The first record carries the input,
+// serialized in place (it may be megabytes).
 std::optional<std::string> next_journal_record(const workflow_state& state, journal_marks& marks) {
-  json::object record;
+  const bool first = !marks.input;
+  record_writer record(first ? "{\"input\":" + json::serialize(state.input) : std::string("{"));
+  marks.input = true;
   marks.runs.resize(state.outputs.size(), 0);
-  json::array outputs;
   for (std::size_t i = 0; i < state.outputs.size(); ++i) {
     const auto& h = state.outputs[i];
     for (; marks.runs[i] < h.runs.size(); ++marks.runs[i]) {
-      outputs.push_back(json::object{{"agent", h.agent}, {"envelope", json::value_from(h.runs[marks.runs[i]])}});
+      record.element_of("outputs");
+      record.text() += "{\"agent\":" + json::serialize(json::string_view(h.agent)) +
+                       ",\"envelope\":" + json::serialize(json::value_from(h.runs[marks.runs[i]])) + "}";
     }
   }
-  if (!outputs.empty()) record["outputs"] = std::move(outputs);
-  json::array audit;
-  for (; marks.audit < state.audit.size(); ++marks.audit) audit.push_back(audit_to_json(state.audit[marks.audit]));
-  if (!audit.empty()) record["audit"] = std::move(audit);
-  json::array errors;
-  for (; marks.errors < state.errors.size(); ++marks.errors) errors.push_back(json::value_from(state.errors[marks.errors]));
-  if (!errors.empty()) record["errors"] = std::move(errors);
-  json::array answers;
+  for (; marks.audit < state.audit.size(); ++marks.audit) {
+    record.element_of("audit");
+    record.text() += json::serialize(audit_to_json(state.audit[marks.audit]));
+  }
+  for (; marks.errors < state.errors.size(); ++marks.errors) {
+    record.element_of("errors");
+    record.text() += json::serialize(json::value_from(state.errors[marks.errors]));
+  }
   for (; marks.answers < state.clarification_answers.size(); ++marks.answers) {
-    answers.emplace_back(state.clarification_answers[marks.answers]);
+    record.element_of("answers");
+    record.text() += json::serialize(json::string_view(state.clarification_answers[marks.answers]));
   }
-  if (!answers.empty()) record["answers"] = std::move(answers);
   if (marks.tool_records > state.tool_records.size()) marks.tool_records = 0;  // a new step's records
-  json::array tools;
   for (; marks.tool_records < state.tool_records.size(); ++marks.tool_records) {
-    tools.push_back(state.tool_records[marks.tool_records]);
+    record.element_of("tool_records");
+    record.text() += json::serialize(state.tool_records[marks.tool_records]);
   }
-  if (!tools.empty()) record["tool_records"] = std::move(tools);
-  if (marks.input) {
-    if (record.empty()) return std::nullopt;
-    return json::serialize(record);
-  }
-  // The first record carries the input, serialized in place rather than
-  // copied into the record first (it may be megabytes).
-  marks.input = true;
-  std::string text = "{\"input\":" + json::serialize(state.input);
-  if (!record.empty()) text += "," + json::serialize(record).substr(1);
-  else text += "}";
-  return text;
+  if (!first && record.empty()) return std::nullopt;
+  return record.finish();
 }
 
 journal_marks marks_of(const workflow_state& state) {

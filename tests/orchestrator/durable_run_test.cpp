@@ -319,10 +319,14 @@ namespace {
 
 using namespace durable_testing;
 
-// The head is written out by hand (not built as a JSON object): it must be
-// the very text serializing the parsed head gives, with every field, at a
-// pause (a question in it) and at the end (a result in it).
+// The head and the journal records are written out by hand (not built as
+// JSON objects): each must be the very text serializing its own parse
+// gives, with every field, at a pause (a question in the head) and at the
+// end (a result in it).
 void expect_canonical_head(const checkpoint& cp) {
+  ASSERT_FALSE(cp.journal.empty());
+  for (const auto& record : cp.journal) EXPECT_EQ(record, boost::json::serialize(boost::json::parse(record)));
+  EXPECT_TRUE(boost::json::parse(cp.journal.front()).as_object().contains("input"));
   const auto head = boost::json::parse(cp.state_json).as_object();
   EXPECT_EQ(cp.state_json, boost::json::serialize(head));
   for (const char* key : {"format", "id", "workflow", "status", "step", "next_node", "starts", "clarification",
@@ -334,7 +338,7 @@ void expect_canonical_head(const checkpoint& cp) {
   EXPECT_FALSE(head.at("definition").at("nodes").as_array().empty());
 }
 
-TEST_F(durable_run, the_stored_head_is_canonical_json_at_a_pause_and_at_the_end) {
+TEST_F(durable_run, the_stored_head_and_records_are_canonical_json_at_a_pause_and_at_the_end) {
   const auto calls = counter("head");
   agents::agent_registry registry(testing::test_schemas());
   testing::register_durable_agents(registry, calls, {});
