@@ -40,13 +40,15 @@ class sqlite_checkpoint_store final : public checkpoint_store {
   // its own write has committed, and a refused one fails alone.
   asio::awaitable<void> create(save_request cp, std::chrono::milliseconds lease) override {
     store_support::check_new_run(cp);
-    co_await batch_.submit([&] { create_now(cp, lease); });
+    auto committed = batch_.submit([&] { create_now(cp, lease); });
+    co_await std::move(committed);
   }
   asio::awaitable<checkpoint> claim(claim_request request) override {
     co_return co_await db_.run([&] { return claim_now(request); });
   }
   asio::awaitable<void> save(save_request cp) override {
-    co_await batch_.submit([&] { save_now(cp); });
+    auto committed = batch_.submit([&] { save_now(cp); });
+    co_await std::move(committed);
   }
   asio::awaitable<std::size_t> renew(std::string owner, std::chrono::milliseconds lease) override {
     co_return co_await db_.run([&] { return renew_now(owner, lease); });

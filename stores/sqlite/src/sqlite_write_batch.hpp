@@ -58,13 +58,15 @@ class write_batch {
   // and must not begin or end transactions. It refers to the caller's
   // frame, which stays alive while the caller waits here.
   boost::asio::awaitable<void> submit(std::function<void()> write) {
-    // An exception_ptr completion: co_await rethrows a non-null one.
-    co_await boost::asio::async_initiate<decltype(boost::asio::use_awaitable), void(std::exception_ptr)>(
-        [this, &write](auto handler) {
-          boost::asio::any_io_executor resume_on = boost::asio::get_associated_executor(handler);
-          enqueue(std::move(write), std::move(handler), std::move(resume_on));
-        },
-        boost::asio::use_awaitable);
+    // An exception_ptr completion: co_await rethrows a non-null one. The
+    // operation is named first (no temporaries inside co_await: g++ 12).
+    auto initiate = [this, &write](auto handler) {
+      boost::asio::any_io_executor resume_on = boost::asio::get_associated_executor(handler);
+      enqueue(std::move(write), std::move(handler), std::move(resume_on));
+    };
+    auto committed = boost::asio::async_initiate<decltype(boost::asio::use_awaitable), void(std::exception_ptr)>(
+        std::move(initiate), boost::asio::use_awaitable);
+    co_await std::move(committed);
   }
 
   counts totals() const noexcept {
