@@ -1,12 +1,13 @@
-// Group commit in the SQLite checkpoint store: the creates and saves ready
-// at the same moment share one transaction, and each caller still gets its
-// own outcome.
+// Group commit in the SQLite checkpoint store and event feed: the writes
+// ready at the same moment share one transaction, and each caller still
+// gets its own outcome.
 //
 // To have many writes ready at once without relying on timing, a second
 // connection holds the database's write lock while the test starts the
 // writes: the store's thread waits on the lock (busy timeout), the writes
 // queue behind it, and they are all ready when the lock is released.
 #include <switchboard/orchestrator/checkpoint_store.hpp>
+#include <switchboard/orchestrator/event_feed.hpp>
 #include <switchboard/stores/sqlite_store.hpp>
 
 #include <switchboard/testing/checkpoint_store_conformance_support.hpp>
@@ -195,8 +196,43 @@ TEST_F(sqlite_group_commit, a_write_failing_midway_fails_alone_and_the_others_la
   }
 }
 
-TEST(sqlite_write_counts, only_an_sqlite_checkpoint_store_has_them) {
+TEST(sqlite_event_feed_group_commit, appends_of_many_runs_ready_together_share_transactions) {
+  scratch_directory dir;
+  const auto path = database_in(dir.path());
+  auto feed = stores::make_sqlite_event_feed(path);
+  run_now(feed->append(run_id(0), "first"));  // run-0 already has position 1
+  const auto before = *stores::write_counts_of(*feed);
+
+  write_lock lock(path);
+  boost::asio::io_context io;
+  std::vector<std::int64_t> last_positions(run_count, -1);
+  for (int i = 0; i < run_count; ++i) {
+    auto append = feed->append_all(run_id(i), {"a of " + run_id(i), "b of " + run_id(i)});
+    boost::asio::co_spawn(io, std::move(append), [&, i](std::exception_ptr error, std::int64_t last) {
+      EXPECT_FALSE(error) << run_id(i);
+      last_positions[i] = last;
+    });
+  }
+  io.poll();
+  lock.release();
+  io.run();
+
+  for (int i = 0; i < run_count; ++i) {
+    const std::int64_t offset = i == 0 ? 1 : 0;
+    EXPECT_EQ(last_positions[i], offset + 2) << run_id(i);
+    const auto events = run_now(feed->read(run_id(i), offset, 0));
+    ASSERT_EQ(events.size(), 2u) << run_id(i);
+    EXPECT_EQ(events[0].event, "a of " + run_id(i));
+    EXPECT_EQ(events[1].position, offset + 2);
+  }
+  const auto after = *stores::write_counts_of(*feed);
+  EXPECT_EQ(after.writes - before.writes, std::uint64_t(run_count));
+  EXPECT_LE(after.transactions - before.transactions, 2u);
+}
+
+TEST(sqlite_write_counts, only_an_sqlite_store_or_feed_has_them) {
   EXPECT_FALSE(stores::write_counts_of(*make_in_memory_checkpoint_store()).has_value());
+  EXPECT_FALSE(stores::write_counts_of(*make_in_memory_event_feed()).has_value());
 }
 
 }  // namespace
