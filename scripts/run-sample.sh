@@ -13,9 +13,16 @@ set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
-"$root/scripts/setup.sh" >/dev/null
-cmake -S "$root" -B "$root/build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build "$root/build" -j "$(nproc)" --target switchboard_cli switchboard_scheduling_plugin >/dev/null
+# shellcheck source=scripts/progress.sh
+source "$root/scripts/progress.sh"
+
+# What is installed and built is said as it happens; a second run has
+# nothing to install or build and starts the sample at once.
+"$root/scripts/setup.sh"
+if [[ ! -f "$root/build/build.ninja" ]]; then
+  cmake -S "$root" -B "$root/build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+fi
+build_with_progress "$root/build" switchboard_cli switchboard_scheduling_plugin
 
 sample="$root/examples/scheduling"
 switchboard="$root/build/bin/switchboard"

@@ -11,6 +11,11 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 jobs="$(nproc)"
 
+# shellcheck source=scripts/progress.sh
+source "$root/scripts/progress.sh"
+trap print_phase_times EXIT
+
+phase "setup (Debian packages, PostgreSQL, unpacked dependencies)"
 "$root/scripts/setup.sh"
 
 # The Node.js packages of the tests, each pinned by its package-lock.json,
@@ -24,7 +29,7 @@ jobs="$(nproc)"
 # node_modules is missing.
 for node_dir in "$root/tests/mcp_peers" "$root/tests/langgraph_sdk" "$root/tests/web" "$root/tests/otlp_receiver"; do
   if [[ ! -f "$node_dir/node_modules/.package-lock.json" || "$node_dir/package-lock.json" -nt "$node_dir/node_modules/.package-lock.json" ]]; then
-    echo "== test packages (npm ci in ${node_dir#"$root"/})"
+    phase "test packages (npm ci in ${node_dir#"$root"/})"
     (cd "$node_dir" && npm ci --no-audit --no-fund --loglevel=error)
   fi
 done
@@ -33,23 +38,23 @@ done
 # backtraces and a debugger's file:line, and full -g costs 20-30 % more
 # compile time on this code (g++ 12, Asio coroutines). A plain RelWithDebInfo
 # configure elsewhere keeps full debug info.
-echo "== build (RelWithDebInfo, -g1)"
+phase "build (RelWithDebInfo, -g1; about 15 minutes on 2 cores from nothing)"
 cmake -S "$root" -B "$root/build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
       "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" >/dev/null
 cmake --build "$root/build" -j "$jobs"
 
-echo "== tests"
+phase "tests"
 ctest --test-dir "$root/build" --output-on-failure -j "$jobs" --timeout 300
 
 if [[ -n "$(ls "$root"/bench/*/smoke.sh 2>/dev/null)" ]]; then
-  echo "== benchmark smoke runs (not timed)"
+  phase "benchmark smoke runs"
   for smoke in "$root"/bench/*/smoke.sh; do
     bash "$smoke" "$root/build"
   done
 fi
 
 if [[ "${SWITCHBOARD_SKIP_SANITIZE:-0}" != 1 ]]; then
-  echo "== tests under AddressSanitizer + UBSan"
+  phase "build under AddressSanitizer + UBSan (Debug)"
   # -O0 -g1: line tables are all the sanitizers' reports need. -O1 would
   # run the tests faster but compiles 2x slower with ASan (measured).
   cmake -S "$root" -B "$root/build-asan" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
@@ -66,6 +71,7 @@ if [[ "${SWITCHBOARD_SKIP_SANITIZE:-0}" != 1 ]]; then
     labels+="|postgres"
   fi
   cmake --build "$root/build-asan" -j "$jobs" --target "${sanitized_suites[@]}"
+  phase "tests under AddressSanitizer + UBSan"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir "$root/build-asan" --output-on-failure -j "$jobs" --timeout 600 -L "^(${labels})$"
 fi

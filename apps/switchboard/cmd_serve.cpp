@@ -143,6 +143,10 @@ int run_serve(std::span<const std::string> args) {
     // the server's, ends what is open and flushes within 5 s.
     host::process_tracing tracing(switchboard::telemetry::process_environment(), "switchboard");
     a.options.tracing = tracing.observer();
+    // Metrics: /metrics always; over OTLP when the OTEL_* variables ask.
+    // Destroyed after the server: one last export, bounded.
+    auto metrics = std::make_shared<host::process_metrics>(switchboard::telemetry::process_environment(), "switchboard");
+    a.options.metrics = metrics;
     server::agent_server server(io.get_executor(), a.options);
     const bool tls = !a.options.http.tls_certificate_file.empty();
     asio::co_spawn(io, [&]() -> asio::awaitable<void> {

@@ -8,6 +8,7 @@
 #include "stream_output.hpp"
 #include "terminal_output.hpp"
 
+#include <switchboard/host/workflow_metrics.hpp>
 #include <switchboard/host/workflow_tracing.hpp>
 #include <switchboard/models/model_error.hpp>
 #include <switchboard/orchestrator/error.hpp>
@@ -242,6 +243,12 @@ int drive(session& s, const run_settings& settings, answer_source& answers,
     // the wire; MCP calls with the execute_tool span's (ADR 0034).
     hub.set_trace_parents(tracing.observer());
     s.model.trace_with(tracing.tracing().tracer);
+  }
+  // Metrics over OTLP likewise; destroyed first: one last export, bounded.
+  host::process_metrics metrics(telemetry::process_environment(), "switchboard");
+  if (metrics.exporting()) {
+    hub.add_observer(metrics.observer());
+    metrics.watch(s, s.workflow->name());
   }
 
   orch::workflow_state state = run_to_completion(io, [&] { return first(hub); });

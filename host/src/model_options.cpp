@@ -80,7 +80,7 @@ std::vector<const protocol::metrics_source*> configured_model::metrics_sources()
 
 configured_model make_configured_model(const model_options& options) {
   sm::model_config config = sm::model_config_from_env(model_config_of(options));
-  auto metrics = std::make_shared<sm::model_metrics>(config.provider);
+  auto metrics = std::make_shared<sm::model_metrics>(config.provider, config.model);
   config.http.retry.on_retry = metrics->retry_observer();  // metrics outlive the client: both live in `out`
 
   auto chain = std::make_shared<model_chain>();

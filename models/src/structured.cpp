@@ -576,7 +576,7 @@ asio::awaitable<void> detail::complete_structured_into(chat_model& model, chat_r
                std::to_string(options.timeout->count()) + " ms (last reason: " + reason_with_detail(recorded) + ")",
            l, attempts, usage, answer.text);
     }
-    if (parsed.reason == protocol::errc::truncated) {
+    if (parsed.reason == protocol::errc::truncated && stop != stop_reason::complete) {
       // The same request with room to finish: the cut answer is not shown
       // back to the model, it would only cost tokens.
       const auto raised = raised_max_tokens(request, answer, options, usage);

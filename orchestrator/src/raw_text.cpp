@@ -44,18 +44,27 @@ std::size_t sequence_length(std::string_view text, std::size_t i) {
 
 }  // namespace
 
+// Valid stretches are copied whole, not a character at a time: this runs
+// on every model answer.
 void audit_entry::keep_raw_text(std::string_view text) {
   raw_text.clear();
   raw_text.reserve(std::min(text.size(), max_raw_text_bytes));
   raw_text_bytes = 0;
   std::size_t i = 0;
+  std::size_t valid_from = 0;  // text[valid_from, i) is valid and not copied yet
   while (i < text.size()) {
-    const std::size_t length = sequence_length(text, i);
-    const std::string_view piece = length == 0 ? replacement_character : text.substr(i, length);
-    if (raw_text.size() + piece.size() > max_raw_text_bytes) break;
-    raw_text += piece;
-    i += length == 0 ? 1 : length;
+    const std::size_t length = static_cast<std::uint8_t>(text[i]) < 0x80 ? 1 : sequence_length(text, i);
+    const std::size_t kept = raw_text.size() + (i - valid_from);
+    if (kept + (length == 0 ? replacement_character.size() : length) > max_raw_text_bytes) break;
+    if (length == 0) {
+      raw_text.append(text.data() + valid_from, i - valid_from);
+      raw_text += replacement_character;
+      valid_from = ++i;
+    } else {
+      i += length;
+    }
   }
+  raw_text.append(text.data() + valid_from, i - valid_from);
   if (i < text.size()) raw_text_bytes = static_cast<std::int64_t>(text.size());
 }
 

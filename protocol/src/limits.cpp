@@ -26,29 +26,27 @@ namespace {
 // A container being walked: the next child to visit. The path to any value
 // is the chain of frames, so a pointer is only built when something is wrong.
 struct frame {
-  const json::value* container;
+  const json::object* object = nullptr;  // one of the two
+  const json::array* array = nullptr;
   std::size_t next = 0;
+
+  std::size_t size() const { return object ? object->size() : array->size(); }
+  const json::value& child(std::size_t i) const { return object ? (object->begin() + i)->value() : (*array)[i]; }
 };
+
+frame frame_of(const json::value& v) { return {v.if_object(), v.if_array()}; }
 
 std::string pointer_of(const std::vector<frame>& path) {
   std::string pointer;
   for (const auto& f : path) {
     const std::size_t index = f.next - 1;  // the child being visited
-    if (const auto* object = f.container->if_object()) {
-      pointer += "/" + detail::escape_pointer_token((object->begin() + index)->key());
+    if (f.object) {
+      pointer += "/" + detail::escape_pointer_token((f.object->begin() + index)->key());
     } else {
       pointer += "/" + std::to_string(index);
     }
   }
   return pointer.empty() ? "/" : pointer;
-}
-
-std::size_t size_of(const json::value& v) {
-  return v.is_object() ? v.get_object().size() : v.get_array().size();
-}
-
-const json::value& child_of(const json::value& v, std::size_t i) {
-  return v.is_object() ? (v.get_object().begin() + i)->value() : v.get_array()[i];
 }
 
 // Why `v`, reached through `path`, may not enter; nullopt when it may.
@@ -62,23 +60,34 @@ std::optional<std::string> check_one(const json::value& v, const std::vector<fra
   return std::nullopt;
 }
 
+// Every value below the containers on `path`, depth first.
+std::optional<std::string> check_below(std::vector<frame>& path, std::size_t max_depth) {
+  while (!path.empty()) {
+    frame& top = path.back();
+    if (top.next == top.size()) {
+      path.pop_back();
+      continue;
+    }
+    const json::value& child = top.child(top.next++);
+    if (auto problem = check_one(child, path, max_depth)) return problem;
+    if (child.is_structured()) path.push_back(frame_of(child));
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<std::string> check_untrusted_value(const json::value& value, std::size_t max_depth) {
   std::vector<frame> path;
   if (auto problem = check_one(value, path, max_depth)) return problem;
-  if (value.is_structured()) path.push_back({&value});
-  while (!path.empty()) {
-    frame& top = path.back();
-    if (top.next == size_of(*top.container)) {
-      path.pop_back();
-      continue;
-    }
-    const json::value& child = child_of(*top.container, top.next++);
-    if (auto problem = check_one(child, path, max_depth)) return problem;
-    if (child.is_structured()) path.push_back({&child});
-  }
-  return std::nullopt;
+  if (value.is_structured()) path.push_back(frame_of(value));
+  return check_below(path, max_depth);
+}
+
+std::optional<std::string> check_untrusted_value(const json::object& value, std::size_t max_depth) {
+  if (max_depth == 0) return "nesting deeper than 0 levels at /";
+  std::vector<frame> path{frame{&value, nullptr}};
+  return check_below(path, max_depth);
 }
 
 }  // namespace switchboard::protocol

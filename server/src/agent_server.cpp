@@ -3,12 +3,15 @@
 #include "catalog.hpp"
 #include "ids.hpp"
 #include "langgraph_api.hpp"
+#include "mcp_endpoint.hpp"
 #include "run_engine.hpp"
 #include "server_metrics.hpp"
 #include "web_assets.hpp"
 
 #include <switchboard/host/error.hpp>
 #include <switchboard/host/store.hpp>
+#include <switchboard/host/workflow_tools.hpp>
+#include <switchboard/telemetry/prometheus.hpp>
 
 #include <openssl/crypto.h>
 #include <openssl/sha.h>
@@ -45,7 +48,12 @@ std::string_view presented_token(const net::server_request& request) {
 }  // namespace
 
 struct agent_server::impl {
-  impl(asio::any_io_executor ex, serve_options opts) : executor(std::move(ex)), options(std::move(opts)) {}
+  impl(asio::any_io_executor ex, serve_options opts) : executor(std::move(ex)), options(std::move(opts)) {
+    // No process metrics given: a meter of our own, never exported.
+    if (!options.metrics)
+      options.metrics = std::make_shared<host::process_metrics>(
+          [](std::string_view) -> std::optional<std::string> { return std::nullopt; }, "switchboard");
+  }
 
   asio::any_io_executor executor;
   serve_options options;
@@ -56,6 +64,7 @@ struct agent_server::impl {
   std::unique_ptr<catalog> records;
   std::unique_ptr<run_engine> runs;
   std::unique_ptr<langgraph_api> api;
+  std::unique_ptr<mcp_endpoint> mcp;  // null: /mcp is off (a workflow name that is no MCP tool name)
   std::unique_ptr<net::http_server> http;
   std::shared_ptr<server_metrics> metrics = std::make_shared<server_metrics>();
 
@@ -83,6 +92,9 @@ struct agent_server::impl {
     net::server_response r;
     r.headers = {{"Content-Type", "text/plain; version=0.0.4; charset=utf-8"}};
     r.body = metrics->render(waiting_runs(), sources);
+    // The OpenTelemetry instruments, named as OpenTelemetry maps them to
+    // Prometheus (gen_ai_client_token_usage, switchboard_workflow_runs_total, ...).
+    r.body += telemetry::render_prometheus(options.metrics->meter()->collect());
     return r;
   }
 
@@ -115,6 +127,34 @@ struct agent_server::impl {
     return it == options.cors_origins.end() ? nullptr : &*it;
   }
 
+  // /mcp: a browser page of another origin is refused unless allowed
+  // (--cors-origin), against DNS rebinding, as the MCP specification asks.
+  asio::awaitable<net::server_response> mcp_request(net::server_request& request, const std::string* origin) {
+    if (!mcp) co_return net::error_response(404, "/mcp is off: a served workflow's name is not an MCP tool name");
+    if (request.header("origin") && !origin) co_return net::error_response(403, "origin not allowed for /mcp");
+    auto answering = mcp->handle(request);
+    co_return co_await std::move(answering);
+  }
+
+  // /mcp's tools: the served workflows (their own hubs, the same store).
+  void open_mcp_endpoint() {
+    std::vector<host::tool_workflow> tools;
+    for (std::size_t i = 0; i < workflows.size(); ++i) {
+      // Not owned: the workflows outlive the endpoint (declared before it).
+      std::shared_ptr<host::opened_workflow> opened(std::shared_ptr<void>{}, &workflows[i]->opened);
+      tools.push_back({opened, host::workflow_description(options.workflows[i].workflow_file)});
+    }
+    try {
+      auto provider = std::make_shared<host::workflow_tools>(executor, std::move(tools));
+      provider->add_observer(metrics);
+      if (options.tracing) provider->trace_with(options.tracing);
+      mcp = std::make_unique<mcp_endpoint>(executor, std::move(provider),
+                                           mcp::server_info{"switchboard", "0.1.0", {}}, options.heartbeat);
+    } catch (const host::host_error& e) {
+      spdlog::warn("/mcp is off: {}", e.what());
+    }
+  }
+
   asio::awaitable<net::server_response> handle(net::server_request& request) {
     // The page's own files load without the token (it asks for it); the API never does.
     if (auto page = web_page(request)) co_return std::move(*page);
@@ -124,7 +164,8 @@ struct agent_server::impl {
       r.status = 204;
       r.headers = {{"Access-Control-Allow-Origin", *origin},
                    {"Access-Control-Allow-Methods", "GET, POST, PATCH, DELETE, OPTIONS"},
-                   {"Access-Control-Allow-Headers", "Content-Type, Authorization, X-Api-Key, Last-Event-ID"},
+                   {"Access-Control-Allow-Headers",
+                    "Content-Type, Authorization, X-Api-Key, Last-Event-ID, Mcp-Session-Id, Mcp-Protocol-Version"},
                    {"Access-Control-Max-Age", "600"},
                    {"Vary", "Origin"}};
       co_return r;
@@ -135,6 +176,9 @@ struct agent_server::impl {
       r.headers.emplace_back("WWW-Authenticate", "Bearer");
     } else if (request.method == "GET" && request.path == "/metrics") {
       r = metrics_page();
+    } else if (request.path == "/mcp") {
+      auto answering = mcp_request(request, origin);
+      r = co_await std::move(answering);
     } else {
       r = co_await api->handle(request);
     }
@@ -143,7 +187,7 @@ struct agent_server::impl {
     if (origin) {
       r.headers.emplace_back("Access-Control-Allow-Origin", *origin);
       r.headers.emplace_back("Access-Control-Expose-Headers",
-                             "Content-Location, Location, X-Pagination-Total, X-Pagination-Next");
+                             "Content-Location, Location, X-Pagination-Total, X-Pagination-Next, Mcp-Session-Id");
       r.headers.emplace_back("Vary", "Origin");
     }
     co_return r;
@@ -172,6 +216,8 @@ agent_server::agent_server(asio::any_io_executor executor, serve_options options
                                "two workflows are named '" + w->graph_id + "': a graph id must be unique");
     w->hub = std::make_unique<orchestrator::hub>(s.executor, *w->opened.agents.registry, w->opened.hub_options());
     w->hub->add_observer(s.metrics);
+    w->hub->add_observer(s.options.metrics->observer());
+    s.options.metrics->watch(w->opened, w->graph_id);
     if (s.options.tracing) {
       w->hub->add_observer(s.options.tracing);
       w->hub->set_trace_parents(s.options.tracing);
@@ -188,12 +234,15 @@ agent_server::agent_server(asio::any_io_executor executor, serve_options options
   s.runs = std::make_unique<run_engine>(s.executor, *s.records, s.feed, served);
   s.runs->trace_with(s.options.tracing);
   s.api = std::make_unique<langgraph_api>(*s.records, *s.runs, s.options.heartbeat);
+  s.open_mcp_endpoint();
   s.http = std::make_unique<net::http_server>(
       s.executor, s.options.http, [this](net::server_request& request) { return impl_->handle(request); });
 }
 
 agent_server::~agent_server() {
   if (impl_->http) impl_->http->stop();
+  // The process's metrics may outlive the server: they let go of its workflows.
+  for (const auto& w : impl_->workflows) impl_->options.metrics->forget(w->opened);
 }
 
 asio::awaitable<void> agent_server::start() {
@@ -206,6 +255,7 @@ std::uint16_t agent_server::port() const noexcept { return impl_->http->port(); 
 
 asio::awaitable<void> agent_server::shutdown(std::chrono::milliseconds grace) {
   impl_->http->stop();
+  if (impl_->mcp) impl_->mcp->close_all();  // their runs are interrupted, resumable
   co_await impl_->runs->shutdown(grace);
 }
 

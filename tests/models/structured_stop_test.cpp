@@ -118,6 +118,21 @@ TEST(structured_stop, truncation_on_the_last_attempt_fails_with_that_reason) {
   EXPECT_EQ(e.last_reason(), "truncated");
 }
 
+TEST(structured_stop, a_cut_answer_from_a_model_that_says_it_finished_is_reasked_with_the_errors) {
+  // finish_reason "stop", yet the JSON ends inside a string: more room
+  // would not help; the model is shown what was wrong, as for any answer.
+  scripted_model model({scripted_response::result(answer(R"({"title": "Din)", "stop")),
+                        scripted_response::result(answer(R"({"title": "Dinner", "people": []})", "stop"))},
+                       plain_model);
+  chat_request request = test::user_request("x");
+  request.max_tokens = 64;
+  const structured_result result = run(complete_structured(model, request, options()));
+  ASSERT_EQ(result.attempts.size(), 2u);
+  EXPECT_EQ(result.attempts[0].reason, "truncated");
+  EXPECT_EQ(model.request(1).max_tokens, 64) << "not raised";
+  EXPECT_GT(model.request(1).messages.size(), model.request(0).messages.size()) << "re-asked with the errors";
+}
+
 // --- refusal and content filter ----------------------------------------------------
 
 TEST(structured_stop, a_refusal_ends_at_once_with_the_models_words) {

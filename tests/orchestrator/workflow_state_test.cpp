@@ -148,6 +148,19 @@ TEST(audit_entry, replaces_bytes_that_are_not_utf8_so_the_state_stays_readable) 
   EXPECT_EQ(workflow_state::from_json(json::parse(text)).audit[0].raw_text, entry.raw_text);
 }
 
+TEST(audit_entry, a_replacement_character_counts_its_three_bytes_against_the_bound) {
+  audit_entry fits;
+  fits.keep_raw_text(std::string(max_raw_text_bytes - 3, 'x') + "\xFF");
+  EXPECT_EQ(fits.raw_text, std::string(max_raw_text_bytes - 3, 'x') + "\xEF\xBF\xBD");
+  EXPECT_EQ(fits.raw_text_bytes, 0) << "all of it was kept";
+
+  audit_entry cut;
+  const std::string text = std::string(max_raw_text_bytes - 2, 'x') + "\xFF";
+  cut.keep_raw_text(text);
+  EXPECT_EQ(cut.raw_text, std::string(max_raw_text_bytes - 2, 'x'));
+  EXPECT_EQ(cut.raw_text_bytes, static_cast<std::int64_t>(text.size()));
+}
+
 TEST(audit_entry, raw_text_round_trips_through_json_and_a_stored_one_is_held_to_the_bound) {
   workflow_state s = sample_state();
   s.audit[0].keep_raw_text(std::string(20000, 'x'));

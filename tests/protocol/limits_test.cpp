@@ -50,6 +50,22 @@ TEST(limits, nesting_past_the_limit_is_refused_naming_where) {
   EXPECT_NE(problem->find("nesting deeper than 64 levels at /0/0"), std::string::npos) << *problem;
 }
 
+TEST(limits, an_object_is_checked_as_the_same_object_in_a_value_would_be) {
+  // The overload for an envelope's data, which is an object, not a value.
+  json::object data = json::parse(R"({"a":[1,{"b/c":{"d":2}}],"n":3})").as_object();
+  EXPECT_FALSE(sp::check_untrusted_value(data));
+  data["a"].as_array()[1].as_object()["b/c"].as_object()["d"] = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(sp::check_untrusted_value(data), sp::check_untrusted_value(json::value(data)));
+  EXPECT_EQ(*sp::check_untrusted_value(data), "the number at /a/1/b~1c/d is not finite (JSON has no Infinity or NaN)");
+
+  json::object deep{{"x", nested_value(sp::max_json_depth)}};
+  const auto problem = sp::check_untrusted_value(deep);
+  ASSERT_TRUE(problem);
+  EXPECT_EQ(problem, sp::check_untrusted_value(json::value(deep)));
+  EXPECT_NE(problem->find("nesting deeper than 64 levels at /x/0"), std::string::npos) << *problem;
+  EXPECT_FALSE(sp::check_untrusted_value(json::object{{"x", nested_value(sp::max_json_depth - 1)}}));
+}
+
 TEST(limits, the_parse_options_match_the_check) {
   boost::system::error_code ec;
   json::parse(nested_arrays(sp::max_json_depth), ec, {}, sp::untrusted_parse_options());

@@ -89,6 +89,22 @@ TEST(ParseOutput, AmongValidFencedBlocksTheLastWinsAndABrokenOneIsSkipped) {
   EXPECT_EQ(r.origin, "fenced block 3");
 }
 
+TEST(ParseOutput, AFenceMarkerInsideAStringValueDoesNotCloseTheBlock) {
+  // A model explaining Markdown: the inner ``` is part of the title.
+  const auto r = parse(
+      "Here it is:\n```json\n{\"title\": \"Use ```code``` blocks\", \"slots\": [1]}\n```\nDone.");
+  EXPECT_TRUE(r.ok()) << sp::to_string(r.errors);
+  EXPECT_EQ(r.stage, sp::parse_stage::extracted);
+  EXPECT_EQ(r.value.at("title"), "Use ```code``` blocks");
+  EXPECT_EQ(r.origin, "fenced block 1");
+}
+
+TEST(ParseOutput, AnInlineFenceWithAMarkerInsideAStringIsWhole) {
+  const auto r = parse(R"(```{"title": "a ``` b", "slots": []}``` and more text)");
+  EXPECT_TRUE(r.ok()) << sp::to_string(r.errors);
+  EXPECT_EQ(r.value.at("title"), "a ``` b");
+}
+
 TEST(ParseOutput, SkipsFencesInOtherLanguages) {
   const auto r = parse(
       "```python\nprint({'a': 1})\n```\nThe answer:\n```json\n{\"title\": \"t\", \"slots\": []}\n```");
@@ -207,12 +223,31 @@ TEST(ParseOutput, TruncatedFencedBlockIsRepaired) {
   EXPECT_EQ(value_text(r), R"({"title":"x","slots":[1]})");
 }
 
-TEST(ParseOutput, TruncationThatLosesARequiredFieldFailsValidation) {
+TEST(ParseOutput, TruncationThatLosesARequiredFieldIsReportedAsTruncated) {
+  // No stop reason is known (as `switchboard validate` reads a file): the
+  // missing field is what the cut took, so the reason says truncated, and
+  // the validator's finding follows it.
   const auto r = parse(R"({"title": "x", "slo)");
   EXPECT_FALSE(r.ok());
   EXPECT_EQ(r.stage, sp::parse_stage::repaired);
-  EXPECT_EQ(r.reason, sp::errc::schema_missing_field);
-  EXPECT_EQ(r.errors[0].to_string(), "/slots: required property missing");
+  EXPECT_EQ(r.reason_code(), "truncated");
+  ASSERT_EQ(r.errors.size(), 2u);
+  EXPECT_THAT(r.errors[0].message, HasSubstr("ends inside a JSON value"));
+  EXPECT_EQ(r.errors[1].to_string(), "/slots: required property missing");
+}
+
+TEST(ParseOutput, AnswerCutInsideAStringIsTruncatedNotAMissingField) {
+  const auto r = parse(R"({"slots": [1], "title": "weekly sync with the des)");
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(r.reason, sp::errc::truncated);
+}
+
+TEST(ParseOutput, RepairedTrailingCommaThatFailsTheSchemaKeepsTheSchemasReason) {
+  // Closed and whole, only a comma too many: nothing was cut.
+  const auto r = parse(R"({"title": "x",})");
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(r.stage, sp::parse_stage::repaired);
+  EXPECT_EQ(r.reason_code(), "schema_missing_field");
 }
 
 // --- failures and reason codes ------------------------------------------------

@@ -94,7 +94,9 @@ class cli_tracing : public ::testing::Test {
     std::string environment =
         "env -u OTEL_SDK_DISABLED -u OTEL_EXPORTER_OTLP_ENDPOINT -u OTEL_EXPORTER_OTLP_TRACES_ENDPOINT "
         "-u OTEL_TRACES_EXPORTER -u OTEL_TRACES_SAMPLER -u OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT " +
-        test::isolated_environment(scratch_.path());
+        test::isolated_environment(scratch_.path()) +
+        // Spans only: the metrics sent at exit have their own tests (cli_metrics_test.cpp).
+        " OTEL_METRICS_EXPORTER=none";
     if (env.empty()) env.push_back("OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:" + port_);
     for (const auto& e : env) environment += " " + test::shell_quoted(e);
     return test::run_switchboard(scratch_.path(), test::shell_words(args), "/dev/null", false, environment);

@@ -73,6 +73,29 @@ bool is_json_fence_language(std::string_view info) {
   return lang.empty() || lang.starts_with("json");
 }
 
+// Where the fence whose JSON content starts at `from` closes: the first
+// ``` outside a JSON string, so that a value explaining Markdown
+// ("Use ```code``` blocks") does not end the block early. When the quotes
+// never balance (not JSON after all), the first ``` at all.
+std::size_t json_fence_close(std::string_view text, std::size_t from) {
+  bool in_string = false;
+  for (std::size_t i = from; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (text.compare(i, 3, "```") == 0) {
+      return i;
+    }
+  }
+  return text.find("```", from);
+}
+
 struct fence {
   candidate content;
   std::size_t end = 0;  // just past the closing ``` (or the text's end)
@@ -93,10 +116,12 @@ std::vector<fence> fenced_blocks(std::string_view text) {
     std::size_t content_begin = inline_block ? info_begin
                                 : newline == std::string_view::npos ? text.size()
                                                                     : newline + 1;
-    const std::size_t close = text.find("```", content_begin);
+    const bool json_block = inline_block || is_json_fence_language(info);
+    const std::size_t close =
+        json_block ? json_fence_close(text, content_begin) : text.find("```", content_begin);
     const std::size_t content_end = close == std::string_view::npos ? text.size() : close;
     const std::size_t block_end = close == std::string_view::npos ? text.size() : close + 3;
-    if (inline_block || is_json_fence_language(info)) {
+    if (json_block) {
       blocks.push_back({{text.substr(content_begin, content_end - content_begin), content_begin,
                          "fenced block " + std::to_string(blocks.size() + 1)},
                         block_end});

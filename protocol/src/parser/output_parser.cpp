@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <iterator>
 #include <optional>
 
 namespace switchboard::protocol {
@@ -126,6 +127,7 @@ struct option {
   std::vector<std::string> repairs;
   std::vector<validation_error> errors;  // empty: usable (and valid, with a schema)
   bool unusable = false;                  // the value itself cannot be kept (1e999)
+  bool cut_off = false;                   // repaired from a text that ended inside a value
 };
 
 // What every candidate is held to: the limits of stored values, then the
@@ -175,10 +177,19 @@ void take(parse_result& result, option best) {
   result.stage = best.stage;
   result.origin = std::move(best.origin);
   result.repairs = std::move(best.repairs);
-  if (!best.errors.empty()) {
-    result.reason = reason_for(best.errors);
-    result.errors = std::move(best.errors);
+  if (best.errors.empty()) return;
+  if (best.cut_off) {
+    // What the validator misses (a required field) was most likely cut
+    // off with the rest: say so, rather than blame the model's schema use.
+    result.reason = errc::truncated;
+    result.errors.push_back({"", "the answer ends inside a JSON value (it looks cut off) and what remains is "
+                                 "not a valid answer: a cut-off answer is never completed or accepted",
+                             errc::truncated});
+    std::ranges::move(best.errors, std::back_inserter(result.errors));
+    return;
   }
+  result.reason = reason_for(best.errors);
+  result.errors = std::move(best.errors);
 }
 
 // Picks the best option; false when there is none.
@@ -216,6 +227,7 @@ void add_repaired(std::vector<option>& options, const std::vector<detail::candid
       continue;
     }
     option o{std::move(*value), parse_stage::repaired, c.origin, std::move(repaired.repairs), {}};
+    o.cut_off = repaired.cut_off;
     check.check(o);
     options.push_back(std::move(o));
   }

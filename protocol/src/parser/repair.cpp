@@ -37,8 +37,9 @@ class repairer {
       }
       step();
     }
+    const bool cut_off = !failed_ && !stack_.empty();
     if (!failed_) finish_truncated();
-    return {std::move(out_), std::move(repairs_)};
+    return {std::move(out_), std::move(repairs_), cut_off};
   }
 
  private:

@@ -59,6 +59,7 @@ extraction extract_json(std::string_view text);
 struct repair_outcome {
   std::string text;                  // the repaired candidate
   std::vector<std::string> repairs;  // readable, in the order applied
+  bool cut_off = false;              // the text ended inside a value: it was truncated
 };
 
 // Removes trailing commas and, when the text ends inside a value (a truncated

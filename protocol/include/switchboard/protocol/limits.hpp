@@ -47,5 +47,8 @@ boost::json::parse_options checkpoint_parse_options() noexcept;
 // value cannot exhaust the stack.
 std::optional<std::string> check_untrusted_value(const boost::json::value& value,
                                                  std::size_t max_depth = max_json_depth);
+// The same for an object (an envelope's data), without copying it into a value.
+std::optional<std::string> check_untrusted_value(const boost::json::object& value,
+                                                 std::size_t max_depth = max_json_depth);
 
 }  // namespace switchboard::protocol
