@@ -52,7 +52,7 @@ constexpr std::string_view usage =
     "  --tls-cert FILE --tls-key FILE   serve HTTPS\n"
     "  --cors-origin ORIGIN    let browsers of ORIGIN call the API (repeatable)\n"
     "  --grace SECONDS         how long running steps may finish at SIGTERM (default 10)\n"
-    "plus the model and loader options of `switchboard run`.\n";
+    "plus the model and loader options of `switchboard run`; a caller's traceparent is continued.\n";
 
 struct serve_arguments {
   std::vector<std::filesystem::path> workflows;
@@ -133,7 +133,7 @@ serve_arguments parse(std::span<const std::string> args) {
 int run_serve(std::span<const std::string> args) {
   for (const auto& a : args)
     if (a == "--help" || a == "-h") {
-      std::cout << usage;
+      std::cout << usage << cli::tracing_environment_usage;
       return cli::exit_ok;
     }
   return cli::guarded(usage, [&] {

@@ -147,7 +147,7 @@ struct agent_server::impl {
     try {
       auto provider = std::make_shared<host::workflow_tools>(executor, std::move(tools));
       provider->add_observer(metrics);
-      if (options.tracing) provider->add_observer(options.tracing);
+      if (options.tracing) provider->trace_with(options.tracing);
       mcp = std::make_unique<mcp_endpoint>(executor, std::move(provider),
                                            mcp::server_info{"switchboard", "0.1.0", {}}, options.heartbeat);
     } catch (const host::host_error& e) {
@@ -218,7 +218,11 @@ agent_server::agent_server(asio::any_io_executor executor, serve_options options
     w->hub->add_observer(s.metrics);
     w->hub->add_observer(s.options.metrics->observer());
     s.options.metrics->watch(w->opened, w->graph_id);
-    if (s.options.tracing) w->hub->add_observer(s.options.tracing);
+    if (s.options.tracing) {
+      w->hub->add_observer(s.options.tracing);
+      w->hub->set_trace_parents(s.options.tracing);
+      w->opened.model.trace_with(s.options.tracing->tracer());
+    }
     assistant_record a;
     a.assistant_id = system_assistant_id(w->graph_id);
     a.graph_id = a.name = w->graph_id;
