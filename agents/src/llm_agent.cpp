@@ -230,6 +230,8 @@ chat_request llm_agent::build_request(const agent_context& context, const prompt
   request.max_tokens = prompt.model.max_tokens;
   request.prompt_version = prompt.version_tag();
   request.stream = context.stream.get();  // streaming: the hub's sink, if any (agent_context.hpp)
+  // Tracing on: the requests are children of the step's span (trace_parents.hpp).
+  if (context.traces) request.trace = context.traces->step_span(context.workflow_id);
   return request;
 }
 

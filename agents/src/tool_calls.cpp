@@ -254,6 +254,7 @@ asio::awaitable<void> run_one(const loop_scope& scope, int round, clock::duratio
       co_await scope.journal.append(std::move(mark));
     }
     tool_context tc{scope.context.logger, scope.context.workflow_id, call.id, s.agent};
+    if (scope.context.traces) tc.trace = scope.context.traces->tool_span(scope.context.workflow_id, call.id);
     result = co_await call_with_timeout(*t, tc, arguments, timeout);
   }
   const double ms = std::chrono::duration<double, std::milli>(clock::now() - started).count();

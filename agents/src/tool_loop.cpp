@@ -170,6 +170,9 @@ asio::awaitable<void> run_tool_loop(chat_model& model, chat_request request, str
   add_answer_instructions(request.messages, options);
   request.tools = s.tools->definitions(*s.allowed);
   request.tool_choice = tool_choice::automatic();
+  // A turn may be the answer, asked for with the schema in the prompt: the
+  // ladder's last rung, as a trace shows it.
+  request.structured_rung = output_mode::prompt_schema;
   call_budget budget;  // the deadline across the loop; attempts: the client's policy per turn
   budget.deadline = deadline;
   token_usage used;

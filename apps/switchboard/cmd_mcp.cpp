@@ -97,7 +97,7 @@ int serve(const mcp_settings& settings, int protocol_fd) {
   // Spans when the OTEL_* variables ask for them, as for `switchboard run`;
   // its destructor (after the session) ends what is open and flushes.
   host::process_tracing tracing(switchboard::telemetry::process_environment(), "switchboard");
-  if (tracing.enabled()) tools->add_observer(tracing.observer());
+  if (tracing.enabled()) tools->trace_with(tracing.observer());
   spdlog::info("switchboard mcp: serving {} workflow(s) on standard input and output",
                settings.workflow_files.size());
   mcp::server_info info{"switchboard", "0.1.0",

@@ -52,7 +52,7 @@ constexpr std::string_view usage =
     "  --tls-cert FILE --tls-key FILE   serve HTTPS\n"
     "  --cors-origin ORIGIN    let browsers of ORIGIN call the API (repeatable)\n"
     "  --grace SECONDS         how long running steps may finish at SIGTERM (default 10)\n"
-    "plus the model and loader options of `switchboard run`.\n";
+    "plus the model and loader options of `switchboard run`; a caller's traceparent is continued.\n";
 
 struct serve_arguments {
   std::vector<std::filesystem::path> workflows;
@@ -133,7 +133,7 @@ serve_arguments parse(std::span<const std::string> args) {
 int run_serve(std::span<const std::string> args) {
   for (const auto& a : args)
     if (a == "--help" || a == "-h") {
-      std::cout << usage;
+      std::cout << usage << cli::tracing_environment_usage;
       return cli::exit_ok;
     }
   return cli::guarded(usage, [&] {
@@ -143,6 +143,10 @@ int run_serve(std::span<const std::string> args) {
     // the server's, ends what is open and flushes within 5 s.
     host::process_tracing tracing(switchboard::telemetry::process_environment(), "switchboard");
     a.options.tracing = tracing.observer();
+    // Metrics: /metrics always; over OTLP when the OTEL_* variables ask.
+    // Destroyed after the server: one last export, bounded.
+    auto metrics = std::make_shared<host::process_metrics>(switchboard::telemetry::process_environment(), "switchboard");
+    a.options.metrics = metrics;
     server::agent_server server(io.get_executor(), a.options);
     const bool tls = !a.options.http.tls_certificate_file.empty();
     asio::co_spawn(io, [&]() -> asio::awaitable<void> {

@@ -51,7 +51,9 @@ void print_usage(std::ostream& out) {
   }
   out << "\nRun 'switchboard <command> --help' for the options of a command.\n"
          "exit codes: 0 success, 1 failed, 2 usage, 3 paused for clarification,\n"
-         "            4 awaiting approval of tool calls, 128+N interrupted by signal N\n";
+         "            4 awaiting approval of tool calls, 128+N interrupted by signal N\n"
+         "tracing: run, resume and serve send OpenTelemetry traces when OTEL_EXPORTER_OTLP_ENDPOINT is set\n"
+         "         (see 'switchboard run --help' for the OTEL_* variables, docs/observability.md)\n";
 }
 
 }  // namespace

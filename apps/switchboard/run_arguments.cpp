@@ -52,7 +52,8 @@ std::string run_options_usage() {
          "                        format to FILE after the run ('-': standard error)\n"
          "  --json                print the final state as one JSON document, notes on standard error\n"
          "  --verbose             log the hub's decisions to standard error\n"
-         "  --stream              print each agent's model text as it arrives (on standard error with --json)\n";
+         "  --stream              print each agent's model text as it arrives (on standard error with --json)\n" +
+         std::string(tracing_environment_usage);
 }
 
 std::vector<std::string> resume_arguments(const std::string& id, const run_settings& settings) {

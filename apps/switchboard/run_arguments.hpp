@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace switchboard::cli {
@@ -35,6 +36,20 @@ bool take_run_option(std::span<const std::string> args, std::size_t& i, run_sett
 
 // The usage lines of those options.
 std::string run_options_usage();
+
+// The OpenTelemetry variables `run`, `resume` and `serve` read
+// (docs/observability.md): part of their --help.
+inline constexpr std::string_view tracing_environment_usage =
+    "tracing (OpenTelemetry, docs/observability.md), from the environment:\n"
+    "  OTEL_EXPORTER_OTLP_ENDPOINT   collector base URL (OTLP/HTTP JSON, /v1/traces); unset: no tracing\n"
+    "  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT  the traces URL as is, instead\n"
+    "  OTEL_EXPORTER_OTLP_HEADERS    key=value,... sent with every export (a vendor's key)\n"
+    "  OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES   who emits (default service: switchboard)\n"
+    "  OTEL_TRACES_SAMPLER, OTEL_TRACES_SAMPLER_ARG  parentbased_always_on (default), traceidratio, ...\n"
+    "  OTEL_SDK_DISABLED=true        no tracing at all\n"
+    "  OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true   also record explanations, questions\n"
+    "                                and tool arguments/results (never by default)\n"
+    "  model requests and MCP HTTP calls carry W3C traceparent while tracing is on\n";
 
 // "resume ID --workflow FILE" and the options that make a resume of run
 // `id` load what this one did, as words take_run_option reads back.

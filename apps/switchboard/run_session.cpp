@@ -8,6 +8,7 @@
 #include "stream_output.hpp"
 #include "terminal_output.hpp"
 
+#include <switchboard/host/workflow_metrics.hpp>
 #include <switchboard/host/workflow_tracing.hpp>
 #include <switchboard/models/model_error.hpp>
 #include <switchboard/orchestrator/error.hpp>
@@ -236,7 +237,19 @@ int drive(session& s, const run_settings& settings, answer_source& answers,
   // observers so that its destructor (end what is open, flush, bounded)
   // runs before the hub is gone, also when the run throws.
   host::process_tracing tracing(telemetry::process_environment(), "switchboard");
-  if (tracing.enabled()) hub.add_observer(tracing.observer());
+  if (tracing.enabled()) {
+    hub.add_observer(tracing.observer());
+    // Model requests as chat spans under their step, with traceparent on
+    // the wire; MCP calls with the execute_tool span's (ADR 0034).
+    hub.set_trace_parents(tracing.observer());
+    s.model.trace_with(tracing.tracing().tracer);
+  }
+  // Metrics over OTLP likewise; destroyed first: one last export, bounded.
+  host::process_metrics metrics(telemetry::process_environment(), "switchboard");
+  if (metrics.exporting()) {
+    hub.add_observer(metrics.observer());
+    metrics.watch(s, s.workflow->name());
+  }
 
   orch::workflow_state state = run_to_completion(io, [&] { return first(hub); });
   // A paused run continues here while the terminal or --answer can give

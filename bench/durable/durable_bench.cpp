@@ -43,6 +43,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -229,6 +230,15 @@ void report(benchmark::State& state, const meter& start, double workflows, doubl
   state.counters["cpu_us_per_step"] = cpu / steps * 1e6;
 }
 
+// SQLite: the writes (creates and saves) each transaction committed.
+void report_group_commit(benchmark::State& state, const std::shared_ptr<orch::checkpoint_store>& store,
+                         std::optional<stores::sqlite_write_counts> before) {
+  if (!store || !before) return;
+  const auto after = stores::write_counts_of(*store);
+  const auto transactions = after->transactions - before->transactions;
+  if (transactions > 0) state.counters["writes_per_tx"] = double(after->writes - before->writes) / double(transactions);
+}
+
 // ---------------------------------------------------------------- runs
 
 struct totals {
@@ -290,14 +300,17 @@ void BM_four_agent(benchmark::State& state) {
   {
     fixture f;
     asio::io_context io(1);
-    orch::hub hub{io.get_executor(), f.registry, options_for(open_store(kind, db))};
+    const auto store = open_store(kind, db);
+    orch::hub hub{io.get_executor(), f.registry, options_for(store)};
     const json::value input = json::object{{"request", "meet Tuesday"}};
     totals t;
     run_batch(io, hub, f.four, input, batch, in_flight, t);  // warm-up: the first saves create the file's pages
     t = {};
+    const auto writes_before = store ? stores::write_counts_of(*store) : std::nullopt;
     const meter start;
     for (auto _ : state) run_batch(io, hub, f.four, input, batch, in_flight, t);
     report(state, start, double(t.runs), double(t.steps));
+    report_group_commit(state, store, writes_before);
     state.SetItemsProcessed(t.runs);
     check(state, t);
   }

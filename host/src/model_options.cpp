@@ -5,6 +5,7 @@
 #include <switchboard/models/file_cache_store.hpp>
 #include <switchboard/models/metered_model.hpp>
 #include <switchboard/models/structured.hpp>
+#include <switchboard/models/traced_model.hpp>
 
 #include <algorithm>
 #include <cstdlib>
@@ -25,9 +26,16 @@ bool env_set(const char* name) {
 // around it and the cache around that (each holds a reference to the next).
 struct model_chain {
   std::unique_ptr<sm::chat_model> client;
+  std::shared_ptr<sm::traced_model> traced;
   std::unique_ptr<sm::metered_model> metered;
   std::shared_ptr<sm::caching_model> cache;
 };
+
+// The URL the client talks to: the configured one, or the provider's own.
+std::string base_url_of(const sm::model_config& config) {
+  if (!config.http.base_url.empty()) return config.http.base_url;
+  return config.provider == "anthropic" ? "https://api.anthropic.com" : "https://api.openai.com/v1";
+}
 
 }  // namespace
 
@@ -59,6 +67,10 @@ sm::model_config model_config_of(const model_options& options) {
   return config;
 }
 
+void configured_model::trace_with(std::shared_ptr<telemetry::tracer> tracer) const {
+  if (traced) traced->trace_with(std::move(tracer));
+}
+
 std::vector<const protocol::metrics_source*> configured_model::metrics_sources() const {
   std::vector<const protocol::metrics_source*> out;
   if (metrics) out.push_back(metrics.get());
@@ -68,14 +80,18 @@ std::vector<const protocol::metrics_source*> configured_model::metrics_sources()
 
 configured_model make_configured_model(const model_options& options) {
   sm::model_config config = sm::model_config_from_env(model_config_of(options));
-  auto metrics = std::make_shared<sm::model_metrics>(config.provider);
+  auto metrics = std::make_shared<sm::model_metrics>(config.provider, config.model);
   config.http.retry.on_retry = metrics->retry_observer();  // metrics outlive the client: both live in `out`
 
   auto chain = std::make_shared<model_chain>();
   chain->client = sm::make_model(config);
-  chain->metered = std::make_unique<sm::metered_model>(*chain->client, metrics);
+  // Untraced until trace_with: then a pass-through without a frame of its own.
+  chain->traced = std::make_shared<sm::traced_model>(
+      *chain->client, nullptr, sm::traced_options_for(config.provider, config.model, base_url_of(config)));
+  chain->metered = std::make_unique<sm::metered_model>(*chain->traced, metrics);
   configured_model out;
   out.metrics = metrics;
+  out.traced = std::shared_ptr<sm::traced_model>(chain, chain->traced.get());
   if (!options.cache_dir.empty()) {
     sm::caching_options caching;
     caching.name = "model";

@@ -205,6 +205,14 @@ void workflow_tools::add_observer(std::shared_ptr<orch::observer> o) {
   for (auto& w : impl_->workflows) w.hub->add_observer(o);
 }
 
+void workflow_tools::trace_with(const std::shared_ptr<workflow_tracer>& tracing) {
+  for (auto& w : impl_->workflows) {
+    w.hub->add_observer(tracing);
+    w.hub->set_trace_parents(tracing);
+    w.opened->model.trace_with(tracing->tracer());
+  }
+}
+
 std::vector<mcp::exposed_tool> workflow_tools::list_tools() const {
   std::vector<mcp::exposed_tool> tools;
   for (const auto& w : impl_->workflows) {

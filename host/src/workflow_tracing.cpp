@@ -74,6 +74,7 @@ std::string_view outcome_of(event_kind kind) {
 // for the route to be added.
 struct workflow_tracer::run_spans {
   std::int64_t segment = 0;
+  std::int64_t step_number = 0;        // of the last step_started
   telemetry::span workflow;
   telemetry::span step;
   std::string step_agent;              // "" for a group or coordinator before it chose
@@ -117,6 +118,41 @@ telemetry::span_id workflow_span_id(std::string_view run_id, std::int64_t segmen
   telemetry::span_id out;
   std::memcpy(out.bytes.data(), digest.data(), out.bytes.size());
   if (!out.valid()) out.bytes.back() = 1;
+  return out;
+}
+
+telemetry::span_id tool_span_id(std::string_view run_id, std::int64_t segment, std::int64_t step,
+                                std::string_view call_id) {
+  std::string input = "switchboard.tool:";
+  input.append(std::to_string(segment)).append(":").append(std::to_string(step)).append(":");
+  input.append(std::to_string(call_id.size())).append(":").append(call_id).append(":").append(run_id);
+  const auto digest = sha256(input);
+  telemetry::span_id out;
+  std::memcpy(out.bytes.data(), digest.data(), out.bytes.size());
+  if (!out.valid()) out.bytes.back() = 1;
+  return out;
+}
+
+telemetry::span_context workflow_tracer::step_span(std::string_view run_id) const {
+  std::scoped_lock lock(mutex_);
+  const auto found = runs_.find(std::string(run_id));
+  if (found == runs_.end()) return {};
+  const run_spans& run = *found->second;
+  // Between a step's end and its route the span is still open; a model
+  // call then belongs to no step (none is made there) and takes the run's.
+  if (run.step.context().valid() && !run.step_ended) return run.step.context();
+  return run.workflow.context();
+}
+
+telemetry::span_context workflow_tracer::tool_span(std::string_view run_id, std::string_view call_id) const {
+  std::scoped_lock lock(mutex_);
+  const auto found = runs_.find(std::string(run_id));
+  if (found == runs_.end()) return {};
+  const run_spans& run = *found->second;
+  telemetry::span_context out = run.step.context().valid() ? run.step.context() : run.workflow.context();
+  if (!out.valid()) return {};
+  out.span_id = tool_span_id(run_id, run.segment, run.step_number, call_id);
+  out.is_remote = false;
   return out;
 }
 
@@ -241,6 +277,7 @@ void workflow_tracer::handle(const event& e) {
       if (!agent.empty()) name.append(" ").append(agent);
       run.step = tracer_->start_span(name, options);
       run.step_agent = std::string(e.agent);
+      run.step_number = e.step;
       if (run.step.is_recording()) {
         run.step.set_attribute("gen_ai.operation.name", "invoke_agent")
             .set_attribute("switchboard.run.id", e.workflow_id)
@@ -319,6 +356,10 @@ void workflow_tracer::handle(const event& e) {
       telemetry::span_options options;
       options.parent = step_context.valid() ? &step_context : &workflow_context;
       options.start_time_unix_nano = now - std::min<std::uint64_t>(now, micros_to_nanos(number_field(record, "duration_ms") * 1000.0));
+      // The id the call carried as traceparent while it was made (tool_span).
+      const std::string_view call_id = text_field(record, "id");
+      const telemetry::span_id id = tool_span_id(e.workflow_id, e.segment, e.step, call_id);
+      if (!call_id.empty()) options.span_id = &id;
       const std::string_view tool = text_field(record, "tool");
       std::string name = "execute_tool";
       if (!tool.empty()) name.append(" ").append(tool);

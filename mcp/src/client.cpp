@@ -100,7 +100,7 @@ class client::impl : public std::enable_shared_from_this<client::impl> {
 
   asio::awaitable<void> start();
   asio::awaitable<std::vector<tool_description>> list_tools();
-  asio::awaitable<call_result> call_tool(std::string tool, json::value arguments);
+  asio::awaitable<call_result> call_tool(std::string tool, json::value arguments, telemetry::span_context trace);
   asio::awaitable<void> ping() { co_await request("ping", {}); }
   asio::awaitable<void> close();
   void kill() noexcept {
@@ -125,7 +125,13 @@ class client::impl : public std::enable_shared_from_this<client::impl> {
   };
 
   std::string prefix() const { return detail::server_prefix(config_.name); }
-  asio::awaitable<json::object> request(std::string method, json::object params, bool with_progress = false);
+  // Not coroutines: g++ 12 destroys a defaulted argument of a coroutine
+  // twice, so the untraced form builds the empty context here.
+  asio::awaitable<json::object> request(std::string method, json::object params, bool with_progress = false) {
+    return traced_request(std::move(method), std::move(params), with_progress, telemetry::span_context{});
+  }
+  asio::awaitable<json::object> traced_request(std::string method, json::object params, bool with_progress,
+                                               telemetry::span_context trace);
   void notify(std::string_view method, json::object params);
   void on_message(std::string_view text);
   void on_response(const json::object& message);
@@ -198,7 +204,8 @@ asio::awaitable<void> client::impl::initialize() {
   logger_->debug("{}initialized (revision {}, {})", prefix(), version_, quote(json::serialize(server_info_), 200));
 }
 
-asio::awaitable<json::object> client::impl::request(std::string method, json::object params, bool with_progress) {
+asio::awaitable<json::object> client::impl::traced_request(std::string method, json::object params,
+                                                           bool with_progress, telemetry::span_context trace) {
   if (closed_) throw mcp_error(mcp_errc::closed, prefix() + "the client is closed");
   if (broken_) throw *broken_;
   auto self = shared_from_this();
@@ -210,7 +217,7 @@ asio::awaitable<json::object> client::impl::request(std::string method, json::ob
   if (with_progress) params["_meta"] = json::object{{"progressToken", id}};
   json::object message{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}};
   if (!params.empty() || method == "initialize") message["params"] = std::move(params);
-  transport_->send(json::serialize(message), id);
+  transport_->send(json::serialize(message), id, trace);
 
   co_await p->timer.async_wait(use_tuple);
   pending_.erase(id);
@@ -235,7 +242,7 @@ void client::impl::notify(std::string_view method, json::object params) {
   if (closed_ || !transport_) return;
   json::object message{{"jsonrpc", "2.0"}, {"method", method}};
   if (!params.empty()) message["params"] = std::move(params);
-  transport_->send(json::serialize(message), std::nullopt);
+  transport_->send(json::serialize(message), std::nullopt, {});
 }
 
 void client::impl::fail(std::int64_t id, const mcp_error& error) {
@@ -315,7 +322,7 @@ void client::impl::on_server_request(const json::object& message) {
     logger_->debug("{}asked for {}, which this client does not offer", prefix(), quote(method, 80));
     reply["error"] = json::object{{"code", method_not_found}, {"message", "Method not found: " + method}};
   }
-  transport_->send(json::serialize(reply), std::nullopt);
+  transport_->send(json::serialize(reply), std::nullopt, {});
 }
 
 void client::impl::on_notification(const json::object& message) {
@@ -374,13 +381,15 @@ asio::awaitable<std::vector<tool_description>> client::impl::list_tools() {
   co_return out;
 }
 
-asio::awaitable<call_result> client::impl::call_tool(std::string tool, json::value arguments) {
+asio::awaitable<call_result> client::impl::call_tool(std::string tool, json::value arguments,
+                                                    telemetry::span_context trace) {
   if (!arguments.is_object())
     throw mcp_error(mcp_errc::protocol_error, prefix() + "the arguments of " + quote(tool) + " must be a JSON object");
   json::object params;
   params["name"] = tool;
   params["arguments"] = std::move(arguments);
-  const json::object result = co_await request("tools/call", std::move(params), /*with_progress=*/true);
+  auto call = traced_request("tools/call", std::move(params), /*with_progress=*/true, std::move(trace));
+  const json::object result = co_await std::move(call);
   call_result out;
   if (const auto* e = result.if_contains("isError"); e && e->is_bool()) out.is_error = e->get_bool();
   if (const auto* s = result.if_contains("structuredContent"); s && !s->is_null()) out.structured = *s;
@@ -440,8 +449,13 @@ asio::awaitable<std::vector<tool_description>> client::list_tools() {
 }
 
 asio::awaitable<call_result> client::call_tool(std::string tool, json::value arguments) {
+  return call_tool(std::move(tool), std::move(arguments), telemetry::span_context{});
+}
+
+asio::awaitable<call_result> client::call_tool(std::string tool, json::value arguments,
+                                              telemetry::span_context trace) {
   auto i = impl_;
-  auto op = i->call_tool(std::move(tool), std::move(arguments));
+  auto op = i->call_tool(std::move(tool), std::move(arguments), std::move(trace));
   co_return co_await asio::co_spawn(i->strand_, std::move(op), asio::use_awaitable);
 }
 

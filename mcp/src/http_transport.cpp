@@ -25,6 +25,7 @@
 
 #include <switchboard/net/error.hpp>
 #include <switchboard/net/http_client.hpp>
+#include <switchboard/telemetry/trace_context.hpp>
 #include <switchboard/net/redaction.hpp>
 #include <switchboard/net/sse_parser.hpp>
 
@@ -132,6 +133,8 @@ struct exchange {
   std::optional<std::int64_t> id;  // the request it answers
   std::string last_event_id;       // GET resume
   std::chrono::milliseconds timeout{};
+  std::string traceparent;         // W3C, when the request belongs to a trace
+  std::string tracestate;
 };
 
 struct http_state;
@@ -295,6 +298,8 @@ std::vector<net::http_header> http_state::request_headers(const exchange& x) con
   if (!session_id.empty()) headers.push_back({"Mcp-Session-Id", session_id});
   if (!protocol_version.empty()) headers.push_back({"MCP-Protocol-Version", protocol_version});
   if (!x.last_event_id.empty()) headers.push_back({"Last-Event-ID", x.last_event_id});
+  if (!x.traceparent.empty()) headers.push_back({telemetry::traceparent_header, x.traceparent});
+  if (!x.tracestate.empty()) headers.push_back({telemetry::tracestate_header, x.tracestate});
   for (const auto& [name, value] : config.headers) {
     const auto same = std::ranges::find_if(headers, [&](const net::http_header& h) { return same_name(h.name, name); });
     if (same != headers.end()) {
@@ -430,11 +435,16 @@ class http_transport final : public transport {
 
   void start(transport_handlers handlers) override { s_->handlers = std::move(handlers); }
 
-  void send(std::string text, std::optional<std::int64_t> request_id) override {
+  void send(std::string text, std::optional<std::int64_t> request_id,
+            const telemetry::span_context& trace) override {
     if (s_->closed) return;
     exchange x;
     x.body = std::move(text);
     x.id = request_id;
+    if (trace.valid()) {
+      x.traceparent = telemetry::format_traceparent(trace);
+      x.tracestate = trace.trace_state;
+    }
     x.timeout = s_->config.request_timeout;
     auto signal = std::make_shared<asio::cancellation_signal>();
     auto slot = signal->slot();

@@ -64,7 +64,8 @@ asio::awaitable<agents::tool_result> mcp_tool::call(agents::tool_context& contex
     if (std::ranges::none_of(tools, [&](const auto& t) { return t.name == description_.name; })) {
       co_return agents::tool_result::failure("not_found", name_ + ": the MCP server no longer offers this tool");
     }
-    const call_result r = co_await client_->call_tool(description_.name, arguments);
+    auto call = client_->call_tool(description_.name, arguments, context.trace);
+    const call_result r = co_await std::move(call);
     if (r.is_error) co_return agents::tool_result::failure("tool_error", name_ + " failed: " + r.text);
     if (r.structured) co_return agents::tool_result::success(*r.structured);
     co_return agents::tool_result::success(json::string(r.text));

@@ -266,7 +266,7 @@ class stdio_transport final : public transport {
     asio::co_spawn(s_->strand, s_->drain_stderr(), asio::detached);
   }
 
-  void send(std::string text, std::optional<std::int64_t>) override {
+  void send(std::string text, std::optional<std::int64_t>, const telemetry::span_context&) override {
     if (s_->closing) return;
     text.push_back('\n');
     s_->queue.push_back(std::move(text));

@@ -10,6 +10,7 @@
 
 #include <switchboard/mcp/mcp_error.hpp>
 #include <switchboard/mcp/server_config.hpp>
+#include <switchboard/telemetry/span_data.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -46,8 +47,11 @@ class transport {
 
   virtual void start(transport_handlers handlers) = 0;
   // Queues `text` (one serialized message). `request_id` is set for a
-  // request (HTTP ties the response stream to it).
-  virtual void send(std::string text, std::optional<std::int64_t> request_id) = 0;
+  // request (HTTP ties the response stream to it). `trace`, when valid, is
+  // the span the request belongs to: Streamable HTTP sends it as W3C
+  // traceparent (and tracestate); stdio has no headers and ignores it.
+  virtual void send(std::string text, std::optional<std::int64_t> request_id,
+                    const telemetry::span_context& trace) = 0;
   // Stops waiting for request `id`'s answer (cancelled or timed out).
   virtual void abandon(std::int64_t /*id*/) {}
   // After initialize: the revision to name in later requests (HTTP header).

@@ -224,8 +224,9 @@ class anthropic_model::impl {
       return detail::failed_completion(std::current_exception());
     }
     how.offers_tools = !request.tools.empty();
-    if (request.stream) return send_streamed(std::move(body), started, std::move(how), request.budget, request.stream);
-    return send(std::move(body), started, std::move(how), request.budget);
+    if (request.stream)
+      return send_streamed(std::move(body), started, std::move(how), request.budget, request.stream, request.trace);
+    return send(std::move(body), started, std::move(how), request.budget, request.trace);
   }
 
  private:
@@ -235,11 +236,14 @@ class anthropic_model::impl {
   // A streamed request: the answer's pieces go to `sink` as they arrive; a
   // whole JSON answer instead is read as usual and delivered as one piece.
   boost::asio::awaitable<chat_result> send_streamed(std::string body, std::chrono::steady_clock::time_point started,
-                                                    reading how, call_budget* budget, stream_sink* sink) {
+                                                    reading how, call_budget* budget, stream_sink* sink,
+                                                    telemetry::span_context trace) {
     const std::array<net::http_header, 3> headers{{{"Accept", "text/event-stream", false},
                                                       {"anthropic-version", options_.version, false},
                                                       {"x-api-key", options_.api_key, true}}};
-    const std::span<const net::http_header> sent(headers.data(), options_.api_key.empty() ? 2 : 3);
+    detail::trace_headers traced;
+    const std::span<const net::http_header> sent = detail::with_trace(
+        std::span<const net::http_header>(headers.data(), options_.api_key.empty() ? 2 : 3), trace, traced);
     detail::anthropic_stream reader(sink, how, sent);
     net::http_response response;
     try {
@@ -259,12 +263,14 @@ class anthropic_model::impl {
   }
 
   boost::asio::awaitable<chat_result> send(std::string body, std::chrono::steady_clock::time_point started,
-                                           reading how, call_budget* budget) {
+                                           reading how, call_budget* budget, telemetry::span_context trace) {
     const std::array<net::http_header, 2> headers{{{"x-api-key", options_.api_key, true},
                                                       {"anthropic-version", options_.version, false}}};
+    detail::trace_headers traced;
     const std::span<const net::http_header> sent =
-        options_.api_key.empty() ? std::span<const net::http_header>(headers).subspan(1)
-                                 : std::span<const net::http_header>(headers);
+        detail::with_trace(options_.api_key.empty() ? std::span<const net::http_header>(headers).subspan(1)
+                                                    : std::span<const net::http_header>(headers),
+                           trace, traced);
     net::http_response response;
     try {
       response = co_await client_.post_json("/v1/messages", body, sent, budget);

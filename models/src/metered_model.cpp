@@ -1,5 +1,7 @@
 #include <switchboard/models/metered_model.hpp>
 
+#include <exception>
+
 namespace switchboard::models {
 
 void model_metrics::record_success(const chat_result& result) noexcept {
@@ -57,15 +59,50 @@ std::vector<protocol::metric_sample> model_metrics::collect() const {
   return out;
 }
 
+void model_metrics::observe_calls(std::shared_ptr<model_call_observer> observer) {
+  std::lock_guard lock(mutex_);
+  call_observer_ = std::move(observer);
+}
+
+void model_metrics::record_call(const model_call& call) noexcept {
+  std::shared_ptr<model_call_observer> observer;
+  {
+    std::lock_guard lock(mutex_);
+    observer = call_observer_;
+  }
+  if (observer) observer->on_model_call(call);
+}
+
 boost::asio::awaitable<chat_result> metered_model::complete(chat_request request) {
+  const auto started = std::chrono::steady_clock::now();
+  // The request's model, kept: the request is moved into the call.
+  const std::string request_model = request.model.empty() ? metrics_->default_model() : request.model;
+  model_call call;
+  call.provider = inner_.provider();
+  call.request_model = request_model;
+  std::string error_type;
+  std::exception_ptr failure;
   try {
     chat_result result = co_await inner_.complete(std::move(request));
     metrics_->record_success(result);
+    call.duration = std::chrono::steady_clock::now() - started;
+    call.response_model = result.model;
+    call.usage = result.usage;
+    metrics_->record_call(call);
     co_return result;
   } catch (const model_error& e) {
     metrics_->record_failure(e.errc());
-    throw;
+    error_type = to_string(e.errc());
+    failure = std::current_exception();
+  } catch (...) {
+    error_type = "_OTHER";
+    failure = std::current_exception();
   }
+  // Reported here, outside the handlers: the exception is rethrown below.
+  call.duration = std::chrono::steady_clock::now() - started;
+  call.error_type = error_type;
+  metrics_->record_call(call);
+  std::rethrow_exception(failure);
 }
 
 }  // namespace switchboard::models

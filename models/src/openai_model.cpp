@@ -157,17 +157,19 @@ class openai_model::impl {
     } catch (...) {
       return detail::failed_completion(std::current_exception());
     }
-    if (request.stream) return send_streamed(std::move(body), started, request.budget, request.stream);
-    return send(std::move(body), started, request.budget);
+    if (request.stream) return send_streamed(std::move(body), started, request.budget, request.stream, request.trace);
+    return send(std::move(body), started, request.budget, request.trace);
   }
 
   const openai_options& options() const noexcept { return options_; }
 
  private:
   boost::asio::awaitable<chat_result> send(std::string body, std::chrono::steady_clock::time_point started,
-                                           call_budget* budget) {
+                                           call_budget* budget, telemetry::span_context trace) {
     std::array<net::http_header, 1> headers{{{"Authorization", authorization_, true}}};
-    const std::span<const net::http_header> sent(headers.data(), authorization_.empty() ? 0 : 1);
+    detail::trace_headers traced;
+    const std::span<const net::http_header> sent =
+        detail::with_trace(std::span<const net::http_header>(headers.data(), authorization_.empty() ? 0 : 1), trace, traced);
     net::http_response response;
     try {
       response = co_await client_.post_json("/chat/completions", body, sent, budget);
@@ -181,10 +183,12 @@ class openai_model::impl {
   // server that answers with a whole JSON body instead is read as usual and
   // its answer delivered as one piece.
   boost::asio::awaitable<chat_result> send_streamed(std::string body, std::chrono::steady_clock::time_point started,
-                                                    call_budget* budget, stream_sink* sink) {
+                                                    call_budget* budget, stream_sink* sink, telemetry::span_context trace) {
     std::array<net::http_header, 2> headers{{{"Accept", "text/event-stream", false},
                                                 {"Authorization", authorization_, true}}};
-    const std::span<const net::http_header> sent(headers.data(), authorization_.empty() ? 1 : 2);
+    detail::trace_headers traced;
+    const std::span<const net::http_header> sent =
+        detail::with_trace(std::span<const net::http_header>(headers.data(), authorization_.empty() ? 1 : 2), trace, traced);
     detail::openai_stream reader(sink, sent);
     net::http_response response;
     try {

@@ -23,6 +23,7 @@
 
 #include <switchboard/protocol/metrics.hpp>
 #include <switchboard/protocol/strict_mode.hpp>
+#include <switchboard/telemetry/tracer.hpp>
 
 #include "format_rejection.hpp"
 #include <switchboard/models/detail/structured_ladder.hpp>
@@ -511,6 +512,11 @@ asio::awaitable<void> detail::complete_structured_into(chat_model& model, chat_r
     attempt.strict = l.strict;
     attempt.max_tokens = request.max_tokens;
 
+    // The request's chat span, left open by a traced_model below so that the
+    // parser's verdict lands on it; ends with this iteration.
+    telemetry::span chat_span;
+    request.chat_span = &chat_span;
+    request.structured_rung = mode;
     std::optional<rung> next;
     std::string rejection;
     chat_result answer;
@@ -545,6 +551,10 @@ asio::awaitable<void> detail::complete_structured_into(chat_model& model, chat_r
     parse_result parsed = read_answer(answer, stop, l);
     attempts.push_back(detail::record_of(parsed, answer, stop, attempt));
     const attempt_record& recorded = attempts.back();
+    if (chat_span.is_recording()) {
+      chat_span.set_attribute("switchboard.parser.stage", protocol::to_string(parsed.stage));
+      if (!parsed.ok()) chat_span.set_attribute("switchboard.parser.reason", recorded.reason);
+    }
     spdlog::debug("schema {}: attempt {} ({}, stop {}) {} {}", l.schema_id, recorded.number, to_string(mode),
                   to_string(stop), protocol::to_string(parsed.stage), parsed.ok() ? "valid" : recorded.reason);
 

@@ -1,10 +1,22 @@
 #include "wire_common.hpp"
 
+#include <switchboard/telemetry/trace_context.hpp>
+
 #include <switchboard/net/redaction.hpp>
 
 #include <boost/json/parse.hpp>
 
 namespace switchboard::models::detail {
+
+std::span<const net::http_header> with_trace(std::span<const net::http_header> base,
+                                             const telemetry::span_context& trace, trace_headers& storage) {
+  if (!trace.valid()) return base;
+  storage.traceparent = telemetry::format_traceparent(trace);
+  storage.headers.assign(base.begin(), base.end());
+  storage.headers.push_back({telemetry::traceparent_header, storage.traceparent, false});
+  if (!trace.trace_state.empty()) storage.headers.push_back({telemetry::tracestate_header, trace.trace_state, false});
+  return storage.headers;
+}
 
 namespace json = boost::json;
 

@@ -17,8 +17,20 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace switchboard::models::detail {
+
+// The headers a model request sends: `base`, and when the request's trace
+// context is valid, W3C traceparent (and tracestate when it has one) after
+// them. Untraced requests (tracing off) return `base` itself and allocate
+// nothing. The result points into `storage`, which must outlive the request.
+struct trace_headers {
+  std::string traceparent;
+  std::vector<net::http_header> headers;
+};
+std::span<const net::http_header> with_trace(std::span<const net::http_header> base,
+                                             const telemetry::span_context& trace, trace_headers& storage);
 
 // request_model if set, else default_model; throws not_configured naming the provider.
 std::string model_or_default(const std::string& request_model, const std::string& default_model,

@@ -461,6 +461,8 @@ const std::string& hub::owner_id() const noexcept { return impl_->options.owner_
 
 void hub::add_observer(std::shared_ptr<observer> o) { impl_->observers.push_back(std::move(o)); }
 
+void hub::set_trace_parents(std::shared_ptr<const agents::trace_parents> traces) { impl_->traces = std::move(traces); }
+
 const hub_metrics& hub::metrics() const noexcept { return impl_->metrics; }
 
 }  // namespace switchboard::orchestrator

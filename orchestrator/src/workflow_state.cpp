@@ -354,21 +354,32 @@ workflow_state workflow_state::from_checkpoint(const checkpoint& cp) {
 
 namespace detail {
 
+// Written out directly rather than built as a json::object and serialized:
+// the head is written at every step and building the object cost several
+// times what the text does. Same text as serializing the object would give
+// (same keys, same order, no spaces).
 std::string state_head(const workflow_state& state, const definition_identity& definition) {
-  json::array nodes;
-  for (const auto& n : definition.nodes) nodes.emplace_back(n);
-  json::object head{{"format", head_format_version},
-                    {"id", state.id},
-                    {"workflow", state.workflow_name},
-                    {"status", to_string(state.status)},
-                    {"step", state.step},
-                    {"next_node", state.next_node},
-                    {"starts", state.starts},
-                    {"clarification", clarification_to_json(state.clarification)},
-                    {"approval", approval_to_json(state.approval)},
-                    {"result", state.result ? json::value_from(*state.result) : json::value(nullptr)},
-                    {"definition", json::object{{"fingerprint", definition.fingerprint}, {"nodes", std::move(nodes)}}}};
-  return json::serialize(head);
+  const auto quoted = [](std::string_view text) { return json::serialize(json::string_view(text)); };
+  const auto or_null = [](const json::value& v) { return v.is_null() ? std::string("null") : json::serialize(v); };
+  std::string head;
+  head.reserve(256 + definition.fingerprint.size() + 24 * definition.nodes.size());
+  head += "{\"format\":" + std::to_string(head_format_version);
+  head += ",\"id\":" + quoted(state.id);
+  head += ",\"workflow\":" + quoted(state.workflow_name);
+  head += ",\"status\":" + quoted(to_string(state.status));
+  head += ",\"step\":" + std::to_string(state.step);
+  head += ",\"next_node\":" + quoted(state.next_node);
+  head += ",\"starts\":" + std::to_string(state.starts);
+  head += ",\"clarification\":" + or_null(clarification_to_json(state.clarification));
+  head += ",\"approval\":" + or_null(approval_to_json(state.approval));
+  head += ",\"result\":" + (state.result ? json::serialize(json::value_from(*state.result)) : std::string("null"));
+  head += ",\"definition\":{\"fingerprint\":" + quoted(definition.fingerprint) + ",\"nodes\":[";
+  for (std::size_t i = 0; i < definition.nodes.size(); ++i) {
+    if (i > 0) head += ',';
+    head += quoted(definition.nodes[i]);
+  }
+  head += "]}}";
+  return head;
 }
 
 save_request make_save_request(const workflow_state& state, const definition_identity& definition,
@@ -387,45 +398,80 @@ save_request make_save_request(const workflow_state& state, const definition_ide
   return request;
 }
 
+namespace {
+
+// Writes a journal record's text one member at a time: `{"KEY":[A,B],...}`.
+class record_writer {
+ public:
+  explicit record_writer(std::string text = "{") : text_(std::move(text)) {}
+  // Starts array member `key` at its first element, then separates the next.
+  void element_of(const char* key) {
+    if (key != open_key_) {
+      close_array();
+      if (text_.size() > 1) text_ += ',';
+      text_ += '"';
+      text_ += key;
+      text_ += "\":[";
+      open_key_ = key;
+    } else {
+      text_ += ',';
+    }
+  }
+  std::string& text() { return text_; }
+  bool empty() const { return text_.size() == 1; }
+  std::string finish() {
+    close_array();
+    text_ += '}';
+    return std::move(text_);
+  }
+
+ private:
+  void close_array() {
+    if (open_key_ != nullptr) text_ += ']';
+    open_key_ = nullptr;
+  }
+  std::string text_;
+  const char* open_key_ = nullptr;
+};
+
+}  // namespace
+
+// Written out directly rather than built as a json::object and serialized
+// (a record is written at every step): the same text, member by member,
+// each element serialized on its own. The first record carries the input,
+// serialized in place (it may be megabytes).
 std::optional<std::string> next_journal_record(const workflow_state& state, journal_marks& marks) {
-  json::object record;
+  const bool first = !marks.input;
+  record_writer record(first ? "{\"input\":" + json::serialize(state.input) : std::string("{"));
+  marks.input = true;
   marks.runs.resize(state.outputs.size(), 0);
-  json::array outputs;
   for (std::size_t i = 0; i < state.outputs.size(); ++i) {
     const auto& h = state.outputs[i];
     for (; marks.runs[i] < h.runs.size(); ++marks.runs[i]) {
-      outputs.push_back(json::object{{"agent", h.agent}, {"envelope", json::value_from(h.runs[marks.runs[i]])}});
+      record.element_of("outputs");
+      record.text() += "{\"agent\":" + json::serialize(json::string_view(h.agent)) +
+                       ",\"envelope\":" + json::serialize(json::value_from(h.runs[marks.runs[i]])) + "}";
     }
   }
-  if (!outputs.empty()) record["outputs"] = std::move(outputs);
-  json::array audit;
-  for (; marks.audit < state.audit.size(); ++marks.audit) audit.push_back(audit_to_json(state.audit[marks.audit]));
-  if (!audit.empty()) record["audit"] = std::move(audit);
-  json::array errors;
-  for (; marks.errors < state.errors.size(); ++marks.errors) errors.push_back(json::value_from(state.errors[marks.errors]));
-  if (!errors.empty()) record["errors"] = std::move(errors);
-  json::array answers;
+  for (; marks.audit < state.audit.size(); ++marks.audit) {
+    record.element_of("audit");
+    record.text() += json::serialize(audit_to_json(state.audit[marks.audit]));
+  }
+  for (; marks.errors < state.errors.size(); ++marks.errors) {
+    record.element_of("errors");
+    record.text() += json::serialize(json::value_from(state.errors[marks.errors]));
+  }
   for (; marks.answers < state.clarification_answers.size(); ++marks.answers) {
-    answers.emplace_back(state.clarification_answers[marks.answers]);
+    record.element_of("answers");
+    record.text() += json::serialize(json::string_view(state.clarification_answers[marks.answers]));
   }
-  if (!answers.empty()) record["answers"] = std::move(answers);
   if (marks.tool_records > state.tool_records.size()) marks.tool_records = 0;  // a new step's records
-  json::array tools;
   for (; marks.tool_records < state.tool_records.size(); ++marks.tool_records) {
-    tools.push_back(state.tool_records[marks.tool_records]);
+    record.element_of("tool_records");
+    record.text() += json::serialize(state.tool_records[marks.tool_records]);
   }
-  if (!tools.empty()) record["tool_records"] = std::move(tools);
-  if (marks.input) {
-    if (record.empty()) return std::nullopt;
-    return json::serialize(record);
-  }
-  // The first record carries the input, serialized in place rather than
-  // copied into the record first (it may be megabytes).
-  marks.input = true;
-  std::string text = "{\"input\":" + json::serialize(state.input);
-  if (!record.empty()) text += "," + json::serialize(record).substr(1);
-  else text += "}";
-  return text;
+  if (!first && record.empty()) return std::nullopt;
+  return record.finish();
 }
 
 journal_marks marks_of(const workflow_state& state) {

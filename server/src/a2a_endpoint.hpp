@@ -2,7 +2,7 @@
 // served workflow is an agent, each of its runs a task (task id = run id,
 // contextId = the workflow's name). The runs go through the same
 // host::workflow_tools as /mcp: the same hubs, store and pause handling.
-// docs/interop.md, ADR 0034.
+// docs/interop.md, ADR 0035.
 //
 //   GET  /.well-known/agent-card.json            the card (one workflow served)
 //   GET  /a2a/{workflow}/.well-known/agent-card.json   its card (any number)

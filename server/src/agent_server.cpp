@@ -12,6 +12,7 @@
 #include <switchboard/host/error.hpp>
 #include <switchboard/host/store.hpp>
 #include <switchboard/host/workflow_tools.hpp>
+#include <switchboard/telemetry/prometheus.hpp>
 
 #include <openssl/crypto.h>
 #include <openssl/sha.h>
@@ -48,7 +49,12 @@ std::string_view presented_token(const net::server_request& request) {
 }  // namespace
 
 struct agent_server::impl {
-  impl(asio::any_io_executor ex, serve_options opts) : executor(std::move(ex)), options(std::move(opts)) {}
+  impl(asio::any_io_executor ex, serve_options opts) : executor(std::move(ex)), options(std::move(opts)) {
+    // No process metrics given: a meter of our own, never exported.
+    if (!options.metrics)
+      options.metrics = std::make_shared<host::process_metrics>(
+          [](std::string_view) -> std::optional<std::string> { return std::nullopt; }, "switchboard");
+  }
 
   asio::any_io_executor executor;
   serve_options options;
@@ -88,6 +94,9 @@ struct agent_server::impl {
     net::server_response r;
     r.headers = {{"Content-Type", "text/plain; version=0.0.4; charset=utf-8"}};
     r.body = metrics->render(waiting_runs(), sources);
+    // The OpenTelemetry instruments, named as OpenTelemetry maps them to
+    // Prometheus (gen_ai_client_token_usage, switchboard_workflow_runs_total, ...).
+    r.body += telemetry::render_prometheus(options.metrics->meter()->collect());
     return r;
   }
 
@@ -140,7 +149,7 @@ struct agent_server::impl {
     try {
       auto provider = std::make_shared<host::workflow_tools>(executor, std::move(tools));
       provider->add_observer(metrics);
-      if (options.tracing) provider->add_observer(options.tracing);
+      if (options.tracing) provider->trace_with(options.tracing);
       open_a2a_endpoint(provider);
       mcp = std::make_unique<mcp_endpoint>(executor, std::move(provider),
                                            mcp::server_info{"switchboard", "0.1.0", {}}, options.heartbeat);
@@ -225,7 +234,13 @@ agent_server::agent_server(asio::any_io_executor executor, serve_options options
                                "two workflows are named '" + w->graph_id + "': a graph id must be unique");
     w->hub = std::make_unique<orchestrator::hub>(s.executor, *w->opened.agents.registry, w->opened.hub_options());
     w->hub->add_observer(s.metrics);
-    if (s.options.tracing) w->hub->add_observer(s.options.tracing);
+    w->hub->add_observer(s.options.metrics->observer());
+    s.options.metrics->watch(w->opened, w->graph_id);
+    if (s.options.tracing) {
+      w->hub->add_observer(s.options.tracing);
+      w->hub->set_trace_parents(s.options.tracing);
+      w->opened.model.trace_with(s.options.tracing->tracer());
+    }
     assistant_record a;
     a.assistant_id = system_assistant_id(w->graph_id);
     a.graph_id = a.name = w->graph_id;
@@ -244,6 +259,8 @@ agent_server::agent_server(asio::any_io_executor executor, serve_options options
 
 agent_server::~agent_server() {
   if (impl_->http) impl_->http->stop();
+  // The process's metrics may outlive the server: they let go of its workflows.
+  for (const auto& w : impl_->workflows) impl_->options.metrics->forget(w->opened);
 }
 
 asio::awaitable<void> agent_server::start() {

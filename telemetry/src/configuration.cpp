@@ -22,6 +22,12 @@ std::string lower(std::string_view text) {
   return out;
 }
 
+std::string upper(std::string_view text) {
+  std::string out(text);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::toupper(c); });
+  return out;
+}
+
 std::string_view trim(std::string_view text) {
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
@@ -120,19 +126,21 @@ void check_url(std::string_view name, const std::string& url) {
     reject(name, url, "an http:// or https:// URL");
 }
 
-// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as is; else the base endpoint with
-// /v1/traces appended, as the spec says for the per-signal path.
-std::optional<std::string> read_endpoint(const environment_lookup& lookup) {
-  if (std::optional<std::string> traces = read(lookup, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")) {
-    check_url("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", *traces);
-    return traces;
+// OTEL_EXPORTER_OTLP_{TRACES,METRICS}_ENDPOINT as is; else the base
+// endpoint with /v1/{traces,metrics} appended, as the spec says for the
+// per-signal path.
+std::optional<std::string> read_endpoint(const environment_lookup& lookup, std::string_view signal = "traces") {
+  const std::string signal_variable = "OTEL_EXPORTER_OTLP_" + upper(signal) + "_ENDPOINT";
+  if (std::optional<std::string> own = read(lookup, signal_variable)) {
+    check_url(signal_variable, *own);
+    return own;
   }
   std::optional<std::string> base = read(lookup, "OTEL_EXPORTER_OTLP_ENDPOINT");
   if (!base) return std::nullopt;
   check_url("OTEL_EXPORTER_OTLP_ENDPOINT", *base);
   std::string url = *base;
   if (!url.empty() && url.back() == '/') url.pop_back();
-  return url + "/v1/traces";
+  return url + "/v1/" + std::string(signal);
 }
 
 void check_protocol(const environment_lookup& lookup, std::string_view name) {
@@ -242,6 +250,39 @@ tracing_configuration tracing_configuration_from(const environment_lookup& looku
   out.exporter.resource = read_resource(lookup, default_service_name);
   if (endpoint) out.exporter.endpoint = std::move(*endpoint);
   out.enabled = !disabled && !exporter_none && !out.exporter.endpoint.empty();
+  return out;
+}
+
+metrics_configuration metrics_configuration_from(const environment_lookup& lookup,
+                                                 std::string_view default_service_name) {
+  metrics_configuration out;
+  const bool disabled = read_bool(lookup, "OTEL_SDK_DISABLED");
+  bool exporter_none = false;
+  if (std::optional<std::string> exporter = read(lookup, "OTEL_METRICS_EXPORTER")) {
+    const std::string name = lower(trim(*exporter));
+    if (name != "otlp" && name != "none") reject("OTEL_METRICS_EXPORTER", *exporter, "otlp or none");
+    exporter_none = name == "none";
+  }
+  check_protocol(lookup, "OTEL_EXPORTER_OTLP_PROTOCOL");
+  check_protocol(lookup, "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL");
+  std::optional<std::string> endpoint = read_endpoint(lookup, "metrics");
+  otlp_exporter_options& otlp = out.exporter.otlp;
+  // The signal's own headers and timeout win over the shared ones.
+  for (const char* name : {"OTEL_EXPORTER_OTLP_METRICS_HEADERS", "OTEL_EXPORTER_OTLP_HEADERS"}) {
+    std::optional<std::string> headers = read(lookup, name);
+    if (!headers) continue;
+    for (key_value& entry : read_key_values(name, *headers, true))
+      otlp.headers.emplace_back(std::move(entry.key), std::move(entry.value));
+    break;
+  }
+  if (auto timeout = read_positive(lookup, "OTEL_EXPORTER_OTLP_TIMEOUT")) otlp.timeout = std::chrono::milliseconds(*timeout);
+  if (auto timeout = read_positive(lookup, "OTEL_EXPORTER_OTLP_METRICS_TIMEOUT"))
+    otlp.timeout = std::chrono::milliseconds(*timeout);
+  if (auto interval = read_positive(lookup, "OTEL_METRIC_EXPORT_INTERVAL"))
+    out.exporter.interval = std::chrono::milliseconds(*interval);
+  otlp.resource = read_resource(lookup, default_service_name);
+  if (endpoint) otlp.endpoint = std::move(*endpoint);
+  out.enabled = !disabled && !exporter_none && !otlp.endpoint.empty();
   return out;
 }
 

@@ -80,6 +80,7 @@ class probe_tool final : public tool {
   asio::awaitable<tool_result> call(tool_context& context, const json::value& arguments) override {
     calls.push_back(arguments);
     call_ids.push_back(context.call_id);
+    traces.push_back(context.trace);
     max_in_flight = std::max(max_in_flight, ++in_flight);
     if (delay_ > 0ms) {
       asio::steady_timer timer(co_await asio::this_coro::executor, delay_);
@@ -100,6 +101,7 @@ class probe_tool final : public tool {
 
   std::vector<json::value> calls;
   std::vector<std::string> call_ids;
+  std::vector<telemetry::span_context> traces;
   bool idempotent_calls = false;
   int in_flight = 0;
   int max_in_flight = 0;
@@ -145,6 +147,58 @@ struct ToolLoop : ::testing::Test {
     return {};
   }
 };
+
+// The run's trace as host::workflow_tracer gives it: the step's span, and a
+// span per tool call named by its call id.
+class fixed_trace_parents final : public trace_parents {
+ public:
+  static telemetry::span_context context(std::uint8_t last) {
+    telemetry::span_context out;
+    out.trace_id.bytes.fill(0x7a);
+    out.span_id.bytes.fill(0x01);
+    out.span_id.bytes.back() = last;
+    out.trace_flags = telemetry::sampled_flag;
+    return out;
+  }
+  telemetry::span_context step_span(std::string_view run_id) const override {
+    return run_id == "run-9" ? context(0x51) : telemetry::span_context{};
+  }
+  telemetry::span_context tool_span(std::string_view run_id, std::string_view call_id) const override {
+    if (run_id != "run-9") return {};
+    return context(call_id == "c1" ? 0xc1 : 0xc2);
+  }
+};
+
+TEST_F(ToolLoop, TracedRequestsBelongToTheStepAndEachToolCallToItsOwnSpan) {
+  model->push(scripted_response::tool_calls({{"c1", "lookup", R"({"date": "2026-11-24"})"},
+                                             {"c2", "lookup", R"({"date": "2026-11-25"})"}}));
+  model->push_text(std::string(good_answer), {5, 3});
+  auto a = agent();
+  auto context = holder.make();
+  context.workflow_id = "run-9";
+  context.traces = std::make_shared<fixed_trace_parents>();
+  ASSERT_FALSE(run(*a, context).failed());
+  ASSERT_EQ(model->calls(), 2u);
+  for (std::size_t i = 0; i < 2; ++i)
+    EXPECT_EQ(model->request(i).trace.span_id, fixed_trace_parents::context(0x51).span_id) << i;
+  ASSERT_EQ(lookup->traces.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    const auto expected = fixed_trace_parents::context(lookup->call_ids[i] == "c1" ? 0xc1 : 0xc2);
+    EXPECT_EQ(lookup->traces[i].span_id, expected.span_id) << lookup->call_ids[i];
+    EXPECT_EQ(lookup->traces[i].trace_id, expected.trace_id);
+  }
+}
+
+TEST_F(ToolLoop, UntracedRequestsAndCallsCarryNoContext) {
+  model->push(scripted_response::tool_calls({{"c1", "lookup", R"({"date": "2026-11-24"})"}}));
+  model->push_text(std::string(good_answer), {5, 3});
+  auto a = agent();
+  auto context = holder.make();
+  ASSERT_FALSE(run(*a, context).failed());
+  EXPECT_FALSE(model->request(0).trace.valid());
+  ASSERT_EQ(lookup->traces.size(), 1u);
+  EXPECT_FALSE(lookup->traces[0].valid());
+}
 
 TEST_F(ToolLoop, ToolRoundThenFinalAnswer) {
   model->push(scripted_response::tool_calls({{"c1", "lookup", R"({"date": "2026-11-24"})"}}, "Let me look."));

@@ -644,3 +644,34 @@ TEST(McpHttpHostile, AnAnswerThatIsNeitherJsonNorAStreamIsAProtocolError) {
 }
 
 }  // namespace
+
+// Tracing: a call made under a trace context names it (W3C traceparent and
+// tracestate), so the server's spans join the run's trace under the
+// execute_tool span; the session's other requests and untraced calls carry
+// none.
+TEST(McpHttpTransport, ACallWithATraceContextSendsItAsTraceparentAndOnlyThatCall) {
+  scripted_server server([](net::server_request&, const json::object& message, int) -> asio::awaitable<std::optional<net::server_response>> {
+    if (!is_call(message)) co_return std::nullopt;
+    co_return json_answer(message.at("id"), text_result("done"));
+  });
+  switchboard::telemetry::span_context trace;
+  for (std::uint8_t i = 0; i < 16; ++i) trace.trace_id.bytes[i] = static_cast<std::uint8_t>(0xa0 + i);
+  for (std::uint8_t i = 0; i < 8; ++i) trace.span_id.bytes[i] = static_cast<std::uint8_t>(0x10 + i);
+  trace.trace_flags = switchboard::telemetry::sampled_flag;
+  trace.trace_state = "vendor=abc";
+  with_client(config_for(server), [&](sbm::client& c) -> asio::awaitable<bool> {
+    auto traced = c.call_tool("t", json::object{}, trace);
+    co_await std::move(traced);
+    auto untraced = c.call_tool("t", json::object{});
+    co_await std::move(untraced);
+    co_return true;
+  });
+  const auto calls = server.requests("tools/call");
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_EQ(calls[0].header("traceparent"), "00-a0a1a2a3a4a5a6a7a8a9aaabacadaeaf-1011121314151617-01");
+  EXPECT_EQ(calls[0].header("tracestate"), "vendor=abc");
+  EXPECT_FALSE(calls[1].header("traceparent"));
+  EXPECT_FALSE(calls[1].header("tracestate"));
+  for (const auto& r : server.requests("initialize")) EXPECT_FALSE(r.header("traceparent"));
+  for (const auto& r : server.requests("tools/list")) EXPECT_FALSE(r.header("traceparent"));
+}

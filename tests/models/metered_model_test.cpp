@@ -44,6 +44,52 @@ TEST(metered_model, counts_calls_errors_and_tokens) {
   EXPECT_EQ(value_of(samples, "switchboard_model_tokens_total", {{"provider", "scripted"}, {"kind", "prompt"}}), 12);
 }
 
+// What host/ turns into gen_ai.client.* metrics: every request, its
+// models, tokens and error type, reported once.
+class kept_calls final : public model_call_observer {
+ public:
+  struct kept {
+    std::string provider, request_model, response_model, error_type;
+    token_usage usage;
+  };
+  void on_model_call(const model_call& call) noexcept override {
+    calls.push_back({std::string(call.provider), std::string(call.request_model), std::string(call.response_model),
+                     std::string(call.error_type), call.usage});
+  }
+  std::vector<kept> calls;
+};
+
+TEST(metered_model, reports_each_request_with_its_models_tokens_and_error_type) {
+  scripted_model inner;
+  inner.push_text("a", {11, 7});
+  inner.push(scripted_response::error(model_error(model_errc::http_status, "boom", 500)));
+  auto metrics = std::make_shared<model_metrics>("scripted", "default-model");
+  auto observer = std::make_shared<kept_calls>();
+  metrics->observe_calls(observer);
+  metered_model model(inner, metrics);
+  chat_request unnamed = user_request("1");
+  unnamed.model.clear();  // the client's default model
+  const chat_result answered = run(model.complete(unnamed));
+  chat_request named = user_request("2");
+  named.model = "asked-for";
+  EXPECT_THROW(run(model.complete(named)), model_error);
+  ASSERT_EQ(observer->calls.size(), 2u);
+  EXPECT_EQ(observer->calls[0].provider, inner.provider());
+  EXPECT_EQ(observer->calls[0].request_model, "default-model");
+  EXPECT_EQ(observer->calls[0].response_model, answered.model);
+  EXPECT_EQ(observer->calls[0].usage.prompt_tokens, 11);
+  EXPECT_EQ(observer->calls[0].usage.completion_tokens, 7);
+  EXPECT_EQ(observer->calls[0].error_type, "");
+  EXPECT_EQ(observer->calls[1].request_model, "asked-for");
+  EXPECT_EQ(observer->calls[1].error_type, "http_status");
+  EXPECT_EQ(observer->calls[1].usage.total(), 0);
+  // Let go: later requests are not reported.
+  metrics->observe_calls(nullptr);
+  inner.push_text("b", {1, 2});
+  run(model.complete(user_request("3")));
+  EXPECT_EQ(observer->calls.size(), 2u);
+}
+
 TEST(metered_model, the_retry_observer_counts_transport_retries) {
   testing::loopback_model_server server;
   server.enqueue(testing::server_action::error(503, "busy"));

@@ -313,3 +313,52 @@ TEST_F(durable_run, an_agent_answer_that_cannot_be_stored_fails_the_step_and_the
 
 }  // namespace
 }  // namespace switchboard::orchestrator
+
+namespace switchboard::orchestrator {
+namespace {
+
+using namespace durable_testing;
+
+// The head and the journal records are written out by hand (not built as
+// JSON objects): each must be the very text serializing its own parse
+// gives, with every field, at a pause (a question in the head) and at the
+// end (a result in it).
+void expect_canonical_head(const checkpoint& cp) {
+  ASSERT_FALSE(cp.journal.empty());
+  for (const auto& record : cp.journal) EXPECT_EQ(record, boost::json::serialize(boost::json::parse(record)));
+  EXPECT_TRUE(boost::json::parse(cp.journal.front()).as_object().contains("input"));
+  const auto head = boost::json::parse(cp.state_json).as_object();
+  EXPECT_EQ(cp.state_json, boost::json::serialize(head));
+  for (const char* key : {"format", "id", "workflow", "status", "step", "next_node", "starts", "clarification",
+                          "approval", "result", "definition"}) {
+    EXPECT_TRUE(head.contains(key)) << key << " missing from " << cp.state_json;
+  }
+  EXPECT_EQ(head.at("id").as_string(), cp.workflow_id);
+  EXPECT_EQ(head.at("step").as_int64(), cp.step);
+  EXPECT_FALSE(head.at("definition").at("nodes").as_array().empty());
+}
+
+TEST_F(durable_run, the_stored_head_and_records_are_canonical_json_at_a_pause_and_at_the_end) {
+  const auto calls = counter("head");
+  agents::agent_registry registry(testing::test_schemas());
+  testing::register_durable_agents(registry, calls, {});
+  auto workflow = testing::durable_workflow().compile(registry);
+  hub h{io_.get_executor(), registry, hub_opts()};
+
+  auto s = await(h.run(workflow, durable_input(), with_id("head \"quoted\"")));
+  ASSERT_EQ(s.status, workflow_status::awaiting_clarification);
+  auto paused = await(store_->load("head \"quoted\""));
+  ASSERT_TRUE(paused);
+  expect_canonical_head(*paused);
+  EXPECT_FALSE(boost::json::parse(paused->state_json).at("clarification").is_null());
+
+  s = await(h.resume(workflow, "head \"quoted\"", answer("the answer")));
+  ASSERT_EQ(s.status, workflow_status::completed);
+  auto done = await(store_->load("head \"quoted\""));
+  ASSERT_TRUE(done);
+  expect_canonical_head(*done);
+  EXPECT_FALSE(boost::json::parse(done->state_json).at("result").is_null());
+}
+
+}  // namespace
+}  // namespace switchboard::orchestrator

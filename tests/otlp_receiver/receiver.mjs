@@ -1,5 +1,6 @@
 // An OTLP/HTTP JSON receiver for the telemetry tests (tests/telemetry/
-// otlp_decoder_test.cpp). It decodes each POST /v1/traces with the protocol
+// otlp_decoder_test.cpp, otlp_metric_decoder_test.cpp). It decodes each
+// POST /v1/traces and /v1/metrics with the protocol
 // definitions the OpenTelemetry project publishes on npm — the protobuf
 // messages generated from opentelemetry-proto inside
 // @opentelemetry/otlp-transformer — not with rules of our own:
@@ -7,7 +8,8 @@
 //   1. the body must be JSON sent as application/json;
 //   2. trace and span ids are hex in OTLP/JSON (not protobuf's base64): each
 //      is checked for its length and digits and turned into bytes;
-//   3. ExportTraceServiceRequest.fromObject() builds the message, verify()
+//   3. ExportTraceServiceRequest.fromObject() (ExportMetricsServiceRequest
+//      for /v1/metrics) builds the message, verify()
 //      checks every field's type, and the message goes through the binary
 //      protobuf encoding and back, as a collector would store it;
 //   4. every field the request sent must still be there, with the same
@@ -16,15 +18,19 @@
 //      ignore or zero) is reported.
 //
 // Prints "listening <port>" once, then for each request one line:
-// "decoded <json>" (the decoded request, ids as hex, 64-bit integers as
-// strings, enums as numbers) or "rejected <reason>". Answers 200 {} or 400.
+// "decoded <json>" for traces, "decoded-metrics <json>" for metrics (the
+// decoded request, ids as hex, 64-bit integers as strings, enums as
+// numbers) or "rejected <reason>". Answers 200 {} or 400.
 // A missing node_modules fails at the import, before "listening".
 import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
 const { opentelemetry } = require('@opentelemetry/otlp-transformer/build/src/generated/root');
-const ExportTraceServiceRequest = opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
+const messages = {
+  '/v1/traces': { type: opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest, prefix: 'decoded' },
+  '/v1/metrics': { type: opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceRequest, prefix: 'decoded-metrics' },
+};
 
 const idFields = { traceId: 16, spanId: 8, parentSpanId: 8 };
 
@@ -76,13 +82,13 @@ function differences(sent, decoded, where, found) {
   return found;
 }
 
-function decode(body) {
+function decode(body, Request) {
   const sent = JSON.parse(body);
-  const message = ExportTraceServiceRequest.fromObject(idsToBytes(sent, 'request'));
-  const invalid = ExportTraceServiceRequest.verify(message);
-  if (invalid) throw new Error(`not an ExportTraceServiceRequest: ${invalid}`);
-  const wire = ExportTraceServiceRequest.encode(message).finish();
-  const decoded = ExportTraceServiceRequest.toObject(ExportTraceServiceRequest.decode(wire), {
+  const message = Request.fromObject(idsToBytes(sent, 'request'));
+  const invalid = Request.verify(message);
+  if (invalid) throw new Error(`not an ${Request.name}: ${invalid}`);
+  const wire = Request.encode(message).finish();
+  const decoded = Request.toObject(Request.decode(wire), {
     longs: String,
     enums: Number,
     defaults: true,
@@ -103,14 +109,15 @@ const server = createServer((request, response) => {
   request.on('data', (chunk) => chunks.push(chunk));
   request.on('end', () => {
     try {
-      if (request.method !== 'POST' || request.url !== '/v1/traces') {
+      const expected = messages[request.url];
+      if (request.method !== 'POST' || !expected) {
         throw new Error(`unexpected ${request.method} ${request.url}`);
       }
       if (request.headers['content-type'] !== 'application/json') {
         throw new Error(`content-type is ${JSON.stringify(request.headers['content-type'])}`);
       }
-      const decoded = decode(Buffer.concat(chunks).toString('utf8'));
-      process.stdout.write(`decoded ${JSON.stringify(decoded)}\n`);
+      const decoded = decode(Buffer.concat(chunks).toString('utf8'), expected.type);
+      process.stdout.write(`${expected.prefix} ${JSON.stringify(decoded)}\n`);
       answer(response, 200, {});
     } catch (error) {
       process.stdout.write(`rejected ${error.message.replace(/\n/g, ' ')}\n`);

@@ -9,11 +9,13 @@
 
 #include <switchboard/host/workflow_tracing.hpp>
 #include <switchboard/testing/hang_guard.hpp>
+#include <switchboard/testing/loopback_model_server.hpp>
 #include <switchboard/testing/temp_dir.hpp>
 
 #include <boost/json.hpp>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -92,7 +94,9 @@ class cli_tracing : public ::testing::Test {
     std::string environment =
         "env -u OTEL_SDK_DISABLED -u OTEL_EXPORTER_OTLP_ENDPOINT -u OTEL_EXPORTER_OTLP_TRACES_ENDPOINT "
         "-u OTEL_TRACES_EXPORTER -u OTEL_TRACES_SAMPLER -u OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT " +
-        test::isolated_environment(scratch_.path());
+        test::isolated_environment(scratch_.path()) +
+        // Spans only: the metrics sent at exit have their own tests (cli_metrics_test.cpp).
+        " OTEL_METRICS_EXPORTER=none";
     if (env.empty()) env.push_back("OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:" + port_);
     for (const auto& e : env) environment += " " + test::shell_quoted(e);
     return test::run_switchboard(scratch_.path(), test::shell_words(args), "/dev/null", false, environment);
@@ -247,6 +251,106 @@ TEST_F(cli_tracing, disabled_or_without_an_endpoint_nothing_is_sent) {
   ASSERT_FALSE(spans.empty());
   for (const auto& s : spans) EXPECT_EQ(text(s.at("traceId")), host::trace_id_for_run(id).hex()) << s.at("name");
   EXPECT_EQ(named(spans, "invoke_workflow ").size(), 1u);
+}
+
+std::string envelope(json::object data, std::string explanation) {
+  return json::serialize(json::object{{"data", std::move(data)},
+                                      {"explanation", std::move(explanation)},
+                                      {"confidence", 0.9},
+                                      {"reasoning", "scripted answer"}});
+}
+
+json::object dentist_request() {
+  return {{"intent", "create"}, {"title", "Dentist appointment"}, {"date", "2026-03-03"},
+          {"date_range", nullptr}, {"start_time", "16:00"}, {"end_time", "17:00"},
+          {"time_window", nullptr}, {"duration_minutes", 60}, {"participants", json::array{"Leo"}},
+          {"resources", json::array{"minivan"}}, {"priority", "normal"}, {"flexibility", "fixed"}};
+}
+
+json::object sedan_plan() {
+  return {{"strategies", json::array{json::object{{"strategy", "change_resource"},
+                                                  {"description", "take the sedan instead of the minivan"},
+                                                  {"score", 0.9},
+                                                  {"start", "2026-03-03T16:00"},
+                                                  {"end", "2026-03-03T17:00"},
+                                                  {"resources", json::array{"sedan"}}}}},
+          {"recommended", 0},
+          {"plan", json::object{{"title", "Dentist appointment"},
+                                {"start", "2026-03-03T16:00"},
+                                {"end", "2026-03-03T17:00"},
+                                {"participants", json::array{"Leo"}},
+                                {"resources", json::array{"sedan"}}}}};
+}
+
+// The sample with its LLM-backed agents on a loopback OpenAI-compatible
+// server: each model request is a chat span under its step's invoke_agent
+// span (the resolution's re-ask a second one), with tokens and finish
+// reasons, and the server received each chat span as traceparent.
+TEST_F(cli_tracing, model_requests_are_chat_spans_under_their_step_and_reach_the_server_as_traceparent) {
+  loopback_model_server model;
+  model.enqueue(server_action::reply(envelope(dentist_request(), "A dentist appointment for Leo.")));
+  json::object incomplete = sedan_plan();
+  incomplete.erase("plan");  // invalid: the resolution is asked again
+  model.enqueue(server_action::reply(envelope(incomplete, "Take the sedan.")));
+  model.enqueue(server_action::reply(envelope(sedan_plan(), "Take the sedan instead of the minivan.")));
+  const auto r = switchboard({"run", shipped_sample.string(), "--json", "--model", "gpt-test", "--input",
+                              "Dentist appointment for Leo on Tuesday 4-5pm, he needs the minivan"},
+                             {with_endpoint(), "OPENAI_BASE_URL=" + model.base_url(), "OPENAI_API_KEY=test-key",
+                              "SWITCHBOARD_OUTPUT_MODE=json_object"});
+  ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 4) << describe(r);
+  const std::string id(json::parse(r.out).at("id").as_string());
+  const auto spans = spans_after_workflow_spans(id, 1);
+  const std::string trace = host::trace_id_for_run(id).hex();
+
+  const auto chats = named(spans, "chat ");
+  ASSERT_EQ(chats.size(), 3u) << all_values(spans);
+  std::map<std::string, std::string> agent_of_span;  // invoke_agent span id -> agent
+  for (const auto& a : named(spans, "invoke_agent "))
+    agent_of_span[text(a.at("spanId"))] = attribute(a, "gen_ai.agent.name");
+  std::map<std::string, int> chats_by_agent;
+  std::map<std::string, std::vector<std::string>> rungs;
+  std::vector<std::string> chat_ids;
+  for (const auto& c : chats) {
+    EXPECT_EQ(text(c.at("name")), "chat gpt-test");
+    EXPECT_EQ(text(c.at("traceId")), trace);
+    EXPECT_EQ(c.at("kind"), 3) << "SPAN_KIND_CLIENT";
+    EXPECT_EQ(attribute(c, "gen_ai.operation.name"), "chat");
+    EXPECT_EQ(attribute(c, "gen_ai.provider.name"), "openai");
+    EXPECT_EQ(attribute(c, "gen_ai.request.model"), "gpt-test");
+    EXPECT_EQ(attribute(c, "gen_ai.usage.input_tokens"), "11");
+    EXPECT_EQ(attribute(c, "gen_ai.usage.output_tokens"), "7");
+    EXPECT_NE(attribute(c, "gen_ai.response.finish_reasons").find("stop"), std::string::npos)
+        << attribute(c, "gen_ai.response.finish_reasons");
+    EXPECT_EQ(attribute(c, "server.address"), "127.0.0.1");
+    const std::string parent = text(c.at("parentSpanId"));
+    ASSERT_TRUE(agent_of_span.contains(parent)) << "a chat span outside every step: " << json::serialize(c);
+    const std::string agent = agent_of_span.at(parent);
+    ++chats_by_agent[agent];
+    rungs[agent].push_back(attribute(c, "switchboard.structured.rung"));
+    chat_ids.push_back(text(c.at("spanId")));
+  }
+  EXPECT_EQ(chats_by_agent["nl_parser"], 1);
+  EXPECT_EQ(chats_by_agent["resolution"], 2);
+  // A tool loop's turn asks with the schema in the prompt; the answer that
+  // was not valid is asked again through the structured ladder (JSON-object
+  // mode here).
+  for (auto& [agent, seen] : rungs) std::sort(seen.begin(), seen.end());
+  EXPECT_EQ(rungs["nl_parser"], std::vector<std::string>{"prompt_schema"});
+  EXPECT_EQ(rungs["resolution"], (std::vector<std::string>{"json_object", "prompt_schema"}));
+
+  // The model server saw each request's chat span as its parent.
+  std::vector<std::string> parents;
+  for (const auto& request : model.requests()) {
+    const std::string header = request.header("traceparent");
+    ASSERT_EQ(header.size(), 55u) << header;
+    EXPECT_EQ(header.substr(3, 32), trace);
+    parents.push_back(header.substr(36, 16));
+  }
+  std::sort(parents.begin(), parents.end());
+  std::sort(chat_ids.begin(), chat_ids.end());
+  EXPECT_EQ(parents, chat_ids);
+  // The prompt is never on a span.
+  EXPECT_EQ(all_values(spans).find("Dentist"), std::string::npos);
 }
 
 }  // namespace

@@ -83,6 +83,7 @@ class with_household final : public agents::agent {
     inner.journal = context.journal;
     inner.needs_approval = context.needs_approval;
     inner.stream = context.stream;
+    inner.traces = context.traces;  // its model requests are the step's chat spans
     std::exception_ptr failure;
     protocol::envelope answer;
     try {

@@ -85,6 +85,7 @@ struct hub::impl {
 
   // ---- Services: what runs share and change; each safe from any thread.
   std::vector<std::shared_ptr<observer>> observers;  // added before runs start (hub::add_observer)
+  std::shared_ptr<const agents::trace_parents> traces;  // null: tracing off (hub::set_trace_parents)
   hub_metrics metrics;
   std::atomic<std::uint64_t> id_counter{0};
   // Renews the leases of this hub's runs (one timer for all of them).

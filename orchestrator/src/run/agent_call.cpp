@@ -101,6 +101,7 @@ std::shared_ptr<detached_call> workflow_run::start_call(agents::agent& a, const 
 void workflow_run::prepare_context(agents::agent_context& context, const agents::agent& a,
                                    const asio::any_io_executor& run_strand) {
   context.workflow_id = state_.id;
+  context.traces = hub_->traces;
   give_tools(context, a);
   // Deltas to the observers that want them, on the run's strand.
   context.stream = make_stream_relay(

@@ -104,8 +104,11 @@ asio::awaitable<void> workflow_run::go() {
     state_.clarification.reset();
     emit(make_event(event_kind::resumed));
   } else if (decision_ && state_.approval) {
+    // Said on the event (apply_decision forgets it): metrics count decisions.
+    auto e = make_event(event_kind::resumed);
+    e.condition = decision_->approve ? "approved" : "rejected";
     apply_decision();
-    emit(make_event(event_kind::resumed));
+    emit(e);
   } else if (continuing_ && state_.approval) {
     // Claimed to be decided, but the decision was never saved: the calls
     // still wait. Nothing runs; approval is asked again.

@@ -10,6 +10,7 @@
 #include <switchboard/orchestrator/store_support.hpp>
 
 #include "sqlite_connection.hpp"
+#include "sqlite_write_batch.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -34,14 +35,20 @@ class sqlite_checkpoint_store final : public checkpoint_store {
 
   ~sqlite_checkpoint_store() override { db_.stop(); }
 
+  // create() and save() share transactions with the creates and saves of
+  // other runs ready at the same moment (group commit): each completes when
+  // its own write has committed, and a refused one fails alone.
   asio::awaitable<void> create(save_request cp, std::chrono::milliseconds lease) override {
-    co_await db_.run([&] { create_now(cp, lease); });
+    store_support::check_new_run(cp);
+    auto committed = batch_.submit([&] { create_now(cp, lease); });
+    co_await std::move(committed);
   }
   asio::awaitable<checkpoint> claim(claim_request request) override {
     co_return co_await db_.run([&] { return claim_now(request); });
   }
   asio::awaitable<void> save(save_request cp) override {
-    co_await db_.run([&] { save_now(cp); });
+    auto committed = batch_.submit([&] { save_now(cp); });
+    co_await std::move(committed);
   }
   asio::awaitable<std::size_t> renew(std::string owner, std::chrono::milliseconds lease) override {
     co_return co_await db_.run([&] { return renew_now(owner, lease); });
@@ -59,21 +66,22 @@ class sqlite_checkpoint_store final : public checkpoint_store {
     co_return co_await db_.run([&] { return prune_now(finished_before); });
   }
 
+  write_batch::counts write_counts() const noexcept { return batch_.totals(); }
+
  private:
   // ---------------------------------------------------------------- operations (store thread)
 
+  // Within the batch's transaction: the checks, then the writes (a refusal
+  // must come before the first change; see sqlite_write_batch.hpp).
   void create_now(const save_request& cp, std::chrono::milliseconds lease) {
-    store_support::check_new_run(cp);
-    connection::transaction tx(db_);
     if (auto stored = select_summary(cp.workflow_id)) store_support::throw_exists(db_.name(), *stored);
     const auto now = clock_();
     {
       statement_use use(insert_run_);
       bind_run(use.get(), cp, cp.owner, now + lease, 1, now);
-      db_.step_done(use.get(), "cannot create the run of workflow '" + cp.workflow_id + "'");
+      db_.step_done(use.get(), "cannot create the run of workflow", cp.workflow_id);
     }
     append_journal(cp.workflow_id, cp.journal);
-    tx.commit();
   }
 
   checkpoint claim_now(const claim_request& request) {
@@ -95,20 +103,40 @@ class sqlite_checkpoint_store final : public checkpoint_store {
   }
 
   void save_now(const save_request& cp) {
-    connection::transaction tx(db_);
+    store_support::check_save_request(cp);
+    if (!save_next_step(cp)) save_checked(cp);
+    append_journal(cp.workflow_id, cp.journal);
+  }
+
+  // The common save, a running run's next step by its owner, in one
+  // statement: the checks are its WHERE clause and only what a step changes
+  // is rewritten (the columns of ownership, and the index on owner and
+  // status, stay as they are). False, with nothing changed, for any other
+  // save, including one that will be refused.
+  bool save_next_step(const save_request& cp) {
+    if (cp.status != workflow_status::running) return false;
+    statement_use use(update_step_);
+    db_.bind_text(use.get(), 1, cp.workflow_id);
+    db_.bind_int64(use.get(), 2, cp.step);
+    db_.bind_text(use.get(), 3, cp.state_json);
+    db_.bind_int64(use.get(), 4, to_nanoseconds(clock_()));
+    db_.bind_text(use.get(), 5, cp.owner);
+    db_.bind_int64(use.get(), 6, cp.fence);
+    db_.bind_text(use.get(), 7, cp.workflow_name);
+    db_.step_done(use.get(), "cannot save the checkpoint of workflow", cp.workflow_id);
+    return db_.changes() == 1;
+  }
+
+  // Any other save: read, check (a refusal throws before any change), write.
+  void save_checked(const save_request& cp) {
     const auto stored = select_summary(cp.workflow_id);
     store_support::check_save(db_.name(), stored, cp);
-    const auto now = clock_();
     const bool running = cp.status == workflow_status::running;
-    {
-      statement_use use(update_run_);
-      // The lease is the store's (create, claim, renew); a save keeps it.
-      bind_run(use.get(), cp, running ? std::string_view(cp.owner) : std::string_view(),
-               running ? stored->lease_expires : system_time{}, cp.fence, now);
-      db_.step_done(use.get(), "cannot save the checkpoint of workflow '" + cp.workflow_id + "'");
-    }
-    append_journal(cp.workflow_id, cp.journal);
-    tx.commit();
+    statement_use use(update_run_);
+    // The lease is the store's (create, claim, renew); a save keeps it.
+    bind_run(use.get(), cp, running ? std::string_view(cp.owner) : std::string_view(),
+             running ? stored->lease_expires : system_time{}, cp.fence, clock_());
+    db_.step_done(use.get(), "cannot save the checkpoint of workflow", cp.workflow_id);
   }
 
   std::size_t renew_now(const std::string& owner, std::chrono::milliseconds lease) {
@@ -207,7 +235,7 @@ class sqlite_checkpoint_store final : public checkpoint_store {
   std::optional<run_summary> select_summary(const std::string& workflow_id) {
     statement_use use(select_summary_);
     db_.bind_text(use.get(), 1, workflow_id);
-    if (!db_.step_row(use.get(), "cannot read workflow '" + workflow_id + "'")) return std::nullopt;
+    if (!db_.step_row(use.get(), "cannot read workflow", workflow_id)) return std::nullopt;
     return read_summary(use.get());
   }
 
@@ -229,7 +257,7 @@ class sqlite_checkpoint_store final : public checkpoint_store {
       statement_use use(insert_journal_);
       db_.bind_text(use.get(), 1, workflow_id);
       db_.bind_text(use.get(), 2, record);
-      db_.step_done(use.get(), "cannot append to the journal of workflow '" + workflow_id + "'");
+      db_.step_done(use.get(), "cannot append to the journal of workflow", workflow_id);
     }
   }
 
@@ -255,6 +283,10 @@ class sqlite_checkpoint_store final : public checkpoint_store {
         "UPDATE runs SET workflow_name = ?2, status = ?3, step = ?4, head = ?5, owner = ?6, "
         "lease_expires_ns = ?7, fence = ?8, updated_at_ns = ?9, save_seq = " + next_save_seq +
         " WHERE workflow_id = ?1");
+    update_step_ = db_.prepare(
+        "UPDATE runs SET step = ?2, head = ?3, updated_at_ns = ?4, save_seq = " + next_save_seq +
+        " WHERE workflow_id = ?1 AND status = 'running' AND owner = ?5 AND owner <> '' AND fence = ?6 "
+        "AND workflow_name = ?7 AND step <= ?2");
     insert_journal_ = db_.prepare(
         "INSERT INTO journal (workflow_id, seq, record) VALUES "
         "(?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM journal WHERE workflow_id = ?1), ?2)");
@@ -272,8 +304,10 @@ class sqlite_checkpoint_store final : public checkpoint_store {
   }
 
   connection db_;  // first: destroyed after the statements
+  write_batch batch_{db_};
   store_clock clock_;
-  statement select_summary_, select_run_, select_journal_, insert_run_, claim_run_, update_run_, insert_journal_,
+  statement select_summary_, select_run_, select_journal_, insert_run_, claim_run_, update_run_, update_step_,
+      insert_journal_,
       renew_, list_, erase_journal_, erase_run_, prune_journal_, prune_runs_;
 };
 
@@ -284,6 +318,13 @@ std::shared_ptr<checkpoint_store> make_sqlite_checkpoint_store(const std::filesy
     throw checkpoint_error("checkpoint store: empty SQLite database path");
   }
   return std::make_shared<sqlite_checkpoint_store>(path, std::move(clock));
+}
+
+std::optional<sqlite_write_counts> write_counts_of(const checkpoint_store& store) {
+  const auto* sqlite = dynamic_cast<const sqlite_checkpoint_store*>(&store);
+  if (sqlite == nullptr) return std::nullopt;
+  const auto counts = sqlite->write_counts();
+  return sqlite_write_counts{counts.writes, counts.transactions};
 }
 
 }  // namespace switchboard::stores

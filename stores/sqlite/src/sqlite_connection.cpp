@@ -74,6 +74,23 @@ void connection::step_done(sqlite3_stmt* stmt, const std::string& what) const {
   }
 }
 
+void connection::step_done(sqlite3_stmt* stmt, const char* what, std::string_view id) const {
+  if (sqlite3_step(stmt) != SQLITE_DONE) {
+    fail(std::string(what) + " '" + std::string(id) + "'");
+  }
+}
+
+bool connection::step_row(sqlite3_stmt* stmt, const char* what, std::string_view id) const {
+  const int rc = sqlite3_step(stmt);
+  if (rc == SQLITE_ROW) {
+    return true;
+  }
+  if (rc != SQLITE_DONE) {
+    fail(std::string(what) + " '" + std::string(id) + "'");
+  }
+  return false;
+}
+
 bool connection::step_row(sqlite3_stmt* stmt, const std::string& what) const {
   const int rc = sqlite3_step(stmt);
   if (rc == SQLITE_ROW) {

@@ -60,6 +60,10 @@ class connection {
         boost::asio::bind_cancellation_slot(boost::asio::cancellation_slot(), boost::asio::use_awaitable));
   }
 
+  // The connection's thread, for work that completes its callers itself
+  // (sqlite_write_batch.hpp).
+  boost::asio::thread_pool::executor_type executor() noexcept { return thread_.get_executor(); }
+
   // A statement prepared once and kept (SQLITE_PREPARE_PERSISTENT).
   statement prepare(const std::string& sql);
 
@@ -67,12 +71,21 @@ class connection {
   void bind_int64(sqlite3_stmt* stmt, int index, std::int64_t value) const;
   // Steps a statement that returns no rows.
   void step_done(sqlite3_stmt* stmt, const std::string& what) const;
+  // The same for the writes of every save, whose message ("WHAT 'ID'") is
+  // only built when it fails.
+  void step_done(sqlite3_stmt* stmt, const char* what, std::string_view id) const;
+  bool step_row(sqlite3_stmt* stmt, const char* what, std::string_view id) const;
   // Steps a query: true with a row ready, false when done.
   bool step_row(sqlite3_stmt* stmt, const std::string& what) const;
   // Runs `sql` (no parameters, no rows).
   void exec(const char* sql, const std::string& what);
   // Rows changed by the last statement.
   std::size_t changes() const noexcept;
+  // Rows changed since the connection opened (by completed statements).
+  std::int64_t total_changes() const noexcept { return sqlite3_total_changes64(db_); }
+  // Whether a transaction is open (SQLite rolls one back by itself on some
+  // errors: a full disk, an I/O error).
+  bool in_transaction() const noexcept { return sqlite3_get_autocommit(db_) == 0; }
   [[noreturn]] void fail(const std::string& what) const;
   const std::string& name() const noexcept { return name_; }
 

@@ -9,6 +9,7 @@
 #include <switchboard/orchestrator/store_support.hpp>
 
 #include "sqlite_connection.hpp"
+#include "sqlite_write_batch.hpp"
 
 #include <utility>
 
@@ -43,22 +44,24 @@ class sqlite_event_feed final : public event_feed {
     co_return co_await append_all(std::move(workflow_id), std::move(one));
   }
 
-  // One transaction for the whole batch: one commit (and WAL write) where
-  // appending one by one costs one per event.
+  // The events of one call land together, at consecutive positions, in a
+  // transaction they may share with the appends of other runs ready at the
+  // same moment (group commit, sqlite_write_batch.hpp): one commit (and WAL
+  // write) where appending one by one costs one per event.
   asio::awaitable<std::int64_t> append_all(std::string workflow_id, std::vector<std::string> events) override {
     store_support::check_feed_id(db_.name(), workflow_id);
     if (events.empty()) co_return 0;
-    const auto position = co_await db_.run([&] {
-      connection::transaction tx(db_);
+    std::int64_t last = 0;
+    auto committed = batch_.submit([&] {
       const auto at_ns = to_nanoseconds(clock_());
-      std::int64_t last = 0;
       for (const auto& event : events) last = insert_now(workflow_id, event, at_ns);
-      tx.commit();
-      return last;
     });
+    co_await std::move(committed);
     wakeups_.notify(workflow_id);
-    co_return position;
+    co_return last;
   }
+
+  write_batch::counts write_counts() const noexcept { return batch_.totals(); }
 
   asio::awaitable<std::vector<feed_event>> read(std::string workflow_id, std::int64_t after,
                                                 std::size_t limit) override {
@@ -110,6 +113,7 @@ class sqlite_event_feed final : public event_feed {
   }
 
   connection db_;  // first: destroyed after the statements
+  write_batch batch_{db_};
   store_clock clock_;
   statement insert_, read_, erase_;
   store_support::feed_wakeups wakeups_;
@@ -120,6 +124,13 @@ class sqlite_event_feed final : public event_feed {
 std::shared_ptr<event_feed> make_sqlite_event_feed(const std::filesystem::path& path, store_clock clock) {
   if (path.empty()) throw checkpoint_error("event feed: empty SQLite database path");
   return std::make_shared<sqlite_event_feed>(path, std::move(clock));
+}
+
+std::optional<sqlite_write_counts> write_counts_of(const event_feed& feed) {
+  const auto* sqlite = dynamic_cast<const sqlite_event_feed*>(&feed);
+  if (sqlite == nullptr) return std::nullopt;
+  const auto counts = sqlite->write_counts();
+  return sqlite_write_counts{counts.writes, counts.transactions};
 }
 
 }  // namespace switchboard::stores

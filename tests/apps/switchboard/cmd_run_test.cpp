@@ -539,6 +539,20 @@ TEST_F(CmdRun, help_names_every_exit_code_of_run_and_resume) {
   }
 }
 
+TEST_F(CmdRun, help_names_the_opentelemetry_variables_of_run_resume_and_serve) {
+  for (const char* command : {"run --help", "resume --help", "serve --help"}) {
+    const auto r = run(command, "", false);
+    EXPECT_EQ(r.exit_code, 0) << command;
+    for (const char* variable : {"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_HEADERS", "OTEL_SERVICE_NAME",
+                                 "OTEL_TRACES_SAMPLER", "OTEL_SDK_DISABLED",
+                                 "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"})
+      EXPECT_THAT(r.out, HasSubstr(variable)) << command;
+    EXPECT_THAT(r.out, HasSubstr("traceparent")) << command;
+  }
+  const auto top = run("--help", "", false);
+  EXPECT_THAT(top.out, HasSubstr("OTEL_EXPORTER_OTLP_ENDPOINT"));
+}
+
 TEST_F(CmdRun, model_options_without_a_model_are_named_not_silently_ignored) {
   write(flow() / "workflow.json", R"({"name": "w", "nodes": {"done": {"type": "end"}}})");
   const auto r = run("run " + workflow() + " --input a --timeout 5", "", false);

@@ -19,6 +19,7 @@
 #include <switchboard/models/call_limits.hpp>
 #include <switchboard/models/chat_model.hpp>
 #include <switchboard/agents/tool_journal.hpp>
+#include <switchboard/agents/trace_parents.hpp>
 #include <switchboard/protocol/envelope.hpp>
 
 #include <boost/json/array.hpp>
@@ -124,6 +125,10 @@ struct agent_context {
   // context, also when the hub gave the call up. Called from the agent's
   // coroutine: the sink forwards the pieces to where they belong.
   std::shared_ptr<stream_sink> stream{};
+  // --- tracing (trace_parents.hpp) ---
+  // Where this call's model requests and tool calls sit in the run's trace;
+  // null when tracing is off (then no request carries a trace context).
+  std::shared_ptr<const trace_parents> traces{};
 };
 
 }  // namespace switchboard::agents

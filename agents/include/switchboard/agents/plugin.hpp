@@ -48,7 +48,9 @@
 // 2: agent::blocks_thread() (a new virtual function), agent_context::raw_text.
 // 3: plugin_registrar::host() and notice(), agent_context::workflow_id;
 //    plugin_registrar::add_tool() and the tool interface (tool.hpp).
-#define SWITCHBOARD_PLUGIN_ABI_VERSION 3
+// 4: agent_context::traces, tool_context::trace, chat_request's tracing
+//    members (a plugin that builds an agent_context must forward traces).
+#define SWITCHBOARD_PLUGIN_ABI_VERSION 4
 
 #if defined(_WIN32)
 #define SWITCHBOARD_PLUGIN_EXPORT __declspec(dllexport)

@@ -39,6 +39,7 @@
 
 #include <switchboard/agents/model_terms.hpp>
 #include <switchboard/models/tool_call.hpp>
+#include <switchboard/telemetry/span_data.hpp>
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/object.hpp>
@@ -99,6 +100,10 @@ struct tool_context {
   std::string workflow_id{};
   std::string call_id{};  // the model's tool_call id (empty when called directly)
   std::string agent{};    // the agent whose model asked for the call
+  // The execute_tool span this call is recorded as (trace_parents.hpp);
+  // invalid when the run is not traced. A tool that calls another service
+  // sends it on as W3C traceparent (the MCP Streamable-HTTP transport does).
+  telemetry::span_context trace{};
 };
 
 class tool {

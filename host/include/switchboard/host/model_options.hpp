@@ -22,6 +22,9 @@
 #include <string>
 #include <vector>
 
+namespace switchboard::models { class traced_model; }
+namespace switchboard::telemetry { class tracer; }
+
 namespace switchboard::models {
 class caching_model;
 class model_metrics;
@@ -61,6 +64,13 @@ struct configured_model {
   std::shared_ptr<models::chat_model> model;       // the one to call (the cache, with cache_dir)
   std::shared_ptr<models::model_metrics> metrics;  // requests, errors, retries, tokens at the provider
   std::shared_ptr<models::caching_model> cache;    // null without cache_dir
+  // Directly around the provider's client: one chat span per request the
+  // provider receives, once trace_with gave it a tracer (ADR 0034).
+  std::shared_ptr<models::traced_model> traced;
+
+  // Records the model's requests as chat spans with `tracer` from now on.
+  // Set-up time only, before any run; nothing happens without a model.
+  void trace_with(std::shared_ptr<telemetry::tracer> tracer) const;
 
   // The metrics sources (model, and cache when present), for a metrics page.
   std::vector<const protocol::metrics_source*> metrics_sources() const;

@@ -31,6 +31,7 @@
 #pragma once
 
 #include <switchboard/host/opened_workflow.hpp>
+#include <switchboard/host/workflow_tracing.hpp>
 #include <switchboard/mcp/server.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -67,6 +68,9 @@ class workflow_tools final : public mcp::tool_provider {
   // Attaches `o` to every workflow's hub (metrics, tracing); set-up time,
   // before the first call.
   void add_observer(std::shared_ptr<orchestrator::observer> o);
+  // Traces every workflow's runs with `tracing`: its spans, and the model's
+  // chat spans and outgoing traceparent under them (ADR 0034). Set-up time.
+  void trace_with(const std::shared_ptr<workflow_tracer>& tracing);
 
   std::vector<mcp::exposed_tool> list_tools() const override;
   boost::asio::awaitable<boost::json::object> call_tool(std::string name, boost::json::object arguments,

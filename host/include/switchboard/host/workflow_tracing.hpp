@@ -7,6 +7,8 @@
 //                                resume to its end or pause
 //   invoke_agent {agent}         one per step, child of the workflow span
 //   execute_tool {tool}          one per tool call, child of its step's span
+//   (chat {model}                one per model request, child of its step's
+//                                span: models::traced_model, ADR 0034)
 //
 // It lives in host/, not in telemetry/, so that dependencies stay one-way:
 // telemetry/ knows spans and OTLP and nothing of the hub; the hub knows
@@ -26,6 +28,7 @@
 // exporter's on_end only queues).
 #pragma once
 
+#include <switchboard/agents/trace_parents.hpp>
 #include <switchboard/orchestrator/events.hpp>
 #include <switchboard/telemetry/configuration.hpp>
 #include <switchboard/telemetry/tracer.hpp>
@@ -62,7 +65,18 @@ telemetry::trace_id trace_id_for_run(std::string_view run_id);
 // its first start): 8 bytes of SHA-256 of the run id and the number.
 telemetry::span_id workflow_span_id(std::string_view run_id, std::int64_t segment);
 
-class workflow_tracer final : public orchestrator::observer {
+// The span id of the execute_tool span of tool call `call_id`, made in the
+// run's `segment`-th stretch at `step`: 8 bytes of SHA-256 of the four.
+// Known before the call is made, so the call can carry it as traceparent
+// (an MCP server's spans then sit under it) although the span is recorded
+// only when the call's event arrives.
+telemetry::span_id tool_span_id(std::string_view run_id, std::int64_t segment, std::int64_t step,
+                                std::string_view call_id);
+
+// Also the hub's trace_parents (hub::set_trace_parents): the open step span
+// of a run, under which the model layer starts its chat spans, and the
+// context a tool call's execute_tool span will have.
+class workflow_tracer final : public orchestrator::observer, public agents::trace_parents {
  public:
   explicit workflow_tracer(std::shared_ptr<telemetry::tracer> tracer, workflow_tracing_options options = {});
   ~workflow_tracer() override;  // ends what is still open ("shutdown")
@@ -79,6 +93,12 @@ class workflow_tracer final : public orchestrator::observer {
   // Ends every open span with switchboard.run.outcome = `why` (e.g. at
   // shutdown, so that a flush sends what the process saw).
   void end_all(std::string_view why) noexcept;
+
+  telemetry::span_context step_span(std::string_view run_id) const override;
+  telemetry::span_context tool_span(std::string_view run_id, std::string_view call_id) const override;
+
+  // The tracer the spans go to (for the model layer's chat spans).
+  const std::shared_ptr<telemetry::tracer>& tracer() const noexcept { return tracer_; }
 
   // Runs with open spans (tests).
   std::size_t open_runs() const;

@@ -31,6 +31,8 @@
 #include <switchboard/mcp/mcp_error.hpp>
 #include <switchboard/mcp/server_config.hpp>
 
+#include <switchboard/telemetry/span_data.hpp>
+
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
@@ -94,7 +96,11 @@ class client {
   boost::asio::awaitable<std::vector<tool_description>> list_tools();
 
   // Calls `tool` with `arguments` (an object). A tool that failed is a
-  // result with is_error set, not an exception.
+  // result with is_error set, not an exception. `trace`, when valid, is the
+  // execute_tool span of the call: Streamable HTTP sends it as W3C
+  // traceparent (and tracestate), so the server's spans join the run's trace.
+  boost::asio::awaitable<call_result> call_tool(std::string tool, boost::json::value arguments,
+                                                telemetry::span_context trace);
   boost::asio::awaitable<call_result> call_tool(std::string tool, boost::json::value arguments);
 
   // Sends ping and waits for the answer.

@@ -22,6 +22,7 @@
 #include <switchboard/models/tool_call.hpp>
 #include <switchboard/net/request_budget.hpp>
 #include <switchboard/protocol/json_document.hpp>
+#include <switchboard/telemetry/span_data.hpp>
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/value.hpp>
@@ -32,6 +33,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+namespace switchboard::telemetry { class span; }
 
 namespace switchboard::models {
 
@@ -175,6 +178,20 @@ struct chat_request {
   // no streaming. Not owned, not sent, not part of the cache key or the
   // request hash; must outlive complete().
   stream_sink* stream = nullptr;
+  // --- tracing (docs/observability.md, ADR 0034) ---
+  // The span this request belongs to: the step's invoke_agent span (set by
+  // the agent from agent_context::traces), or, below a traced_model, the
+  // request's own chat span. When valid, the HTTP clients send it as W3C
+  // traceparent (and tracestate) on every attempt; invalid (the default,
+  // tracing off): nothing is added. Not part of the cache key or the hash.
+  telemetry::span_context trace{};
+  // The structured-output ladder's rung this request is on (set by
+  // complete_structured); nullopt: not a structured request. For traces only.
+  std::optional<output_mode> structured_rung{};
+  // Where a traced_model leaves the request's chat span open instead of
+  // ending it, so that the caller can add what only it knows (the parser
+  // stage) and end it; null: the decorator ends the span. Not owned.
+  telemetry::span* chat_span = nullptr;
 };
 
 struct token_usage {

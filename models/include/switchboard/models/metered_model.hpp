@@ -10,6 +10,11 @@
 //   switchboard_model_retries_total{provider}           (transport retries)
 //   switchboard_model_tokens_total{provider, kind=prompt|completion}
 //
+// Each request is also reported, with its duration, models, tokens and
+// error, to a model_call_observer when one is given (observe_calls): host/
+// records the GenAI semantic conventions' metrics from it, so that this
+// layer knows nothing of OpenTelemetry.
+//
 // Completion and cancellation: as the wrapped model. Lifetime: the wrapped
 // model must outlive the decorator; the metrics are shared.
 // Thread-safety: complete() and every model_metrics member may be called
@@ -21,8 +26,11 @@
 #include <switchboard/models/model_error.hpp>
 #include <switchboard/protocol/metrics.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
+#include <string_view>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -30,9 +38,39 @@
 
 namespace switchboard::models {
 
+// One request to the provider, as metered_model saw it. Views are valid
+// during on_model_call() only.
+struct model_call {
+  std::string_view provider;        // chat_model::provider(): "openai", "anthropic", ...
+  std::string_view request_model;   // the request's model, or the client's default when it named none
+  std::string_view response_model;  // as the provider reported it; empty on failure
+  std::chrono::nanoseconds duration{0};
+  token_usage usage;                // zero on failure
+  // The failure: a model_errc name ("timeout", "rate_limited", ...), or
+  // "_OTHER" for an exception that is not a model_error. Empty: success.
+  std::string_view error_type;
+};
+
+// Receives every request metered_model makes. Called on the thread that
+// completed the request, concurrently for concurrent requests; must not
+// block and must not throw.
+class model_call_observer {
+ public:
+  virtual ~model_call_observer() = default;
+  virtual void on_model_call(const model_call& call) noexcept = 0;
+};
+
 class model_metrics final : public protocol::metrics_source {
  public:
-  explicit model_metrics(std::string provider) : provider_(std::move(provider)) {}
+  // `default_model`: the model a request that names none goes to.
+  explicit model_metrics(std::string provider, std::string default_model = {})
+      : provider_(std::move(provider)), default_model_(std::move(default_model)) {}
+
+  // Reports every later request to `observer` too (null: to none).
+  void observe_calls(std::shared_ptr<model_call_observer> observer);
+  // Counts the call (as record_success/record_failure) and reports it.
+  void record_call(const model_call& call) noexcept;
+  const std::string& default_model() const noexcept { return default_model_; }
 
   void record_success(const chat_result& result) noexcept;
   void record_failure(model_errc code) noexcept;
@@ -52,8 +90,10 @@ class model_metrics final : public protocol::metrics_source {
 
  private:
   const std::string provider_;
+  const std::string default_model_;
   mutable std::mutex mutex_;
   counts counts_;
+  std::shared_ptr<model_call_observer> call_observer_;
 };
 
 class metered_model final : public chat_model {

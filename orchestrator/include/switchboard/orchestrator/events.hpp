@@ -54,7 +54,7 @@ struct event {
   const protocol::envelope* envelope = nullptr;  // step_completed
   const protocol::error_record* error = nullptr; // step_failed, workflow_failed
   std::string_view target;                       // routed
-  std::string_view condition;                    // routed
+  std::string_view condition;                    // routed; resumed after an approval: "approved" or "rejected"
   std::string_view question;                     // paused, approval_requested
   // tool_called: {round, id, tool, arguments, is_error, result or error,
   // duration_ms, "replayed" when an earlier run of the step made it}

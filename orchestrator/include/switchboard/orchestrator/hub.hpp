@@ -99,7 +99,7 @@
 
 namespace spdlog { class logger; }
 
-namespace switchboard::agents { class agent_registry; }
+namespace switchboard::agents { class agent_registry; class trace_parents; }
 
 namespace switchboard::orchestrator {
 
@@ -241,6 +241,10 @@ class hub {
   const std::string& owner_id() const noexcept;
 
   void add_observer(std::shared_ptr<observer> o);
+  // Where agents' model requests and tool calls sit in the runs' traces
+  // (agents/trace_parents.hpp): given to every agent call. Set-up time only,
+  // before the first run, like add_observer; never set when tracing is off.
+  void set_trace_parents(std::shared_ptr<const agents::trace_parents> traces);
   const hub_metrics& metrics() const noexcept;
 
   struct impl;

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <switchboard/host/opened_workflow.hpp>
+#include <switchboard/host/workflow_metrics.hpp>
 #include <switchboard/host/workflow_tracing.hpp>
 #include <switchboard/net/http_server.hpp>
 
@@ -46,6 +47,11 @@ struct serve_options {
   // off, and nothing is attached to the hubs. A run created with a
   // `traceparent` header continues the caller's trace.
   std::shared_ptr<host::workflow_tracer> tracing;
+  // The process's metrics (OTLP export included when configured): every
+  // hub, model and parser of the served workflows records into its meter,
+  // and /metrics shows its instruments after the serve_* series. Null: the
+  // server keeps a meter of its own, for /metrics only.
+  std::shared_ptr<host::process_metrics> metrics;
 };
 
 class agent_server {

@@ -17,6 +17,16 @@
 //   OTEL_TRACES_SAMPLER_ARG              the ratio, in [0, 1]
 //   OTEL_BSP_SCHEDULE_DELAY, OTEL_BSP_MAX_QUEUE_SIZE, OTEL_BSP_MAX_EXPORT_BATCH_SIZE
 //
+// Metrics (metrics_configuration_from) read the same variables, and:
+//
+//   OTEL_METRICS_EXPORTER                otlp | none
+//   OTEL_EXPORTER_OTLP_METRICS_ENDPOINT  the metrics URL, used as is (wins over
+//                                        OTEL_EXPORTER_OTLP_ENDPOINT + /v1/metrics)
+//   OTEL_EXPORTER_OTLP_METRICS_HEADERS   (wins over OTEL_EXPORTER_OTLP_HEADERS)
+//   OTEL_EXPORTER_OTLP_METRICS_TIMEOUT   (wins over OTEL_EXPORTER_OTLP_TIMEOUT)
+//   OTEL_EXPORTER_OTLP_METRICS_PROTOCOL  http/json only
+//   OTEL_METRIC_EXPORT_INTERVAL          milliseconds between exports (60000)
+//
 // A value that cannot be read is an error naming the variable and the
 // value — never a silent fallback to a default. The exception: header
 // values, which hold vendors' keys, are never quoted (the error names the
@@ -26,6 +36,7 @@
 #pragma once
 
 #include <switchboard/telemetry/otlp_exporter.hpp>
+#include <switchboard/telemetry/otlp_metric_exporter.hpp>
 #include <switchboard/telemetry/sampler.hpp>
 #include <switchboard/telemetry/span_data.hpp>
 
@@ -51,6 +62,14 @@ struct tracing_configuration {
   otlp_exporter_options exporter;      // endpoint, headers, resource, timeout, limits
 };
 
+struct metrics_configuration {
+  // False when OTEL_SDK_DISABLED=true or OTEL_METRICS_EXPORTER=none, or
+  // when no endpoint is set: then metrics are not exported over OTLP
+  // (serve's /metrics still shows them).
+  bool enabled = false;
+  otlp_metric_exporter_options exporter;
+};
+
 // Returns the variable's value, or nullopt when it is not set.
 using environment_lookup = std::function<std::optional<std::string>(std::string_view name)>;
 
@@ -61,6 +80,10 @@ environment_lookup process_environment();
 // service.name when neither OTEL_SERVICE_NAME nor OTEL_RESOURCE_ATTRIBUTES
 // name one. Throws configuration_error.
 tracing_configuration tracing_configuration_from(const environment_lookup& lookup,
+                                                 std::string_view default_service_name = "switchboard");
+
+// The metrics' settings, read through `lookup`. Throws configuration_error.
+metrics_configuration metrics_configuration_from(const environment_lookup& lookup,
                                                  std::string_view default_service_name = "switchboard");
 
 }  // namespace switchboard::telemetry

@@ -26,3 +26,16 @@ std::string encode_otlp_traces(const resource& emitter, const instrumentation_sc
                                std::span<const span_data> spans);
 
 }  // namespace switchboard::telemetry
+
+#include <switchboard/telemetry/metrics.hpp>
+
+namespace switchboard::telemetry {
+
+// The body of POST {endpoint}/v1/metrics (an ExportMetricsServiceRequest):
+// counters as monotonic sums, up-down counters as non-monotonic sums,
+// histograms with explicit bounds; all cumulative (aggregationTemporality
+// 2); counts as decimal strings.
+std::string encode_otlp_metrics(const resource& emitter, const instrumentation_scope& scope,
+                                std::span<const metric_data> metrics);
+
+}  // namespace switchboard::telemetry

@@ -14,6 +14,11 @@
 // its operations run one at a time, in order; leases and times read `clock`
 // (empty: the system clock; processes sharing a file should share a clock).
 //
+// The checkpoint store commits the creates and saves of several runs that
+// are ready at the same moment in one transaction (group commit), and the
+// event feed its appends; each caller is told its outcome once its own
+// write has committed, and a refused write (a stale fence) fails alone.
+//
 // Every object passes the conformance suite
 // (switchboard/testing/checkpoint_store_conformance.hpp). Thread-safety: as
 // the interfaces say (any thread, concurrently).
@@ -23,8 +28,10 @@
 #include <switchboard/orchestrator/event_feed.hpp>
 #include <switchboard/orchestrator/run_queue.hpp>
 
+#include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 namespace switchboard::stores {
 
@@ -36,5 +43,20 @@ std::shared_ptr<orchestrator::run_queue> make_sqlite_run_queue(const std::filesy
 
 std::shared_ptr<orchestrator::event_feed> make_sqlite_event_feed(const std::filesystem::path& path,
                                                                  orchestrator::store_clock clock = {});
+
+// What an SQLite checkpoint store or event feed has written since it
+// opened: creates and saves (checkpoint store) or append calls (event feed),
+// and the transactions that committed them (fewer than the writes when
+// several were committed together).
+struct sqlite_write_counts {
+  std::uint64_t writes = 0;
+  std::uint64_t transactions = 0;
+};
+
+// The counts of `store` when it is an SQLite checkpoint store (from
+// make_sqlite_checkpoint_store); nullopt for any other store.
+std::optional<sqlite_write_counts> write_counts_of(const orchestrator::checkpoint_store& store);
+// The same for an SQLite event feed (from make_sqlite_event_feed).
+std::optional<sqlite_write_counts> write_counts_of(const orchestrator::event_feed& feed);
 
 }  // namespace switchboard::stores
