@@ -24,10 +24,11 @@ phase "setup (Debian packages, PostgreSQL, unpacked dependencies)"
 # `switchboard serve` (tests/langgraph_sdk), the page's browser tests
 # (tests/web: playwright-core) and the OTLP receiver that decodes the
 # exporter's traces with the OpenTelemetry protocol definitions
-# (tests/otlp_receiver). npm ci runs again only when the lockfile is
+# (tests/otlp_receiver), the A2A client that drives serve's A2A server
+# (tests/a2a_peers: @a2a-js/sdk). npm ci runs again only when the lockfile is
 # newer than the installed tree; the tests fail (they do not skip) when
 # node_modules is missing.
-for node_dir in "$root/tests/mcp_peers" "$root/tests/langgraph_sdk" "$root/tests/web" "$root/tests/otlp_receiver"; do
+for node_dir in "$root/tests/mcp_peers" "$root/tests/langgraph_sdk" "$root/tests/web" "$root/tests/otlp_receiver" "$root/tests/a2a_peers"; do
   if [[ ! -f "$node_dir/node_modules/.package-lock.json" || "$node_dir/package-lock.json" -nt "$node_dir/node_modules/.package-lock.json" ]]; then
     phase "test packages (npm ci in ${node_dir#"$root"/})"
     (cd "$node_dir" && npm ci --no-audit --no-fund --loglevel=error)

@@ -174,7 +174,8 @@ struct workflow_tools::impl {
     return it == workflows.end() ? nullptr : &*it;
   }
 
-  asio::awaitable<json::object> start(served_workflow& w, json::object arguments, mcp::tool_call& call);
+  asio::awaitable<json::object> start(served_workflow& w, json::object arguments, mcp::tool_call& call,
+                                      std::string run_id);
   asio::awaitable<json::object> resume(json::object arguments, mcp::tool_call& call);
   asio::awaitable<json::object> drive(served_workflow& w, const std::string& run_id,
                                       const std::function<orch::workflow_handle()>& first, mcp::tool_call& call);
@@ -247,15 +248,42 @@ asio::awaitable<json::object> workflow_tools::call_tool(std::string name, json::
   }
   auto* w = self->find(name);
   if (!w) co_return detail::error_result("unknown tool '" + name + "'");
-  auto starting = self->start(*w, std::move(arguments), call);
+  auto starting = self->start(*w, std::move(arguments), call, new_run_id());
   co_return co_await std::move(starting);
 }
 
+asio::awaitable<json::object> workflow_tools::start_run(std::string workflow, json::object arguments,
+                                                        std::string run_id, mcp::tool_call& call) {
+  const auto self = impl_;
+  auto* w = self->find(workflow);
+  if (!w) co_return detail::error_result("unknown workflow '" + workflow + "'");
+  auto starting = self->start(*w, std::move(arguments), call, std::move(run_id));
+  co_return co_await std::move(starting);
+}
+
+std::optional<std::string> workflow_tools::check_arguments(std::string_view workflow,
+                                                           const json::object& arguments) const {
+  const auto* w = impl_->find(workflow);
+  if (!w) return "unknown workflow '" + std::string(workflow) + "'";
+  return detail::check_input(arguments, w->entry_schema);
+}
+
+asio::awaitable<std::optional<orch::workflow_state>> workflow_tools::find_run(std::string run_id) {
+  const auto self = impl_;
+  auto finding = self->workflows.front().hub->find(std::move(run_id));
+  co_return co_await std::move(finding);
+}
+
+asio::awaitable<orch::workflow_state> workflow_tools::cancel_stored_run(std::string run_id) {
+  const auto self = impl_;
+  auto cancelling = self->workflows.front().hub->cancel_stored_run(std::move(run_id));
+  co_return co_await std::move(cancelling);
+}
+
 asio::awaitable<json::object> workflow_tools::impl::start(served_workflow& w, json::object arguments,
-                                                          mcp::tool_call& call) {
+                                                          mcp::tool_call& call, std::string run_id) {
   if (auto problem = detail::check_input(arguments, w.entry_schema))
     co_return detail::error_result(w.name() + ": " + *problem);
-  const std::string run_id = new_run_id();
   spdlog::info("MCP server: starting run {} of workflow '{}'", run_id, w.name());
   json::value input(std::move(arguments));
   const std::function<orch::workflow_handle()> first = [&] {

@@ -1,5 +1,6 @@
 #include <switchboard/server/agent_server.hpp>
 
+#include "a2a_endpoint.hpp"
 #include "catalog.hpp"
 #include "ids.hpp"
 #include "langgraph_api.hpp"
@@ -65,6 +66,7 @@ struct agent_server::impl {
   std::unique_ptr<run_engine> runs;
   std::unique_ptr<langgraph_api> api;
   std::unique_ptr<mcp_endpoint> mcp;  // null: /mcp is off (a workflow name that is no MCP tool name)
+  std::unique_ptr<a2a_endpoint> a2a;  // null with /mcp: they share the workflow tools
   std::unique_ptr<net::http_server> http;
   std::shared_ptr<server_metrics> metrics = std::make_shared<server_metrics>();
 
@@ -148,11 +150,22 @@ struct agent_server::impl {
       auto provider = std::make_shared<host::workflow_tools>(executor, std::move(tools));
       provider->add_observer(metrics);
       if (options.tracing) provider->trace_with(options.tracing);
+      open_a2a_endpoint(provider);
       mcp = std::make_unique<mcp_endpoint>(executor, std::move(provider),
                                            mcp::server_info{"switchboard", "0.1.0", {}}, options.heartbeat);
     } catch (const host::host_error& e) {
       spdlog::warn("/mcp is off: {}", e.what());
     }
+  }
+
+  // The A2A agents: the served workflows, run through the same tools as /mcp.
+  void open_a2a_endpoint(std::shared_ptr<host::workflow_tools> tools) {
+    std::vector<a2a_agent> agents;
+    for (std::size_t i = 0; i < workflows.size(); ++i)
+      agents.push_back({workflows[i]->graph_id, host::workflow_description(options.workflows[i].workflow_file)});
+    a2a = std::make_unique<a2a_endpoint>(executor, std::move(tools), std::move(agents), store,
+                                         !options.auth_token.empty(),
+                                         !options.http.tls_certificate_file.empty(), options.heartbeat);
   }
 
   asio::awaitable<net::server_response> handle(net::server_request& request) {
@@ -165,17 +178,22 @@ struct agent_server::impl {
       r.headers = {{"Access-Control-Allow-Origin", *origin},
                    {"Access-Control-Allow-Methods", "GET, POST, PATCH, DELETE, OPTIONS"},
                    {"Access-Control-Allow-Headers",
-                    "Content-Type, Authorization, X-Api-Key, Last-Event-ID, Mcp-Session-Id, Mcp-Protocol-Version"},
+                    "Content-Type, Authorization, X-Api-Key, Last-Event-ID, Mcp-Session-Id, Mcp-Protocol-Version, "
+                    "A2A-Version, A2A-Extensions"},
                    {"Access-Control-Max-Age", "600"},
                    {"Vary", "Origin"}};
       co_return r;
     }
     net::server_response r;
-    if (request.path != "/ok" && !authorized(request)) {
+    // Agent cards are discovery: readable without the token (they name the scheme).
+    if (request.path != "/ok" && !(a2a && a2a_endpoint::is_card_path(request.path)) && !authorized(request)) {
       r = net::error_response(401, "missing or wrong API token (Authorization: Bearer TOKEN or x-api-key: TOKEN)");
       r.headers.emplace_back("WWW-Authenticate", "Bearer");
     } else if (request.method == "GET" && request.path == "/metrics") {
       r = metrics_page();
+    } else if (a2a && a2a_endpoint::serves(request.path)) {
+      auto answering = a2a->handle(request);
+      r = co_await std::move(answering);
     } else if (request.path == "/mcp") {
       auto answering = mcp_request(request, origin);
       r = co_await std::move(answering);
@@ -256,6 +274,7 @@ std::uint16_t agent_server::port() const noexcept { return impl_->http->port(); 
 asio::awaitable<void> agent_server::shutdown(std::chrono::milliseconds grace) {
   impl_->http->stop();
   if (impl_->mcp) impl_->mcp->close_all();  // their runs are interrupted, resumable
+  if (impl_->a2a) impl_->a2a->close_all();
   co_await impl_->runs->shutdown(grace);
 }
 

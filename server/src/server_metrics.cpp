@@ -83,7 +83,7 @@ std::string bucket_text(double bound) {
 std::string route_label(std::string_view path) {
   static const std::set<std::string, std::less<>> words{"ok", "info", "metrics", "assistants", "threads", "runs",
                                                         "search", "state", "history", "wait", "stream", "join", "mcp",
-                                                        "cancel"};
+                                                        "cancel", "a2a", ".well-known", "agent-card.json"};
   std::string out;
   std::size_t start = 0;
   while (start < path.size()) {

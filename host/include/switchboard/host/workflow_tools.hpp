@@ -38,6 +38,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -74,6 +75,18 @@ class workflow_tools final : public mcp::tool_provider {
   std::vector<mcp::exposed_tool> list_tools() const override;
   boost::asio::awaitable<boost::json::object> call_tool(std::string name, boost::json::object arguments,
                                                         mcp::tool_call& call) override;
+
+  // For other bindings of the same runs (A2A, server/src/a2a_endpoint.hpp):
+  // call_tool(workflow, arguments) with the run id the caller chose.
+  boost::asio::awaitable<boost::json::object> start_run(std::string workflow, boost::json::object arguments,
+                                                        std::string run_id, mcp::tool_call& call);
+  // Why `arguments` are no input of `workflow` (or that it is not served),
+  // or nullopt when they are.
+  std::optional<std::string> check_arguments(std::string_view workflow, const boost::json::object& arguments) const;
+  // The stored state of a run, or nullopt. Throws as hub::find.
+  boost::asio::awaitable<std::optional<orchestrator::workflow_state>> find_run(std::string run_id);
+  // Cancels a paused or interrupted run (hub::cancel_stored_run).
+  boost::asio::awaitable<orchestrator::workflow_state> cancel_stored_run(std::string run_id);
 
   struct impl;
 
