@@ -4,6 +4,10 @@
 // asks for, after a configurable latency (an Asio timer: a waiting request
 // costs no thread). HTTP/1.1 keep-alive, 127.0.0.1 only.
 //
+// It is also the OTLP/JSON collector of the benchmarks' --trace runs:
+// POST .../v1/traces answers 200 {} at once (no latency) and counts the
+// spans it received, printed at the end beside the answers.
+//
 // Which schema: response_format.json_schema (name + schema) when present,
 // else the schema the client put in the prompt ("...valid against this JSON
 // Schema:\n{...}\nReply with..."), so every rung of the structured-output
@@ -66,6 +70,8 @@ struct server_options {
 struct counters {
   std::atomic<std::uint64_t> requests{0};
   std::atomic<std::uint64_t> rejected{0};
+  std::atomic<std::uint64_t> trace_requests{0};
+  std::atomic<std::uint64_t> spans{0};
 };
 
 // ---------------------------------------------------------------- values from schemas
@@ -355,11 +361,53 @@ answerer& thread_answerer(const server_options& options) {
 
 // ---------------------------------------------------------------- requests on the server
 
+bool is_traces_export(const net::server_request& request) {
+  return request.method == "POST" && std::string_view(request.target).ends_with("/v1/traces");
+}
+
+// The spans of an OTLP/JSON export request: resourceSpans[].scopeSpans[].spans[].
+std::optional<std::uint64_t> spans_in_export(std::string_view body) {
+  boost::system::error_code ec;
+  const json::value parsed = json::parse(body, ec);
+  const auto* resources = !ec && parsed.is_object() ? parsed.get_object().if_contains("resourceSpans") : nullptr;
+  if (!resources || !resources->is_array()) return std::nullopt;
+  std::uint64_t count = 0;
+  for (const auto& resource : resources->get_array()) {
+    const auto* scopes = resource.is_object() ? resource.get_object().if_contains("scopeSpans") : nullptr;
+    if (!scopes || !scopes->is_array()) return std::nullopt;
+    for (const auto& scope : scopes->get_array()) {
+      const auto* spans = scope.is_object() ? scope.get_object().if_contains("spans") : nullptr;
+      if (!spans || !spans->is_array()) return std::nullopt;
+      count += spans->get_array().size();
+    }
+  }
+  return count;
+}
+
+// A --trace run's export: 200 {} with its spans counted, or 400 naming
+// what was wrong (the exporter then counts the spans as failed).
+net::server_response collect_traces(const net::server_request& request, counters& stats) {
+  net::server_response answer;
+  const auto spans = spans_in_export(request.body);
+  if (!spans) {
+    answer.status = 400;
+    answer.body = R"({"error":"bench server: not an OTLP/JSON ExportTraceServiceRequest"})";
+    stats.rejected.fetch_add(1, std::memory_order_relaxed);
+    std::cerr << "bench_server: 400 on " << request.target << ": not an OTLP/JSON export request\n";
+    return answer;
+  }
+  stats.trace_requests.fetch_add(1, std::memory_order_relaxed);
+  stats.spans.fetch_add(*spans, std::memory_order_relaxed);
+  answer.body = "{}";
+  return answer;
+}
+
 // One request: the answer, counted (a rejection also printed), after the
 // latency. The server writes it with Content-Type application/json and
 // keeps the connection as the client asks.
 asio::awaitable<net::server_response> serve(net::server_request& request, const server_options& options,
                                             counters& stats) {
+  if (is_traces_export(request)) co_return collect_traces(request, stats);
   reply r = thread_answerer(options).answer(request);
   if (r.status == 200) {
     stats.requests.fetch_add(1, std::memory_order_relaxed);
@@ -460,6 +508,7 @@ int main(int argc, char** argv) {
   io.run();
   for (auto& t : threads) t.join();
   std::cerr << "bench_server: " << stats.requests.load() << " answers, " << stats.rejected.load()
-            << " rejected requests, " << server->accepted_connections() << " connections\n";
+            << " rejected requests, " << server->accepted_connections() << " connections, "
+            << stats.spans.load() << " spans in " << stats.trace_requests.load() << " trace exports\n";
   return stats.rejected.load() == 0 ? 0 : 1;
 }

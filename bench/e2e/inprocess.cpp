@@ -6,10 +6,18 @@
 //
 //   bench_e2e_inprocess [--workflows N] [--concurrency C] [--threads T]
 //                       [--agent-latency-ms L] [--no-validate]
+//                       [--trace --otlp-endpoint URL]
+//
+// --trace: the hub traced as `switchboard run` traces it, every span
+// exported over OTLP/JSON to --otlp-endpoint (a base URL: /v1/traces is
+// appended; bench_e2e_server answers it). A collector outside this process,
+// so that a count of this process's instructions is the tracing's own cost
+// (bench_tracing.hpp).
 //
 // --agent-latency-ms makes every agent wait on a timer, so that
 // --concurrency workflows are really in flight at once (memory per
 // in-flight workflow). Output as bench_e2e_load.
+#include "bench_tracing.hpp"
 #include "bench_workflow.hpp"
 #include "load_loop.hpp"
 
@@ -32,12 +40,15 @@ struct inprocess_options {
   bench::phase_setup phase{100000, 1, 1000, 1};
   std::chrono::milliseconds agent_latency{0};
   bool validate = true;
+  bool trace = false;
+  std::string otlp_endpoint;
 };
 
 [[noreturn]] void usage(const std::string& problem) {
   std::cerr << "bench_e2e_inprocess: " << problem << "\n"
             << "usage: bench_e2e_inprocess [--workflows N] [--concurrency C] [--threads T] [--warmup W]\n"
-            << "                           [--agent-latency-ms L] [--no-validate]\n";
+            << "                           [--agent-latency-ms L] [--no-validate]\n"
+            << "                           [--trace --otlp-endpoint http://127.0.0.1:PORT]\n";
   std::exit(2);
 }
 
@@ -48,6 +59,10 @@ inprocess_options parse_args(int argc, char** argv) {
     if (flag == "--help" || flag == "-h") usage("help");
     if (flag == "--no-validate") {
       o.validate = false;
+      continue;
+    }
+    if (flag == "--trace") {
+      o.trace = true;
       continue;
     }
     if (i + 1 >= argc) usage(std::string(flag) + " needs a value");
@@ -62,10 +77,14 @@ inprocess_options parse_args(int argc, char** argv) {
       o.phase.threads = static_cast<int>(bench::integer_arg(flag, value, 1, usage));
     } else if (flag == "--agent-latency-ms") {
       o.agent_latency = std::chrono::milliseconds(bench::integer_arg(flag, value, 0, usage));
+    } else if (flag == "--otlp-endpoint") {
+      o.otlp_endpoint = value;
     } else {
       usage("unknown option " + std::string(flag));
     }
   }
+  if (o.trace && o.otlp_endpoint.empty()) usage("--trace needs --otlp-endpoint URL (bench_e2e_server answers it)");
+  if (!o.trace && !o.otlp_endpoint.empty()) usage("--otlp-endpoint is used only with --trace");
   return o;
 }
 
@@ -146,6 +165,18 @@ int main(int argc, char** argv) {
   hub_options.logger = logger;
   hub_options.validate_envelopes = options.validate;
   switchboard::orchestrator::hub hub(io.get_executor(), registry, std::move(hub_options));
+  // Off: nothing is made and nothing attached, the hub as without tracing.
+  std::optional<switchboard::host::process_tracing> tracing;
+  try {
+    if (options.trace) tracing.emplace(bench::trace_lookup(options.otlp_endpoint), "bench_e2e_inprocess");
+  } catch (const std::exception& e) {
+    std::cerr << "bench_e2e_inprocess: --otlp-endpoint: " << e.what() << "\n";
+    return 2;
+  }
+  if (tracing && tracing->enabled()) {
+    hub.add_observer(tracing->observer());
+    hub.set_trace_parents(tracing->observer());
+  }
   const boost::json::value input = {
       {"request", "Summarize what changed in the quarterly report and check it for errors."}, {"user", "bench"}};
 
@@ -153,7 +184,9 @@ int main(int argc, char** argv) {
   boost::json::object extra{{"bench", "inprocess"},
                             {"agent_latency_ms", options.agent_latency.count()},
                             {"agent_calls_per_workflow", 2},
-                            {"validate_envelopes", options.validate}};
+                            {"validate_envelopes", options.validate},
+                            {"trace", options.trace}};
   const long failed = bench::measure(io, work, options.phase, std::move(extra), "bench_e2e_inprocess");
-  return failed == 0 ? 0 : 1;
+  const bool all_exported = !tracing || bench::finish_tracing(*tracing, options.phase.warmup + options.phase.workflows);
+  return failed == 0 && all_exported ? 0 : 1;
 }

@@ -14,13 +14,19 @@
 //
 //   bench_e2e_load --base-url http://127.0.0.1:PORT/v1 [--workflows N]
 //                  [--concurrency C] [--threads T] [--warmup W]
-//                  [--latency-ms L] [--output-mode M] [--no-strict]
+//                  [--latency-ms L] [--output-mode M] [--no-strict] [--trace]
+//
+// --trace: traced as `switchboard run` is (the hub's spans, and chat spans
+// with traceparent on every model request), every span exported over
+// OTLP/JSON to the same server's /v1/traces (bench_tracing.hpp).
+#include "bench_tracing.hpp"
 #include "bench_workflow.hpp"
 #include "load_loop.hpp"
 
 #include <switchboard/agents/llm_agent.hpp>
 #include <switchboard/models/model_factory.hpp>
 #include <switchboard/models/openai_model.hpp>
+#include <switchboard/models/traced_model.hpp>
 #include <switchboard/agents/prompt_file.hpp>
 
 #include <spdlog/sinks/stdout_sinks.h>
@@ -38,13 +44,14 @@ struct load_options {
   long latency_ms = -1;  // for the record only: the server applies it
   sm::output_mode mode = sm::output_mode::json_schema;
   bool strict = true;
+  bool trace = false;
 };
 
 [[noreturn]] void usage(const std::string& problem) {
   std::cerr << "bench_e2e_load: " << problem << "\n"
             << "usage: bench_e2e_load --base-url http://127.0.0.1:PORT/v1 [--workflows N] [--concurrency C]\n"
             << "                      [--threads T] [--warmup W] [--latency-ms L]\n"
-            << "                      [--output-mode json_schema|json_object|prompt_schema] [--no-strict]\n";
+            << "                      [--output-mode json_schema|json_object|prompt_schema] [--no-strict] [--trace]\n";
   std::exit(2);
 }
 
@@ -55,6 +62,10 @@ load_options parse_args(int argc, char** argv) {
     if (flag == "--help" || flag == "-h") usage("help");
     if (flag == "--no-strict") {
       o.strict = false;
+      continue;
+    }
+    if (flag == "--trace") {
+      o.trace = true;
       continue;
     }
     if (i + 1 >= argc) usage(std::string(flag) + " needs a value");
@@ -126,6 +137,14 @@ void register_agents(sa::agent_registry& registry) {
   }
 }
 
+// The OTLP base URL of the bench server: its /v1 base URL without /v1
+// (the exporter appends /v1/traces).
+std::string otlp_endpoint_of(std::string_view base_url) {
+  if (base_url.ends_with('/')) base_url.remove_suffix(1);
+  if (base_url.ends_with("/v1")) base_url.remove_suffix(3);
+  return std::string(base_url);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -143,6 +162,9 @@ int main(int argc, char** argv) {
   std::shared_ptr<const switchboard::orchestrator::compiled_workflow> workflow;
   std::atomic<long> retries{0};
   std::shared_ptr<sm::openai_model> model;
+  std::shared_ptr<sm::chat_model> hub_model;  // the model, or the model traced
+  // Off: nothing is made and nothing attached, the hub as without tracing.
+  std::optional<switchboard::host::process_tracing> tracing;
   try {
     register_agents(registry);
     workflow = bench::build_workflow(registry);
@@ -156,15 +178,26 @@ int main(int argc, char** argv) {
     model_options.model = "bench-model";
     model_options.capabilities = {options.mode, options.strict};
     model = std::make_shared<sm::openai_model>(std::move(model_options));
+    hub_model = model;
+    if (options.trace) {
+      tracing.emplace(bench::trace_lookup(otlp_endpoint_of(options.base_url)), "bench_e2e_load");
+      // As configured_model::trace_with: chat spans under their step, traceparent on the wire.
+      hub_model = std::make_shared<sm::traced_model>(
+          *model, tracing->tracing().tracer, sm::traced_options_for("openai", "bench-model", options.base_url));
+    }
   } catch (const std::exception& e) {
     std::cerr << "bench_e2e_load: set-up failed: " << e.what() << "\n";
     return 2;
   }
 
   switchboard::orchestrator::hub_options hub_options;
-  hub_options.models.add("default", model);
+  hub_options.models.add("default", hub_model);
   hub_options.logger = logger;
   switchboard::orchestrator::hub hub(io.get_executor(), registry, std::move(hub_options));
+  if (tracing && tracing->enabled()) {
+    hub.add_observer(tracing->observer());
+    hub.set_trace_parents(tracing->observer());
+  }
   const boost::json::value input = {
       {"request", "Summarize what changed in the quarterly report and check it for errors."}, {"user", "bench"}};
 
@@ -173,8 +206,10 @@ int main(int argc, char** argv) {
                             {"latency_ms", options.latency_ms},
                             {"model_calls_per_workflow", 3},
                             {"output_mode", sm::to_string(options.mode)},
-                            {"strict", options.strict}};
+                            {"strict", options.strict},
+                            {"trace", options.trace}};
   const long failed = bench::measure(io, work, options.phase, std::move(extra), "bench_e2e_load (HTTP)");
   std::cerr << "  retries      " << retries.load() << "\n";
-  return failed == 0 ? 0 : 1;
+  const bool all_exported = !tracing || bench::finish_tracing(*tracing, options.phase.warmup + options.phase.workflows);
+  return failed == 0 && all_exported ? 0 : 1;
 }

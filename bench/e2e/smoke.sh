@@ -41,4 +41,9 @@ run_load() {
 run_load --workflows 300 --concurrency 16
 run_load --workflows 20 --concurrency 4 --output-mode json_object
 run_load --workflows 20 --concurrency 4 --output-mode prompt_schema
+# Traced: every span exported to the server's /v1/traces (the load program
+# fails on a dropped or failed span; here at least one must have gone out).
+run_load --workflows 20 --concurrency 4 --trace
+grep -Eq '^  spans +[1-9][0-9]* exported, 0 dropped, 0 failed' "$work/load.log" ||
+  { echo "bench/e2e: --trace exported no span:" >&2; cat "$work/load.log" >&2; exit 1; }
 echo "bench/e2e: ok ($(head -n1 "$work/load.json" | grep -o '"workflows_per_s":[0-9.Ee+-]*'))"
