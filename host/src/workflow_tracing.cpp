@@ -23,7 +23,10 @@ std::array<std::uint8_t, 32> sha256(std::string_view data) {
   // EVP_Digest fails only when OpenSSL is out of memory; the zero digest
   // then still yields valid (fixed) ids below, and tracing never throws
   // into the hub.
-  EVP_Digest(data.data(), data.size(), digest.data(), &size, EVP_sha256(), nullptr);
+  // Fetched once: with OpenSSL 3, EVP_sha256() looks the implementation up
+  // again on every digest, which cost more than the hashing itself.
+  static EVP_MD* const fetched = EVP_MD_fetch(nullptr, "SHA2-256", nullptr);
+  EVP_Digest(data.data(), data.size(), digest.data(), &size, fetched != nullptr ? fetched : EVP_sha256(), nullptr);
   return digest;
 }
 

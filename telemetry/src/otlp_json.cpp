@@ -1,54 +1,149 @@
+// The OTLP/JSON encoding of spans, written straight into the body: every
+// exported span passes through here, and building a Boost.JSON tree first
+// cost ~70,000 instructions a span, mostly allocations.
 #include <switchboard/telemetry/otlp_json.hpp>
 
-#include <boost/json/array.hpp>
-#include <boost/json/object.hpp>
-#include <boost/json/serialize.hpp>
-#include <boost/json/value.hpp>
-
+#include <charconv>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <string>
+#include <string_view>
 #include <type_traits>
 
 namespace switchboard::telemetry {
 namespace {
 
-namespace json = boost::json;
-
-json::value encode_double(double number) {
-  if (std::isnan(number)) return json::string("NaN");
-  if (std::isinf(number)) return json::string(number > 0 ? "Infinity" : "-Infinity");
-  return number;
+// Whether none of the 8 bytes at `p` needs escaping (a quote, a backslash,
+// a control character), tested all at once: most text needs none.
+bool plain_word(const char* p) {
+  constexpr std::uint64_t ones = 0x0101010101010101ULL;
+  constexpr std::uint64_t high = 0x8080808080808080ULL;
+  std::uint64_t word;
+  std::memcpy(&word, p, sizeof word);
+  const auto has_zero_byte = [](std::uint64_t v) { return (v - ones) & ~v & high; };
+  const std::uint64_t below_space = (word - ones * 0x20) & ~word & high;
+  return (has_zero_byte(word ^ (ones * '"')) | has_zero_byte(word ^ (ones * '\\')) | below_space) == 0;
 }
 
+// Appends JSON text; commas are the caller's (each writer below knows
+// which member comes first).
+class body_writer {
+ public:
+  explicit body_writer(std::string& out) : out_(out) {}
+
+  body_writer& raw(std::string_view text) {
+    out_ += text;
+    return *this;
+  }
+
+  // A JSON string: quotes, backslashes and control characters escaped,
+  // other bytes as they are (as Boost.JSON's serializer writes them).
+  body_writer& string(std::string_view text) {
+    out_ += '"';
+    std::size_t plain_from = 0;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+      while (i + 8 <= text.size() && plain_word(text.data() + i)) i += 8;
+      if (i == text.size()) break;
+      const auto c = static_cast<unsigned char>(text[i]);
+      if (c >= 0x20 && c != '"' && c != '\\') continue;
+      out_.append(text.data() + plain_from, i - plain_from);
+      escape(c);
+      plain_from = i + 1;
+    }
+    out_.append(text.data() + plain_from, text.size() - plain_from);
+    out_ += '"';
+    return *this;
+  }
+
+  // "key":
+  body_writer& key(std::string_view name) {
+    out_ += '"';
+    out_ += name;
+    out_ += "\":";
+    return *this;
+  }
+
+  template <class Integer>
+  body_writer& integer(Integer number) {
+    char digits[24];
+    const auto end = std::to_chars(digits, digits + sizeof digits, number).ptr;
+    out_.append(digits, end);
+    return *this;
+  }
+
+  // proto3 JSON: 64-bit integers as decimal strings.
+  template <class Integer>
+  body_writer& quoted_integer(Integer number) {
+    out_ += '"';
+    integer(number);
+    out_ += '"';
+    return *this;
+  }
+
+  // Shortest round-trip form; the proto3 JSON strings for the others.
+  body_writer& number(double value) {
+    if (std::isnan(value)) return raw("\"NaN\"");
+    if (std::isinf(value)) return raw(value > 0 ? "\"Infinity\"" : "\"-Infinity\"");
+    char digits[32];
+    const auto end = std::to_chars(digits, digits + sizeof digits, value).ptr;
+    out_.append(digits, end);
+    return *this;
+  }
+
+ private:
+  void escape(unsigned char c) {
+    switch (c) {
+      case '"': out_ += "\\\""; return;
+      case '\\': out_ += "\\\\"; return;
+      case '\b': out_ += "\\b"; return;
+      case '\f': out_ += "\\f"; return;
+      case '\n': out_ += "\\n"; return;
+      case '\r': out_ += "\\r"; return;
+      case '\t': out_ += "\\t"; return;
+      default: {
+        static constexpr char hex[] = "0123456789abcdef";
+        const char escaped[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 0xf]};
+        out_.append(escaped, sizeof escaped);
+      }
+    }
+  }
+
+  std::string& out_;
+};
+
 // AnyValue: one of its fields, named for the kind.
-json::object encode_any_value(const attribute_value& value) {
-  json::object out;
+void write_any_value(body_writer& w, const attribute_value& value) {
   std::visit(
-      [&out](const auto& held) {
+      [&w](const auto& held) {
         using held_type = std::decay_t<decltype(held)>;
         if constexpr (std::is_same_v<held_type, std::string>) {
-          out["stringValue"] = held;
+          w.raw("{").key("stringValue").string(held).raw("}");
         } else if constexpr (std::is_same_v<held_type, std::int64_t>) {
-          out["intValue"] = std::to_string(held);  // proto3 JSON: int64 as a string
+          w.raw("{").key("intValue").quoted_integer(held).raw("}");
         } else if constexpr (std::is_same_v<held_type, double>) {
-          out["doubleValue"] = encode_double(held);
+          w.raw("{").key("doubleValue").number(held).raw("}");
         } else if constexpr (std::is_same_v<held_type, bool>) {
-          out["boolValue"] = held;
+          w.raw("{").key("boolValue").raw(held ? "true" : "false").raw("}");
         } else {
-          json::array values;
-          for (const std::string& text : held) values.push_back(json::object{{"stringValue", text}});
-          out["arrayValue"] = json::object{{"values", std::move(values)}};
+          w.raw("{").key("arrayValue").raw("{").key("values").raw("[");
+          for (std::size_t i = 0; i < held.size(); ++i) {
+            w.raw(i == 0 ? "{" : ",{").key("stringValue").string(held[i]).raw("}");
+          }
+          w.raw("]}}");
         }
       },
       value);
-  return out;
 }
 
-json::array encode_attributes(const attributes& list) {
-  json::array out;
-  out.reserve(list.size());
-  for (const attribute& item : list) out.push_back(json::object{{"key", item.key}, {"value", encode_any_value(item.value)}});
-  return out;
+void write_attributes(body_writer& w, const attributes& list) {
+  w.raw("[");
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    w.raw(i == 0 ? "{" : ",{").key("key").string(list[i].key).raw(",").key("value");
+    write_any_value(w, list[i].value);
+    w.raw("}");
+  }
+  w.raw("]");
 }
 
 // Span.flags and Link.flags (OTLP 1.1+): the W3C trace flags in bits 0-7;
@@ -61,70 +156,86 @@ std::uint32_t wire_flags(std::uint8_t trace_flags, bool is_remote) {
   return static_cast<std::uint32_t>(trace_flags) | remoteness_known | (is_remote ? remote : 0);
 }
 
-json::object encode_link(const span_link& link) {
-  json::object out{{"traceId", link.context.trace_id.hex()}, {"spanId", link.context.span_id.hex()}};
-  if (!link.context.trace_state.empty()) out["traceState"] = link.context.trace_state;
-  if (!link.attributes.empty()) out["attributes"] = encode_attributes(link.attributes);
-  out["flags"] = wire_flags(link.context.trace_flags, link.context.is_remote);
-  return out;
-}
-
-json::object encode_event(const span_event& event) {
-  json::object out{{"timeUnixNano", std::to_string(event.time_unix_nano)}, {"name", event.name}};
-  if (!event.attributes.empty()) out["attributes"] = encode_attributes(event.attributes);
-  return out;
-}
-
-json::object encode_status(const span_data& finished) {
-  json::object out{{"code", static_cast<int>(finished.status)}};
-  if (finished.status == status_code::error && !finished.status_message.empty())
-    out["message"] = finished.status_message;
-  return out;
-}
-
-json::object encode_span(const span_data& finished) {
-  json::object out;
-  out["traceId"] = finished.context.trace_id.hex();
-  out["spanId"] = finished.context.span_id.hex();
-  if (!finished.context.trace_state.empty()) out["traceState"] = finished.context.trace_state;
-  if (finished.parent_span_id.valid()) out["parentSpanId"] = finished.parent_span_id.hex();
-  out["flags"] = wire_flags(finished.context.trace_flags, finished.parent_is_remote);
-  out["name"] = finished.name;
-  out["kind"] = static_cast<int>(finished.kind);
-  out["startTimeUnixNano"] = std::to_string(finished.start_time_unix_nano);
-  out["endTimeUnixNano"] = std::to_string(finished.end_time_unix_nano);
-  out["attributes"] = encode_attributes(finished.attributes);
-  if (finished.dropped_attributes != 0) out["droppedAttributesCount"] = finished.dropped_attributes;
-  if (!finished.events.empty()) {
-    json::array events;
-    for (const span_event& event : finished.events) events.push_back(encode_event(event));
-    out["events"] = std::move(events);
+void write_link(body_writer& w, const span_link& link) {
+  w.raw("{").key("traceId").string(link.context.trace_id.hex());
+  w.raw(",").key("spanId").string(link.context.span_id.hex());
+  if (!link.context.trace_state.empty()) w.raw(",").key("traceState").string(link.context.trace_state);
+  if (!link.attributes.empty()) {
+    w.raw(",").key("attributes");
+    write_attributes(w, link.attributes);
   }
-  if (finished.dropped_events != 0) out["droppedEventsCount"] = finished.dropped_events;
-  if (!finished.links.empty()) {
-    json::array links;
-    for (const span_link& link : finished.links) links.push_back(encode_link(link));
-    out["links"] = std::move(links);
+  w.raw(",").key("flags").integer(wire_flags(link.context.trace_flags, link.context.is_remote)).raw("}");
+}
+
+void write_event(body_writer& w, const span_event& event) {
+  w.raw("{").key("timeUnixNano").quoted_integer(event.time_unix_nano);
+  w.raw(",").key("name").string(event.name);
+  if (!event.attributes.empty()) {
+    w.raw(",").key("attributes");
+    write_attributes(w, event.attributes);
   }
-  if (finished.dropped_links != 0) out["droppedLinksCount"] = finished.dropped_links;
-  out["status"] = encode_status(finished);
-  return out;
+  w.raw("}");
+}
+
+void write_status(body_writer& w, const span_data& finished) {
+  w.raw("{").key("code").integer(static_cast<int>(finished.status));
+  if (finished.status == status_code::error && !finished.status_message.empty()) {
+    w.raw(",").key("message").string(finished.status_message);
+  }
+  w.raw("}");
+}
+
+template <class List, class Write>
+void write_list(body_writer& w, std::string_view name, const List& list, Write write_one) {
+  if (list.empty()) return;
+  w.raw(",").key(name).raw("[");
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    if (i != 0) w.raw(",");
+    write_one(w, list[i]);
+  }
+  w.raw("]");
+}
+
+void write_span(body_writer& w, const span_data& finished) {
+  w.raw("{").key("traceId").string(finished.context.trace_id.hex());
+  w.raw(",").key("spanId").string(finished.context.span_id.hex());
+  if (!finished.context.trace_state.empty()) w.raw(",").key("traceState").string(finished.context.trace_state);
+  if (finished.parent_span_id.valid()) w.raw(",").key("parentSpanId").string(finished.parent_span_id.hex());
+  w.raw(",").key("flags").integer(wire_flags(finished.context.trace_flags, finished.parent_is_remote));
+  w.raw(",").key("name").string(finished.name);
+  w.raw(",").key("kind").integer(static_cast<int>(finished.kind));
+  w.raw(",").key("startTimeUnixNano").quoted_integer(finished.start_time_unix_nano);
+  w.raw(",").key("endTimeUnixNano").quoted_integer(finished.end_time_unix_nano);
+  w.raw(",").key("attributes");
+  write_attributes(w, finished.attributes);
+  if (finished.dropped_attributes != 0) w.raw(",").key("droppedAttributesCount").integer(finished.dropped_attributes);
+  write_list(w, "events", finished.events, write_event);
+  if (finished.dropped_events != 0) w.raw(",").key("droppedEventsCount").integer(finished.dropped_events);
+  write_list(w, "links", finished.links, write_link);
+  if (finished.dropped_links != 0) w.raw(",").key("droppedLinksCount").integer(finished.dropped_links);
+  w.raw(",").key("status");
+  write_status(w, finished);
+  w.raw("}");
 }
 
 }  // namespace
 
 std::string encode_otlp_traces(const resource& emitter, const instrumentation_scope& scope,
                                std::span<const span_data> spans) {
-  json::array encoded_spans;
-  encoded_spans.reserve(spans.size());
-  for (const span_data& finished : spans) encoded_spans.push_back(encode_span(finished));
-
-  json::object scope_object{{"name", scope.name}};
-  if (!scope.version.empty()) scope_object["version"] = scope.version;
-  json::object scope_spans{{"scope", std::move(scope_object)}, {"spans", std::move(encoded_spans)}};
-  json::object resource_spans{{"resource", json::object{{"attributes", encode_attributes(emitter.attributes)}}},
-                              {"scopeSpans", json::array{std::move(scope_spans)}}};
-  return json::serialize(json::object{{"resourceSpans", json::array{std::move(resource_spans)}}});
+  std::string body;
+  body.reserve(512 + spans.size() * 1024);
+  body_writer w(body);
+  w.raw("{").key("resourceSpans").raw("[{").key("resource").raw("{").key("attributes");
+  write_attributes(w, emitter.attributes);
+  w.raw("},").key("scopeSpans").raw("[{").key("scope").raw("{").key("name").string(scope.name);
+  if (!scope.version.empty()) w.raw(",").key("version").string(scope.version);
+  w.raw("},").key("spans").raw("[");
+  for (std::size_t i = 0; i < spans.size(); ++i) {
+    if (i != 0) w.raw(",");
+    write_span(w, spans[i]);
+  }
+  w.raw("]}]}]}");
+  return body;
 }
 
 }  // namespace switchboard::telemetry

@@ -164,5 +164,42 @@ TEST(OtlpJson, TextIsEscapedAsJson) {
   EXPECT_EQ(request.at("resourceSpans").at(0).at("scopeSpans").at(0).at("spans").at(0).at("name").as_string(), data.name);
 }
 
+TEST(OtlpJson, SeveralSpansShortEscapesUtf8AndEmptyListsStayValidJson) {
+  span_data first = sample_span();
+  first.name = "tab\t cr\r bs\b ff\f caf\xC3\xA9";
+  first.attributes = {{"empty", std::vector<std::string>{}}, {"n", std::int64_t{-42}}, {"x", 1e300}};
+  span_data second = sample_span();
+  second.name = "second";
+  const std::string body = encode_otlp_traces({}, {"lib", "1.2"}, std::vector<span_data>{first, second});
+  EXPECT_NE(body.find("tab\\t cr\\r bs\\b ff\\f caf\xC3\xA9"), std::string::npos) << body;
+  const json::value request = json::parse(body);
+  const json::array& spans = request.at("resourceSpans").at(0).at("scopeSpans").at(0).at("spans").as_array();
+  ASSERT_EQ(spans.size(), 2u);
+  EXPECT_EQ(spans[0].at("name").as_string(), first.name);
+  EXPECT_EQ(spans[1].at("name"), "second");
+  EXPECT_EQ(json::serialize(spans[0].at("attributes").at(0).at("value")), R"({"arrayValue":{"values":[]}})");
+  EXPECT_EQ(spans[0].at("attributes").at(1).at("value").at("intValue"), "-42");
+  EXPECT_EQ(spans[0].at("attributes").at(2).at("value").at("doubleValue").as_double(), 1e300);
+  EXPECT_EQ(request.at("resourceSpans").at(0).at("scopeSpans").at(0).at("scope").at("version"), "1.2");
+  EXPECT_EQ(json::parse(encode_otlp_traces({}, {}, {})).at("resourceSpans").at(0).at("scopeSpans").at(0).at("spans"),
+            json::array{});
+}
+
+TEST(OtlpJson, ASpecialCharacterAnywhereInALongTextIsEscaped) {
+  // Long text is checked eight bytes at a time: put each character that
+  // needs escaping at every position of a few such words.
+  for (const char special : {'"', '\\', '\n', '\x1f', '\x00'}) {
+    for (std::size_t at = 0; at < 26; ++at) {
+      span_data data = sample_span();
+      data.name = std::string(26, 'a') + "\xC3\xA9\x7f~";
+      data.name[at] = special;
+      const json::value request = json::parse(encode_otlp_traces({}, {}, std::vector<span_data>{data}));
+      EXPECT_EQ(request.at("resourceSpans").at(0).at("scopeSpans").at(0).at("spans").at(0).at("name").as_string(),
+                data.name)
+          << "special " << static_cast<int>(special) << " at " << at;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace switchboard::telemetry
