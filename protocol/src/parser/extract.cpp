@@ -73,22 +73,28 @@ bool is_json_fence_language(std::string_view info) {
   return lang.empty() || lang.starts_with("json");
 }
 
+// Where the JSON string opened by the quote at text[open] closes (its
+// closing quote), or npos when it never does.
+std::size_t string_end(std::string_view text, std::size_t open) {
+  for (std::size_t i = open + 1; i < text.size(); ++i) {
+    if (text[i] == '\\') {
+      ++i;
+    } else if (text[i] == '"') {
+      return i;
+    }
+  }
+  return std::string_view::npos;
+}
+
 // Where the fence whose JSON content starts at `from` closes: the first
 // ``` outside a JSON string, so that a value explaining Markdown
 // ("Use ```code``` blocks") does not end the block early. When the quotes
 // never balance (not JSON after all), the first ``` at all.
 std::size_t json_fence_close(std::string_view text, std::size_t from) {
-  bool in_string = false;
   for (std::size_t i = from; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
+    if (text[i] == '"') {
+      i = string_end(text, i);
+      if (i == std::string_view::npos) break;
     } else if (text.compare(i, 3, "```") == 0) {
       return i;
     }
@@ -138,19 +144,13 @@ enum class match { closed, unclosed, mismatched };
 // value closes, or that it never does (truncated) or cannot (mismatch).
 match find_close(std::string_view text, std::size_t start, std::size_t& end) {
   std::string expected;  // stack of closers
-  bool in_string = false;
   for (std::size_t i = start; i < text.size(); ++i) {
     const char c = text[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
-    }
     switch (c) {
-      case '"': in_string = true; break;
+      case '"':
+        i = string_end(text, i);
+        if (i == std::string_view::npos) return match::unclosed;
+        break;
       case '{': expected.push_back('}'); break;
       case '[': expected.push_back(']'); break;
       case '}':
