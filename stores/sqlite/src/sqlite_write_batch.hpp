@@ -26,6 +26,8 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/async_result.hpp>
+#include <boost/asio/execution/outstanding_work.hpp>
+#include <boost/asio/prefer.hpp>
 #include <boost/asio/post.hpp>
 
 #include <atomic>
@@ -61,7 +63,11 @@ class write_batch {
     // An exception_ptr completion: co_await rethrows a non-null one. The
     // operation is named first (no temporaries inside co_await: g++ 12).
     auto initiate = [this, &write](auto handler) {
-      boost::asio::any_io_executor resume_on = boost::asio::get_associated_executor(handler);
+      // Tracked: the caller's io_context keeps running (and its strands
+      // alive) until the caller has been told, even when the last thing it
+      // waits for is this write; the store's thread drops its copy last.
+      boost::asio::any_io_executor resume_on = boost::asio::prefer(
+          boost::asio::get_associated_executor(handler), boost::asio::execution::outstanding_work.tracked);
       enqueue(std::move(write), std::move(handler), std::move(resume_on));
     };
     auto committed = boost::asio::async_initiate<decltype(boost::asio::use_awaitable), void(std::exception_ptr)>(
