@@ -1,6 +1,8 @@
 // The process's metrics (see workflow_metrics.hpp).
 #include <switchboard/host/workflow_metrics.hpp>
 
+#include "record_fields.hpp"
+
 #include <boost/json/object.hpp>
 
 #include <spdlog/spdlog.h>
@@ -14,15 +16,8 @@ namespace json = boost::json;
 using orchestrator::event_kind;
 using telemetry::metric_attributes;
 
-std::string_view text_field(const json::object& record, std::string_view key) {
-  const auto* value = record.if_contains(key);
-  return value != nullptr && value->is_string() ? std::string_view(value->get_string()) : std::string_view{};
-}
-
-bool bool_field(const json::object& record, std::string_view key) {
-  const auto* value = record.if_contains(key);
-  return value != nullptr && value->is_bool() && value->get_bool();
-}
+using detail::bool_field;
+using detail::text_field;
 
 
 // The same outcomes as serve's switchboard_serve_runs_total.

@@ -1,5 +1,7 @@
 #include <switchboard/host/workflow_tracing.hpp>
 
+#include "record_fields.hpp"
+
 #include <boost/json/serialize.hpp>
 #include <openssl/evp.h>
 
@@ -32,16 +34,8 @@ std::array<std::uint8_t, 32> sha256(std::string_view data) {
 
 std::uint64_t micros_to_nanos(double micros) { return micros <= 0 ? 0 : static_cast<std::uint64_t>(micros * 1000.0); }
 
-// A tool record's field as a string, or "".
-std::string_view text_field(const json::object& record, std::string_view key) {
-  const auto* value = record.if_contains(key);
-  return value != nullptr && value->is_string() ? std::string_view(value->get_string()) : std::string_view{};
-}
-
-bool bool_field(const json::object& record, std::string_view key) {
-  const auto* value = record.if_contains(key);
-  return value != nullptr && value->is_bool() && value->get_bool();
-}
+using detail::bool_field;
+using detail::text_field;
 
 double number_field(const json::object& record, std::string_view key) {
   const auto* value = record.if_contains(key);
