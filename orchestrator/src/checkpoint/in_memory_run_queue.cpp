@@ -3,6 +3,10 @@
 #include <switchboard/orchestrator/run_queue.hpp>
 #include <switchboard/orchestrator/store_support.hpp>
 
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
 #include <algorithm>
 #include <list>
 #include <mutex>
@@ -16,6 +20,11 @@ std::string_view to_string(ready_reason why) noexcept {
     case ready_reason::lease_lapsed: return "lease_lapsed";
   }
   return "?";
+}
+
+boost::asio::awaitable<void> run_queue::wait_for_ready(std::chrono::milliseconds timeout) {
+  boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor, timeout);
+  co_await timer.async_wait(boost::asio::use_awaitable);
 }
 
 namespace {

@@ -93,6 +93,14 @@ class run_queue {
 
   // How many runs are in the queue, ready or claimed.
   virtual boost::asio::awaitable<std::size_t> size() = 0;
+
+  // Completes when a run may have become ready (an enqueue this queue
+  // heard of, in this process or, where the backend can tell, another), or
+  // when `timeout` has passed: a worker with nothing to claim waits here
+  // between tries instead of spinning. It may complete early (a wake-up is
+  // a hint, never a claim); a lapsed lease is found by the next try only.
+  // This implementation waits the whole timeout.
+  virtual boost::asio::awaitable<void> wait_for_ready(std::chrono::milliseconds timeout);
 };
 
 // A queue in this process's memory, reading `clock` (empty: the system clock).
