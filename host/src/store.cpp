@@ -151,4 +151,19 @@ std::shared_ptr<orch::event_feed> open_event_feed(std::string_view url) {
   throw host_error(host_errc::bad_store_url, "unknown event feed '" + printable_store_url(chosen) + "'");
 }
 
+std::shared_ptr<orch::run_queue> open_run_queue(std::string_view url) {
+  const std::string chosen = url.empty() ? default_store_url() : std::string(url);
+  const store_url parsed = parse_store_url(chosen);
+  switch (parsed.scheme) {
+    case store_url::backend::memory: return orch::make_in_memory_run_queue();
+    case store_url::backend::sqlite: return stores::make_sqlite_run_queue(parsed.path);
+    case store_url::backend::postgres: return stores::make_postgres_run_queue(parsed.conninfo);
+  }
+  throw host_error(host_errc::bad_store_url, "unknown run queue '" + printable_store_url(chosen) + "'");
+}
+
+bool is_shared_store(std::string_view url) {
+  return !url.empty() && parse_store_url(url).scheme == store_url::backend::postgres;
+}
+
 }  // namespace switchboard::host

@@ -23,6 +23,7 @@
 
 #include <switchboard/orchestrator/checkpoint_store.hpp>
 #include <switchboard/orchestrator/event_feed.hpp>
+#include <switchboard/orchestrator/run_queue.hpp>
 
 #include <filesystem>
 #include <memory>
@@ -79,5 +80,14 @@ std::shared_ptr<orchestrator::checkpoint_store> open_store(std::string_view url)
 // "memory"), for a server that streams runs and replays them. Throws as
 // open_store does.
 std::shared_ptr<orchestrator::event_feed> open_event_feed(std::string_view url);
+
+// The run queue kept with the store `url` names, for hubs that divide runs
+// among themselves. Throws as open_store does.
+std::shared_ptr<orchestrator::run_queue> open_run_queue(std::string_view url);
+
+// Whether processes on several machines can share the store `url` names
+// (PostgreSQL): a server then divides its runs with the others through the
+// run queue instead of running every run it was sent.
+bool is_shared_store(std::string_view url);
 
 }  // namespace switchboard::host
