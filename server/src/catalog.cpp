@@ -94,11 +94,13 @@ Record unpack(const kept_record& k) {
   else return run_from(object_of(k));
 }
 
-// Keeps `incoming` unless the map holds a newer version of it.
+// Keeps `incoming` unless the map holds a newer version of it. Of two equal
+// versions (two servers changed the record at once) the later in the
+// journal wins, so every server reading the journal keeps the same one.
 template <class Record, class Key>
 void keep_newest(std::map<std::string, Record>& records, const Key& id, Record incoming) {
   auto [it, inserted] = records.try_emplace(id, incoming);
-  if (!inserted && it->second.version < incoming.version) it->second = std::move(incoming);
+  if (!inserted && it->second.version <= incoming.version) it->second = std::move(incoming);
 }
 
 }  // namespace
@@ -118,38 +120,75 @@ std::string now_iso8601() {
 catalog::catalog(std::shared_ptr<orchestrator::event_feed> feed, bool journaled)
     : feed_(std::move(feed)), journaled_(journaled) {}
 
-boost::asio::awaitable<void> catalog::load() {
-  std::int64_t after = 0;
-  std::size_t entries = 0;
+std::vector<run_record> catalog::apply(const std::vector<orchestrator::feed_event>& batch) {
+  std::vector<run_record> runs_read;
+  std::scoped_lock lock(mutex_);
+  for (const auto& e : batch) {
+    if (e.position <= read_up_to_) continue;  // a concurrent read applied it
+    read_up_to_ = e.position;
+    boost::system::error_code ec;
+    auto parsed = json::parse(e.event, ec);
+    if (ec || !parsed.is_object()) {
+      spdlog::warn("serve: journal entry {} is not JSON; skipped", e.position);
+      continue;
+    }
+    const auto& o = parsed.get_object();
+    const auto kind = text(o, "kind");
+    const auto record = object(o, "record");
+    if (kind == "assistant") {
+      keep_newest(assistants_, text(record, "assistant_id"), assistant_from(record));
+    } else if (kind == "thread") {
+      keep_newest(threads_, text(record, "thread_id"), kept(thread_from(record)));
+    } else if (kind == "run") {
+      auto run = run_from(record);
+      keep_newest(runs_, run.run_id, kept(run));
+      if (on_run_read_) runs_read.push_back(std::move(run));
+    } else if (kind == "thread_deleted") {
+      threads_.erase(text(o, "id"));
+    } else if (kind == "run_deleted") {
+      runs_.erase(text(o, "id"));
+    }
+  }
+  return runs_read;
+}
+
+// Runs of deleted threads go with them.
+void catalog::drop_runs_of_deleted_threads() {
+  std::scoped_lock lock(mutex_);
+  std::erase_if(runs_, [&](const auto& r) { return !threads_.contains(r.second.thread_id); });
+}
+
+boost::asio::awaitable<void> catalog::sync() {
   for (;;) {
+    std::int64_t after = 0;
+    {
+      std::scoped_lock lock(mutex_);
+      after = read_up_to_;
+    }
     const std::string key(journal_key);  // g++ 12: named before co_await
     auto batch = co_await feed_->read(key, after, 1000);
     if (batch.empty()) break;
-    std::scoped_lock lock(mutex_);
-    for (auto& e : batch) {
-      after = e.position;
-      ++entries;
-      boost::system::error_code ec;
-      auto parsed = json::parse(e.event, ec);
-      if (ec || !parsed.is_object()) {
-        spdlog::warn("serve: journal entry {} is not JSON; skipped", e.position);
-        continue;
-      }
-      const auto& o = parsed.get_object();
-      const auto kind = text(o, "kind");
-      const auto record = object(o, "record");
-      if (kind == "assistant") keep_newest(assistants_, text(record, "assistant_id"), assistant_from(record));
-      else if (kind == "thread") keep_newest(threads_, text(record, "thread_id"), kept(thread_from(record)));
-      else if (kind == "run") keep_newest(runs_, text(record, "run_id"), kept(run_from(record)));
-      else if (kind == "thread_deleted") threads_.erase(text(o, "id"));
-      else if (kind == "run_deleted") runs_.erase(text(o, "id"));
-    }
+    for (const auto& run : apply(batch)) on_run_read_(run);
   }
-  // Runs of deleted threads go with them.
+}
+
+boost::asio::awaitable<void> catalog::follow(std::chrono::milliseconds timeout) {
+  std::int64_t after = 0;
+  {
+    std::scoped_lock lock(mutex_);
+    after = read_up_to_;
+  }
+  const std::string key(journal_key);  // g++ 12: named before co_await
+  auto batch = co_await feed_->wait(key, after, 1000, timeout);
+  for (const auto& run : apply(batch)) on_run_read_(run);
+}
+
+boost::asio::awaitable<void> catalog::load() {
+  co_await sync();
+  drop_runs_of_deleted_threads();
   std::scoped_lock lock(mutex_);
-  std::erase_if(runs_, [&](const auto& r) { return !threads_.contains(r.second.thread_id); });
   spdlog::info("serve: {} threads, {} runs, {} assistants from {} journal entries", threads_.size(), runs_.size(),
-               assistants_.size(), entries);
+               assistants_.size(), read_up_to_);
 }
 
 boost::asio::awaitable<void> catalog::append(json::object entry) {

@@ -4,8 +4,13 @@
 // restarted server (or one that was killed) finds them all again.
 //
 // Each change appends the whole record with a version one higher; reading
-// the journal back keeps each record's highest version. Appends of
-// different records may interleave freely.
+// the journal back keeps each record's highest version (of two equal
+// versions, the later in the journal). Appends of different records may
+// interleave freely.
+//
+// Servers sharing a store (PostgreSQL) each keep a catalog and follow the
+// same journal: sync() reads what the others appended since the last read,
+// so every server converges on the same records.
 //
 // Thread-safety: every member function may be called from any thread.
 #pragma once
@@ -16,6 +21,7 @@
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -90,6 +96,18 @@ class catalog {
 
   // Reads the journal back (at start-up, before serving).
   boost::asio::awaitable<void> load();
+  // Reads what was appended to the journal since the last read (by other
+  // servers too) and applies it.
+  boost::asio::awaitable<void> sync();
+  // As sync(), but when nothing is new it waits up to `timeout` for an
+  // append to the journal (from any server) and applies it.
+  boost::asio::awaitable<void> follow(std::chrono::milliseconds timeout);
+  // Called with every run record read back from the journal by load() or
+  // sync(), whether or not it was newer than the one kept (another
+  // server's request to cancel a run executing here must not be lost to a
+  // version that tied); this catalog's own writes come back too. Set
+  // before load().
+  void on_run_read(std::function<void(const run_record&)> observer) { on_run_read_ = std::move(observer); }
 
   void add_system_assistant(assistant_record a);
   std::optional<assistant_record> assistant(const std::string& id) const;
@@ -118,6 +136,10 @@ class catalog {
 
  private:
   boost::asio::awaitable<void> append(boost::json::object entry);
+  // Applies journal entries after `read_up_to_`, in order; returns the run
+  // records read, for on_run_read_.
+  std::vector<run_record> apply(const std::vector<orchestrator::feed_event>& batch);
+  void drop_runs_of_deleted_threads();
 
   std::shared_ptr<orchestrator::event_feed> feed_;
   bool journaled_;
@@ -125,6 +147,8 @@ class catalog {
   std::map<std::string, assistant_record> assistants_;
   std::map<std::string, kept_record> threads_;
   std::map<std::string, kept_record> runs_;
+  std::int64_t read_up_to_ = 0;  // the last journal position applied
+  std::function<void(const run_record&)> on_run_read_;
 };
 
 }  // namespace switchboard::server
