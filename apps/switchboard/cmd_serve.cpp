@@ -1,7 +1,7 @@
 // switchboard serve — the workflows behind the LangGraph Agent Server API
 // (docs/serving.md):
 //
-//   switchboard serve WORKFLOW... [--listen HOST:PORT] [--store URL] [--threads N]
+//   switchboard serve WORKFLOW... [--listen HOST:PORT] [--store URL] [--threads N] [--lease S]
 //                     [--auth-token-file FILE | --insecure-no-auth] [--tls-cert FILE --tls-key FILE]
 //                     [--cors-origin ORIGIN]... [model and loader options]
 //
@@ -52,6 +52,10 @@ constexpr std::string_view usage =
     "  --tls-cert FILE --tls-key FILE   serve HTTPS\n"
     "  --cors-origin ORIGIN    let browsers of ORIGIN call the API (repeatable)\n"
     "  --grace SECONDS         how long running steps may finish at SIGTERM (default 10)\n"
+    "  --lease SECONDS         how long a claim on a run holds unrenewed: a server that dies leaves\n"
+    "                          its runs to the others after this long (default 30)\n"
+    "  --max-threads N         with a PostgreSQL store, threads executed here at once (default 256);\n"
+    "                          servers on one database share runs (docs/scaling.md)\n"
     "plus the model and loader options of `switchboard run`; a caller's traceparent is continued.\n";
 
 struct serve_arguments {
@@ -113,11 +117,15 @@ serve_arguments parse(std::span<const std::string> args) {
     else if (arg == "--tls-key") a.options.http.tls_private_key_file = option_value(args, i);
     else if (arg == "--cors-origin") a.options.cors_origins.push_back(option_value(args, i));
     else if (arg == "--grace") a.grace_seconds = number_of<int>(arg, option_value(args, i));
+    else if (arg == "--lease") a.options.lease = std::chrono::seconds(number_of<unsigned>(arg, option_value(args, i)));
+    else if (arg == "--max-threads") a.options.max_threads = number_of<std::size_t>(arg, option_value(args, i));
     else if (arg.starts_with("-")) throw usage_error("unknown option '" + arg + "'");
     else a.workflows.push_back(cli::absolute_path(arg));
   }
   if (a.workflows.empty()) throw usage_error("missing the workflow to serve");
   if (a.threads == 0) throw usage_error("--threads must be at least 1");
+  if (a.options.lease < std::chrono::seconds(1)) throw usage_error("--lease must be at least 1 second");
+  if (a.options.max_threads == 0) throw usage_error("--max-threads must be at least 1");
   if (!a.token_file.empty()) a.options.auth_token = read_token(a.token_file);
   if (!is_loopback(a.options.http.address) && a.options.auth_token.empty() && !a.insecure_no_auth)
     throw usage_error("listening on " + a.options.http.address +

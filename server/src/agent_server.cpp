@@ -232,7 +232,9 @@ agent_server::agent_server(asio::any_io_executor executor, serve_options options
       if (other->graph_id == w->graph_id)
         throw host::host_error(host::host_errc::bad_workflow,
                                "two workflows are named '" + w->graph_id + "': a graph id must be unique");
-    w->hub = std::make_unique<orchestrator::hub>(s.executor, *w->opened.agents.registry, w->opened.hub_options());
+    auto hub_options = w->opened.hub_options();
+    hub_options.lease = s.options.lease;
+    w->hub = std::make_unique<orchestrator::hub>(s.executor, *w->opened.agents.registry, std::move(hub_options));
     w->hub->add_observer(s.metrics);
     w->hub->add_observer(s.options.metrics->observer());
     s.options.metrics->watch(w->opened, w->graph_id);
@@ -251,6 +253,11 @@ agent_server::agent_server(asio::any_io_executor executor, serve_options options
   }
   s.runs = std::make_unique<run_engine>(s.executor, *s.records, s.feed, served);
   s.runs->trace_with(s.options.tracing);
+  if (host::is_shared_store(s.options.store_url) && !served.empty())
+    s.runs->share_runs({.queue = host::open_run_queue(s.options.store_url),
+                        .owner = served.front()->hub->owner_id() + "/serve-" + time_ordered_uuid(),
+                        .lease = s.options.lease,
+                        .max_threads = s.options.max_threads});
   s.api = std::make_unique<langgraph_api>(*s.records, *s.runs, s.options.heartbeat);
   s.open_mcp_endpoint();
   s.http = std::make_unique<net::http_server>(

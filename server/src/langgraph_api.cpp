@@ -170,6 +170,9 @@ asio::awaitable<net::server_response> langgraph_api::route(net::server_request& 
                                          {"server", "switchboard"},
                                          {"flags", json::object{{"assistants", true}, {"crons", false},
                                                                 {"langsmith", false}}}});
+  // Servers sharing a store: every answer includes what the others
+  // committed before this request arrived.
+  if (runs_.shares_runs()) co_await records_.sync();
   if (is(0, "assistants")) {
     if (m == "POST" && n == 1) co_return co_await create_assistant(request);
     if (m == "POST" && n == 2 && is(1, "search")) co_return search_assistants(request);

@@ -17,6 +17,8 @@
 #include <boost/json/value_from.hpp>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 namespace switchboard::server {
 
 namespace asio = boost::asio;
@@ -137,6 +139,10 @@ served_workflow& run_engine::workflow_of(const std::string& assistant_id) const 
 }
 
 bool run_engine::thread_active(const std::string& thread_id) const {
+  if (shares_runs()) {  // its runs may be on any server: the catalog knows
+    const auto runs = records_.runs_of(thread_id);
+    return std::ranges::any_of(runs, [](const run_record& r) { return r.status == "pending" || r.status == "running"; });
+  }
   std::scoped_lock lock(mutex_);
   const auto it = threads_.find(thread_id);
   return it != threads_.end() && (!it->second.active.empty() || !it->second.waiting.empty());
@@ -170,6 +176,7 @@ boost::asio::awaitable<run_record> run_engine::create(std::string thread_id, jso
   if (strategy != "reject" && strategy != "enqueue" && strategy != "interrupt" && strategy != "rollback")
     throw api_error(422, "multitask_strategy must be reject, enqueue, interrupt or rollback");
 
+  if (shares_runs()) co_await records_.sync();  // what the other servers did to the thread
   auto thread = records_.thread(thread_id);
   if (!thread) {
     if (text_member(body, "if_not_exists") != "create") throw api_error(404, "Thread " + thread_id + " not found");
@@ -201,9 +208,11 @@ boost::asio::awaitable<run_record> run_engine::create(std::string thread_id, jso
     std::scoped_lock lock(mutex_);
     if (shutting_down_) throw api_error(503, "the server is shutting down");
     auto& slot = threads_[thread_id];
-    const bool busy = !slot.active.empty() || !slot.waiting.empty();
     const auto current = records_.thread(thread_id);
     if (!current) throw api_error(404, "Thread " + thread_id + " not found");
+    // Sharing runs, the thread may be busy on another server: its record
+    // says so (and the queue decides a race, admit_shared).
+    const bool busy = shares_runs() ? current->status == "busy" : !slot.active.empty() || !slot.waiting.empty();
     if (!resume.is_null()) {
       if (busy) throw api_error(409, "Thread " + thread_id + " is busy: its run is being answered or still running");
       resume = checked_resume(*current, std::move(resume));
@@ -228,10 +237,13 @@ boost::asio::awaitable<run_record> run_engine::create(std::string thread_id, jso
       run.workflow_run = current->workflow_run;  // continue an interrupted run
     }
     if (busy && (strategy == "interrupt" || strategy == "rollback")) {
-      displaced = slot.active;
-      cancel_actions_[displaced] = strategy;
+      // Sharing runs, request_cancel asks whichever server executes it.
+      displaced = shares_runs() ? running_run_of(thread_id) : slot.active;
+      if (!shares_runs()) cancel_actions_[displaced] = strategy;
     }
-    if (!busy) {
+    if (shares_runs()) {
+      // Started by whichever server claims the thread (admit_shared).
+    } else if (!busy) {
       slot.active = run.run_id;
       start_now = true;
     } else {
@@ -252,6 +264,12 @@ boost::asio::awaitable<run_record> run_engine::create(std::string thread_id, jso
   json::object metadata{{"run_id", run.run_id}, {"thread_id", thread_id}, {"attempt", 1}};
   std::string first_record = "metadata\n" + json::serialize(metadata);  // g++ 12: named before co_await
   co_await feed_->append(run.run_id, std::move(first_record));
+  if (shares_runs()) {
+    if (!displaced.empty()) co_await request_cancel(displaced, strategy);
+    const bool exclusive = !resume.is_null() || strategy == "reject";
+    co_await admit_shared(run, exclusive);
+    co_return run;
+  }
   if (!displaced.empty()) {
     std::optional<orch::workflow_handle> handle;
     {
@@ -332,7 +350,8 @@ boost::asio::awaitable<run_engine::launched> run_engine::launch(const run_record
 
   std::optional<orch::workflow_state> existing;
   try {
-    existing = co_await workflow.hub->find(run.workflow_run);
+    if (shares_runs()) existing = co_await settled_state(workflow, run.workflow_run);
+    else existing = co_await workflow.hub->find(run.workflow_run);
   } catch (const std::exception& e) {
     spdlog::error("serve: run {}: its stored state cannot be read: {}", run.run_id, e.what());
   }
@@ -473,12 +492,14 @@ boost::asio::awaitable<void> run_engine::finish(run_record run, const orch::work
     co_await records_.write(*changed);
   // The thread is free before anyone learns that the run ended: a caller
   // that answers as soon as its wait returns must not find it busy.
-  {
-    std::scoped_lock lock(mutex_);
-    auto& slot = threads_[run.thread_id];
-    if (slot.active == run.run_id) slot.active.clear();
+  if (!shares_runs()) {  // sharing, serve_thread starts the next
+    {
+      std::scoped_lock lock(mutex_);
+      auto& slot = threads_[run.thread_id];
+      if (slot.active == run.run_id) slot.active.clear();
+    }
+    start_next(run.thread_id);
   }
-  start_next(run.thread_id);
   co_await end_stream(run.run_id);
   if (action == "rollback") co_await feed_->erase(run.run_id);
 }

@@ -19,6 +19,7 @@
 #include <switchboard/host/workflow_tracing.hpp>
 #include <switchboard/orchestrator/event_feed.hpp>
 #include <switchboard/orchestrator/hub.hpp>
+#include <switchboard/orchestrator/run_queue.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -42,6 +43,18 @@ class api_error : public std::runtime_error {
 
  private:
   int status_;
+};
+
+// How a server shares runs with the other servers of one store
+// (PostgreSQL; ADR 0036): a thread with work to do is in the run queue, and
+// whichever server claims it runs the thread's runs in order, keeping the
+// claim alive, then hands it back.
+struct fleet_settings {
+  std::shared_ptr<orchestrator::run_queue> queue;
+  std::string owner;                                   // this server's claims
+  std::chrono::milliseconds lease{30'000};             // renewed every third of it
+  std::size_t max_threads = 256;                       // threads served at once
+  std::chrono::milliseconds idle_poll{1'000};          // between claims when the queue is quiet
 };
 
 struct served_workflow {
@@ -110,6 +123,12 @@ class run_engine {
 
   orchestrator::event_feed& feed() const { return *feed_; }
 
+  // Shares runs with the other servers of the store through `settings.queue`
+  // (call before recover()): a run is executed by whichever server claims
+  // its thread, not by the one it was posted to.
+  void share_runs(fleet_settings settings);
+  bool shares_runs() const noexcept { return fleet_.queue != nullptr; }
+
   struct sink;
 
  private:
@@ -138,6 +157,24 @@ class run_engine {
   std::shared_ptr<sink> open_sink(const run_record& run, boost::json::object values);
   void on_event(const orchestrator::event& e);
 
+  // Sharing runs (run_fleet.cpp).
+  boost::asio::awaitable<void> admit_shared(run_record& run, bool exclusive);
+  boost::asio::awaitable<bool> offer_thread(std::string thread_id, orchestrator::ready_reason why);
+  boost::asio::awaitable<bool> claim_one();
+  boost::asio::awaitable<void> claim_soon();
+  boost::asio::awaitable<void> claim_threads();
+  boost::asio::awaitable<void> renew_claims();
+  boost::asio::awaitable<void> serve_thread(std::string thread_id, std::int64_t fence);
+  boost::asio::awaitable<void> release_thread(const std::string& thread_id, std::int64_t fence);
+  std::optional<run_record> next_run_of(const std::string& thread_id) const;
+  std::string running_run_of(const std::string& thread_id) const;
+  boost::asio::awaitable<void> request_cancel(std::string run_id, std::string action);
+  void on_run_read(const run_record& run);
+  boost::asio::awaitable<std::optional<orchestrator::workflow_state>> settled_state(served_workflow& workflow,
+                                                                                    const std::string& hub_run);
+  boost::asio::awaitable<void> recover_shared();
+  boost::asio::awaitable<void> follow_catalog();
+
   boost::asio::any_io_executor executor_;
   catalog& records_;
   std::shared_ptr<orchestrator::event_feed> feed_;
@@ -150,6 +187,10 @@ class run_engine {
   std::map<std::string, std::shared_ptr<sink>> sinks_;           // by hub run id
   std::map<std::string, orchestrator::workflow_handle> handles_;  // by API run id
   std::map<std::string, std::string> cancel_actions_;            // by API run id
+  fleet_settings fleet_;                       // queue null: runs are not shared
+  std::map<std::string, std::int64_t> claimed_;  // threads this server holds: fence by thread id
+  int fleet_tasks_ = 0;                           // claim, renew and serve_thread coroutines running
+  struct fleet_task;
   bool shutting_down_ = false;   // no run starts any more
   bool interrupting_ = false;    // the grace is over: running runs stop between steps
   int executing_ = 0;            // execute() coroutines in progress

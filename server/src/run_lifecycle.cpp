@@ -28,13 +28,19 @@ boost::asio::awaitable<void> run_engine::cancel(std::string thread_id, std::stri
                                                 bool wait) {
   if (action.empty()) action = "interrupt";
   if (action != "interrupt" && action != "rollback") throw api_error(422, "action must be interrupt or rollback");
+  if (shares_runs()) co_await records_.sync();  // what the other servers did to it
   const auto run = records_.run(run_id);
   if (!run || run->thread_id != thread_id) throw api_error(404, "Run " + run_id + " not found");
   if (is_terminal(run->status)) throw api_error(409, "Run " + run_id + " has already ended (" + run->status + ")");
 
   bool was_waiting = false;
   std::optional<orch::workflow_handle> handle;
-  {
+  if (shares_runs()) {
+    // Pending: withdrawn here (the server holding the thread skips it).
+    // Running: the server executing it acts on the request (request_cancel).
+    was_waiting = run->status == "pending";
+    if (!was_waiting) co_await request_cancel(run_id, action);
+  } else {
     std::scoped_lock lock(mutex_);
     auto& slot = threads_[thread_id];
     if (const auto it = std::ranges::find(slot.waiting, run_id); it != slot.waiting.end()) {
@@ -93,6 +99,10 @@ boost::asio::awaitable<bool> run_engine::wait_for_end(std::string run_id, std::c
 }
 
 boost::asio::awaitable<void> run_engine::recover() {
+  if (shares_runs()) {
+    co_await recover_shared();
+    co_return;
+  }
   std::vector<std::string> resumed;
   {
     std::scoped_lock lock(mutex_);
@@ -147,6 +157,12 @@ boost::asio::awaitable<void> run_engine::shutdown(std::chrono::milliseconds grac
   }
   for (auto& h : left) h.interrupt();
   while (executing()) co_await pause(std::chrono::milliseconds(20));
+  // Sharing runs: the threads go back to the queue, for another server.
+  auto fleet_running = [&] {
+    std::scoped_lock lock(mutex_);
+    return fleet_tasks_ > 0;
+  };
+  while (fleet_running()) co_await pause(std::chrono::milliseconds(20));
 }
 
 }  // namespace switchboard::server

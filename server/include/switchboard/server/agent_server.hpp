@@ -43,6 +43,13 @@ struct serve_options {
   // A stream with nothing to send writes a comment this often (and so
   // finds out when its client has gone).
   std::chrono::milliseconds heartbeat{std::chrono::seconds(10)};
+  // How long a claim on a run holds without renewal (the hubs' claims in
+  // the store and, sharing runs, this server's claims on threads): a
+  // server that dies leaves its runs to others after this long.
+  std::chrono::milliseconds lease{std::chrono::seconds(30)};
+  // Sharing runs (a PostgreSQL store): at most this many threads executed
+  // here at once; the others wait in the queue for any server.
+  std::size_t max_threads = 256;
   // Spans of every run (host::process_tracing's observer); null: tracing
   // off, and nothing is attached to the hubs. A run created with a
   // `traceparent` header continues the caller's trace.

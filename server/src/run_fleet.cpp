@@ -1,0 +1,324 @@
+// Sharing runs with the other servers of one store (ADR 0036).
+//
+// The unit of work is a thread: its runs execute one at a time, in order,
+// so the server that executes them must be one. A thread with work to do
+// is in the run queue (keyed by the thread id); a server claims it
+// (FOR UPDATE SKIP LOCKED on PostgreSQL: of racing servers exactly one
+// wins), executes the thread's runs while renewing its lease, and when
+// the thread has nothing left removes it from the queue (done, with its
+// fence). A server that dies stops renewing; once the lease lapses the
+// queue hands the thread to another server, which continues the run that
+// was executing (the hub's own claim in the checkpoint store keeps its
+// steps and tool calls from running twice).
+//
+// The catalog is the list of work: a server posting a run journals it
+// first, then offers the thread to the queue. When the thread is already
+// queued or claimed, the holder finds the run in the catalog before it
+// lets the thread go: it re-reads the catalog after done() and offers the
+// thread again when a run arrived meanwhile, so no run is left behind.
+#include "run_engine.hpp"
+
+#include <switchboard/orchestrator/error.hpp>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <spdlog/spdlog.h>
+
+#include <set>
+
+namespace switchboard::server {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+namespace orch = switchboard::orchestrator;
+
+namespace {
+
+bool is_terminal(std::string_view status) {
+  return status == "success" || status == "error" || status == "timeout" || status == "interrupted";
+}
+
+std::string cancel_request_of(const run_record& run) {
+  const auto* v = run.kwargs.if_contains("cancel");
+  return v && v->is_string() ? std::string(v->get_string()) : std::string{};
+}
+
+asio::awaitable<void> sleep_for(std::chrono::milliseconds how_long) {
+  asio::steady_timer timer(co_await asio::this_coro::executor, how_long);
+  co_await timer.async_wait(asio::use_awaitable);
+}
+
+}  // namespace
+
+// Counts a coroutine of the fleet's while it runs: shutdown() waits for them.
+struct run_engine::fleet_task {
+  explicit fleet_task(run_engine& e) : engine(e) {
+    std::scoped_lock lock(engine.mutex_);
+    ++engine.fleet_tasks_;
+  }
+  ~fleet_task() {
+    std::scoped_lock lock(engine.mutex_);
+    --engine.fleet_tasks_;
+  }
+  fleet_task(const fleet_task&) = delete;
+  fleet_task& operator=(const fleet_task&) = delete;
+  run_engine& engine;
+};
+
+void run_engine::share_runs(fleet_settings settings) {
+  fleet_ = std::move(settings);
+  records_.on_run_read([this](const run_record& run) { on_run_read(run); });
+}
+
+// A run posted here is journaled; now its thread is offered to the queue.
+// `exclusive` (a resume, or multitask_strategy reject): the run may only
+// start if the thread is idle everywhere, which the queue decides — an
+// enqueue refused because the thread is queued or claimed means another
+// server holds it, and the run is withdrawn with 409.
+asio::awaitable<void> run_engine::admit_shared(run_record& run, bool exclusive) {
+  const auto why = exclusive && run.workflow_run != run.run_id ? orch::ready_reason::resumed
+                                                                : orch::ready_reason::new_run;
+  if (co_await offer_thread(run.thread_id, why)) {
+    asio::co_spawn(executor_, claim_soon(), asio::detached);
+    co_return;
+  }
+  if (!exclusive) co_return;
+  co_await records_.erase_run(run.run_id);
+  co_await feed_->erase(run.run_id);
+  throw api_error(409, "Thread " + run.thread_id + " is busy: its run is being answered or still running");
+}
+
+// Puts the thread in the queue; false when it is already there (queued or
+// claimed by a server, which will find the thread's runs in the catalog).
+asio::awaitable<bool> run_engine::offer_thread(std::string thread_id, orch::ready_reason why) {
+  orch::enqueue_request request{.workflow_id = thread_id, .workflow_name = "serve.thread", .why = why, .payload = {}};
+  try {
+    co_await fleet_.queue->enqueue(std::move(request));
+    co_return true;
+  } catch (const orch::claim_error& e) {
+    if (e.why() != orch::claim_error::reason::exists) throw;
+    co_return false;
+  }
+}
+
+// The thread's run to execute next: one left running (its server died or
+// stopped), else the oldest pending.
+std::optional<run_record> run_engine::next_run_of(const std::string& thread_id) const {
+  std::optional<run_record> pending;
+  for (auto& run : records_.runs_of(thread_id)) {  // oldest first
+    if (run.status == "running") return std::move(run);
+    if (run.status == "pending" && !pending) pending = std::move(run);
+  }
+  return pending;
+}
+
+std::string run_engine::running_run_of(const std::string& thread_id) const {
+  for (const auto& run : records_.runs_of(thread_id))
+    if (run.status == "running") return run.run_id;
+  return {};
+}
+
+// Claims the thread that has waited longest, if there is room here, and
+// serves it in a coroutine of its own; false when there was no room or no
+// thread ready.
+asio::awaitable<bool> run_engine::claim_one() {
+  {
+    std::scoped_lock lock(mutex_);
+    if (shutting_down_ || claimed_.size() >= fleet_.max_threads) co_return false;
+  }
+  auto claimed = co_await fleet_.queue->claim_next(fleet_.owner, fleet_.lease);
+  if (!claimed) co_return false;
+  if (claimed->why == orch::ready_reason::lease_lapsed)
+    spdlog::info("serve: thread {} was held by a server that stopped renewing; it continues here",
+                 claimed->workflow_id);
+  {
+    std::scoped_lock lock(mutex_);
+    claimed_[claimed->workflow_id] = claimed->fence;
+  }
+  asio::co_spawn(executor_, serve_thread(claimed->workflow_id, claimed->fence), asio::detached);
+  co_return true;
+}
+
+// A run posted here: this server tries to claim at once rather than at its
+// next look at the queue (it may get an older thread: the queue is first
+// come, first served).
+asio::awaitable<void> run_engine::claim_soon() {
+  fleet_task task{*this};
+  try {
+    co_await claim_one();
+  } catch (const std::exception& e) {
+    spdlog::warn("serve: claiming a thread from the run queue failed: {}", e.what());
+  }
+}
+
+// Claims threads while there is room; waits on the queue when none is ready.
+asio::awaitable<void> run_engine::claim_threads() {
+  fleet_task task{*this};
+  for (;;) {
+    {
+      std::scoped_lock lock(mutex_);
+      if (shutting_down_) co_return;
+    }
+    bool claimed = false;
+    bool failed = false;
+    try {
+      claimed = co_await claim_one();
+    } catch (const std::exception& e) {
+      spdlog::warn("serve: claiming a thread from the run queue failed: {}; trying again", e.what());
+      failed = true;
+    }
+    if (failed) co_await sleep_for(fleet_.idle_poll);
+    else if (!claimed) co_await fleet_.queue->wait_for_ready(fleet_.idle_poll);
+  }
+}
+
+// Keeps every claim alive: one statement for all of this server's threads.
+asio::awaitable<void> run_engine::renew_claims() {
+  fleet_task task{*this};
+  auto next_renewal = std::chrono::steady_clock::now() + fleet_.lease / 3;
+  for (;;) {
+    // Short naps, so that a shutdown does not wait a third of a lease for this loop.
+    co_await sleep_for(std::chrono::milliseconds(100));
+    {
+      std::scoped_lock lock(mutex_);
+      if (shutting_down_ && claimed_.empty() && executing_ == 0) co_return;
+    }
+    if (std::chrono::steady_clock::now() < next_renewal) continue;
+    next_renewal = std::chrono::steady_clock::now() + fleet_.lease / 3;
+    try {
+      co_await fleet_.queue->renew(fleet_.owner, fleet_.lease);
+    } catch (const std::exception& e) {
+      spdlog::warn("serve: renewing this server's claims failed: {}", e.what());
+    }
+  }
+}
+
+// Executes the thread's runs, oldest first, until none is left; then lets
+// the thread go. Shutting down, it lets the thread go at once, for another
+// server (or the next start) to continue.
+asio::awaitable<void> run_engine::serve_thread(std::string thread_id, std::int64_t fence) {
+  fleet_task task{*this};
+  for (;;) {
+    bool read = true;
+    try {
+      co_await records_.sync();
+    } catch (const std::exception& e) {
+      spdlog::warn("serve: thread {}: the catalog could not be read: {}", thread_id, e.what());
+      read = false;
+    }
+    if (!read) {
+      co_await sleep_for(fleet_.idle_poll);
+      continue;
+    }
+    bool stopping = false;
+    {
+      std::scoped_lock lock(mutex_);
+      stopping = shutting_down_;
+    }
+    const auto next = stopping ? std::nullopt : next_run_of(thread_id);
+    if (!next) break;
+    co_await execute(next->run_id);
+  }
+  co_await release_thread(thread_id, fence);
+}
+
+// Takes the thread out of the queue, then offers it again if a run arrived
+// meanwhile (its poster's offer was refused while this server held it) or
+// one is left because this server is stopping.
+asio::awaitable<void> run_engine::release_thread(const std::string& thread_id, std::int64_t fence) {
+  {
+    std::scoped_lock lock(mutex_);
+    claimed_.erase(thread_id);
+  }
+  try {
+    co_await fleet_.queue->done(thread_id, fence);
+  } catch (const orch::claim_error& e) {
+    // Another server claimed it after this one's lease lapsed: it is theirs.
+    spdlog::warn("serve: thread {} was claimed by another server meanwhile: {}", thread_id, e.what());
+    co_return;
+  }
+  co_await records_.sync();
+  if (next_run_of(thread_id)) co_await offer_thread(thread_id, orch::ready_reason::new_run);
+}
+
+// A run of another server's thread is cancelled through the catalog: the
+// run's record carries the request, and the server executing it acts on it
+// when it reads the record (on_run_read).
+asio::awaitable<void> run_engine::request_cancel(std::string run_id, std::string action) {
+  if (const auto changed = records_.change_run(run_id, [&](run_record& r) {
+    if (is_terminal(r.status)) return false;
+    r.kwargs["cancel"] = action;
+    return true;
+  }))
+    co_await records_.write(*changed);
+  if (const auto run = records_.run(run_id)) on_run_read(*run);  // executing here: act now
+}
+
+void run_engine::on_run_read(const run_record& run) {
+  const auto action = cancel_request_of(run);
+  if (action.empty() || is_terminal(run.status)) return;
+  std::optional<orch::workflow_handle> handle;
+  {
+    std::scoped_lock lock(mutex_);
+    if (!claimed_.contains(run.thread_id)) return;  // executing elsewhere (or nowhere yet)
+    if (!cancel_actions_.try_emplace(run.run_id, action).second) return;  // already acted on
+    if (const auto it = handles_.find(run.run_id); it != handles_.end()) handle = it->second;
+  }
+  if (!handle) return;  // follow() finds the action when the run gets its handle
+  if (action == "rollback") handle->cancel();
+  else handle->interrupt();
+}
+
+// The stored state of a hub run this server is about to continue. A run
+// still `running` belongs to a server whose lease in the checkpoint store
+// has not lapsed yet (its claim on the thread lapsed first): wait for it,
+// for up to a lease and a bit, so that the run is continued rather than
+// ended as it stood.
+asio::awaitable<std::optional<orch::workflow_state>> run_engine::settled_state(served_workflow& workflow,
+                                                                              const std::string& hub_run) {
+  const auto give_up = std::chrono::steady_clock::now() + fleet_.lease + std::chrono::seconds(2);
+  for (;;) {
+    auto state = co_await workflow.hub->find(hub_run);
+    if (!state || state->status != orch::workflow_status::running || std::chrono::steady_clock::now() > give_up)
+      co_return state;
+    co_await sleep_for(std::chrono::milliseconds(250));
+  }
+}
+
+// At start-up: every thread with a run pending or left running is offered
+// to the queue (a server that died between journaling a run and offering
+// its thread leaves it so); then this server starts claiming.
+asio::awaitable<void> run_engine::recover_shared() {
+  std::set<std::string> threads;
+  for (const auto& run : records_.runs())
+    if (run.status == "pending" || run.status == "running") threads.insert(run.thread_id);
+  for (const auto& id : threads) co_await offer_thread(id, orch::ready_reason::new_run);
+  asio::co_spawn(executor_, claim_threads(), asio::detached);
+  asio::co_spawn(executor_, renew_claims(), asio::detached);
+  asio::co_spawn(executor_, follow_catalog(), asio::detached);
+}
+
+// Reads the other servers' changes as they come, so that a request to
+// cancel a run executing here is acted on between its steps.
+asio::awaitable<void> run_engine::follow_catalog() {
+  fleet_task task{*this};
+  for (;;) {
+    {
+      std::scoped_lock lock(mutex_);
+      if (shutting_down_) co_return;
+    }
+    bool failed = false;
+    try {
+      co_await records_.follow(std::chrono::milliseconds(500));
+    } catch (const std::exception& e) {
+      spdlog::warn("serve: following the catalog's journal failed: {}", e.what());
+      failed = true;
+    }
+    if (failed) co_await sleep_for(fleet_.idle_poll);
+  }
+}
+
+}  // namespace switchboard::server
