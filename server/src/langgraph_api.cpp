@@ -465,6 +465,8 @@ net::server_response langgraph_api::result_of(const run_record& run) {
       co_return co_await out.write("\n");
     };
     const bool ended = co_await runs_.wait_for_end(run_id, std::chrono::seconds(1), std::move(keep_alive));
+    // Ended on another server: its record, written before the end, is read here.
+    if (ended && runs_.shares_runs()) co_await records_.sync();
     const auto finished = records_.run(run_id);
     if (!ended && finished) co_return;  // the client has gone
     if (!finished) {  // rolled back

@@ -211,7 +211,7 @@ boost::asio::awaitable<run_record> run_engine::create(std::string thread_id, jso
     const auto current = records_.thread(thread_id);
     if (!current) throw api_error(404, "Thread " + thread_id + " not found");
     // Sharing runs, the thread may be busy on another server: its record
-    // says so (and the queue decides a race, admit_shared).
+    // says so (and the queue decides a race, reserve_thread).
     const bool busy = shares_runs() ? current->status == "busy" : !slot.active.empty() || !slot.waiting.empty();
     if (!resume.is_null()) {
       if (busy) throw api_error(409, "Thread " + thread_id + " is busy: its run is being answered or still running");
@@ -242,7 +242,7 @@ boost::asio::awaitable<run_record> run_engine::create(std::string thread_id, jso
       if (!shares_runs()) cancel_actions_[displaced] = strategy;
     }
     if (shares_runs()) {
-      // Started by whichever server claims the thread (admit_shared).
+      // Started by whichever server claims the thread (offer_run).
     } else if (!busy) {
       slot.active = run.run_id;
       start_now = true;
@@ -251,6 +251,8 @@ boost::asio::awaitable<run_record> run_engine::create(std::string thread_id, jso
     }
   }
 
+  const bool exclusive = !resume.is_null() || strategy == "reject";
+  if (shares_runs() && exclusive) co_await reserve_thread(run, workflow);
   co_await records_.save(run);
   if (const auto changed = records_.change_thread(thread_id, [&](thread_record& t) {
     t.status = "busy";
@@ -266,8 +268,7 @@ boost::asio::awaitable<run_record> run_engine::create(std::string thread_id, jso
   co_await feed_->append(run.run_id, std::move(first_record));
   if (shares_runs()) {
     if (!displaced.empty()) co_await request_cancel(displaced, strategy);
-    const bool exclusive = !resume.is_null() || strategy == "reject";
-    co_await admit_shared(run, exclusive);
+    co_await offer_run(run);
     co_return run;
   }
   if (!displaced.empty()) {
@@ -492,7 +493,9 @@ boost::asio::awaitable<void> run_engine::finish(run_record run, const orch::work
     co_await records_.write(*changed);
   // The thread is free before anyone learns that the run ended: a caller
   // that answers as soon as its wait returns must not find it busy.
-  if (!shares_runs()) {  // sharing, serve_thread starts the next
+  if (shares_runs()) {
+    co_await let_go_if_idle(run.thread_id);
+  } else {
     {
       std::scoped_lock lock(mutex_);
       auto& slot = threads_[run.thread_id];

@@ -23,6 +23,8 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/json/object.hpp>
 
 #include <chrono>
@@ -158,7 +160,9 @@ class run_engine {
   void on_event(const orchestrator::event& e);
 
   // Sharing runs (run_fleet.cpp).
-  boost::asio::awaitable<void> admit_shared(run_record& run, bool exclusive);
+  boost::asio::awaitable<void> reserve_thread(const run_record& run, served_workflow& workflow);
+  boost::asio::awaitable<void> offer_run(const run_record& run);
+  boost::asio::awaitable<void> let_go_if_idle(const std::string& thread_id);
   boost::asio::awaitable<bool> offer_thread(std::string thread_id, orchestrator::ready_reason why);
   boost::asio::awaitable<bool> claim_one();
   boost::asio::awaitable<void> claim_soon();
@@ -191,6 +195,12 @@ class run_engine {
   std::map<std::string, std::int64_t> claimed_;  // threads this server holds: fence by thread id
   int fleet_tasks_ = 0;                           // claim, renew and serve_thread coroutines running
   struct fleet_task;
+  // The fleet's loops run on this strand, so that shutdown can cut their
+  // idle waits short (stop_fleet_loops) rather than wait them out.
+  std::optional<boost::asio::strand<boost::asio::any_io_executor>> fleet_strand_;
+  boost::asio::cancellation_signal stop_claiming_, stop_renewing_, stop_following_;
+  void stop_fleet_loops();
+  bool stopping() const;
   bool shutting_down_ = false;   // no run starts any more
   bool interrupting_ = false;    // the grace is over: running runs stop between steps
   int executing_ = 0;            // execute() coroutines in progress

@@ -20,8 +20,10 @@
 
 #include <switchboard/orchestrator/error.hpp>
 
+#include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/dispatch.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -68,27 +70,61 @@ struct run_engine::fleet_task {
   run_engine& engine;
 };
 
+bool run_engine::stopping() const {
+  std::scoped_lock lock(mutex_);
+  return shutting_down_;
+}
+
 void run_engine::share_runs(fleet_settings settings) {
   fleet_ = std::move(settings);
   records_.on_run_read([this](const run_record& run) { on_run_read(run); });
 }
 
-// A run posted here is journaled; now its thread is offered to the queue.
-// `exclusive` (a resume, or multitask_strategy reject): the run may only
-// start if the thread is idle everywhere, which the queue decides — an
-// enqueue refused because the thread is queued or claimed means another
-// server holds it, and the run is withdrawn with 409.
-asio::awaitable<void> run_engine::admit_shared(run_record& run, bool exclusive) {
-  const auto why = exclusive && run.workflow_run != run.run_id ? orch::ready_reason::resumed
-                                                                : orch::ready_reason::new_run;
-  if (co_await offer_thread(run.thread_id, why)) {
-    asio::co_spawn(executor_, claim_soon(), asio::detached);
-    co_return;
+// A run that may only start if its thread is idle everywhere (a resume,
+// or multitask_strategy reject), before it is journaled: the thread is put
+// in the queue first, which only one server can do while the thread is
+// queued or claimed — refused, the thread is busy elsewhere (409). A
+// resume then checks the stored run still waits at the step its poster
+// saw: an answer that arrives after another was taken and its run went on
+// is refused here too (409), not executed to be refused by the hub. A
+// reservation left so is harmless: the server that claims it finds no
+// run and lets it go.
+asio::awaitable<void> run_engine::reserve_thread(const run_record& run, served_workflow& workflow) {
+  const bool resume = run.workflow_run != run.run_id;
+  if (!co_await offer_thread(run.thread_id, resume ? orch::ready_reason::resumed : orch::ready_reason::new_run))
+    throw api_error(409, "Thread " + run.thread_id + " is busy: its run is being answered or still running");
+  if (!resume) co_return;
+  const auto stored = co_await workflow.hub->find(run.workflow_run);
+  const auto* seen = run.kwargs.if_contains("resume_from_step");
+  const bool still_waiting = stored && orch::is_paused(stored->status) && seen && seen->is_int64() &&
+                             seen->get_int64() == stored->step;
+  if (!still_waiting)
+    throw api_error(409, "Thread " + run.thread_id + " is not waiting for this answer any more: it was answered");
+}
+
+// A run posted here is journaled; its thread goes to the queue (it may be
+// there already: queued, or claimed by a server that will find the run in
+// the catalog before it lets the thread go), and this server tries to
+// claim at once.
+asio::awaitable<void> run_engine::offer_run(const run_record& run) {
+  co_await offer_thread(run.thread_id, orch::ready_reason::new_run);
+  asio::co_spawn(executor_, claim_soon(), asio::detached);
+}
+
+// A run of a thread held here ended: when the thread has nothing more to
+// run, it leaves the queue now, before anyone learns that the run ended —
+// a caller that answers as soon as its wait returns must find it free.
+asio::awaitable<void> run_engine::let_go_if_idle(const std::string& thread_id) {
+  std::int64_t fence = 0;
+  {
+    std::scoped_lock lock(mutex_);
+    const auto it = claimed_.find(thread_id);
+    if (it == claimed_.end() || shutting_down_) co_return;
+    fence = it->second;
   }
-  if (!exclusive) co_return;
-  co_await records_.erase_run(run.run_id);
-  co_await feed_->erase(run.run_id);
-  throw api_error(409, "Thread " + run.thread_id + " is busy: its run is being answered or still running");
+  co_await records_.sync();
+  if (next_run_of(thread_id)) co_return;  // serve_thread runs it next
+  co_await release_thread(thread_id, fence);
 }
 
 // Puts the thread in the queue; false when it is already there (queued or
@@ -167,9 +203,10 @@ asio::awaitable<void> run_engine::claim_threads() {
     try {
       claimed = co_await claim_one();
     } catch (const std::exception& e) {
-      spdlog::warn("serve: claiming a thread from the run queue failed: {}; trying again", e.what());
+      if (!stopping()) spdlog::warn("serve: claiming a thread from the run queue failed: {}; trying again", e.what());
       failed = true;
     }
+    if (stopping()) co_return;
     if (failed) co_await sleep_for(fleet_.idle_poll);
     else if (!claimed) co_await fleet_.queue->wait_for_ready(fleet_.idle_poll);
   }
@@ -180,8 +217,16 @@ asio::awaitable<void> run_engine::renew_claims() {
   fleet_task task{*this};
   auto next_renewal = std::chrono::steady_clock::now() + fleet_.lease / 3;
   for (;;) {
-    // Short naps, so that a shutdown does not wait a third of a lease for this loop.
-    co_await sleep_for(std::chrono::milliseconds(100));
+    // Until the threads this server holds are handed back, a shutdown still
+    // renews: a short nap then, rather than a third of a lease.
+    const auto nap = stopping() ? std::chrono::milliseconds(100)
+                                : std::chrono::ceil<std::chrono::milliseconds>(next_renewal -
+                                                                               std::chrono::steady_clock::now());
+    try {
+      co_await sleep_for(nap);
+    } catch (const boost::system::system_error&) {
+      // cut short by the shutdown: look again
+    }
     {
       std::scoped_lock lock(mutex_);
       if (shutting_down_ && claimed_.empty() && executing_ == 0) co_return;
@@ -221,6 +266,8 @@ asio::awaitable<void> run_engine::serve_thread(std::string thread_id, std::int64
     const auto next = stopping ? std::nullopt : next_run_of(thread_id);
     if (!next) break;
     co_await execute(next->run_id);
+    std::scoped_lock lock(mutex_);
+    if (!claimed_.contains(thread_id)) co_return;  // let go when its run ended (let_go_if_idle)
   }
   co_await release_thread(thread_id, fence);
 }
@@ -296,9 +343,21 @@ asio::awaitable<void> run_engine::recover_shared() {
   for (const auto& run : records_.runs())
     if (run.status == "pending" || run.status == "running") threads.insert(run.thread_id);
   for (const auto& id : threads) co_await offer_thread(id, orch::ready_reason::new_run);
-  asio::co_spawn(executor_, claim_threads(), asio::detached);
-  asio::co_spawn(executor_, renew_claims(), asio::detached);
-  asio::co_spawn(executor_, follow_catalog(), asio::detached);
+  fleet_strand_.emplace(asio::make_strand(executor_));
+  asio::co_spawn(*fleet_strand_, claim_threads(), asio::bind_cancellation_slot(stop_claiming_.slot(), asio::detached));
+  asio::co_spawn(*fleet_strand_, renew_claims(), asio::bind_cancellation_slot(stop_renewing_.slot(), asio::detached));
+  asio::co_spawn(*fleet_strand_, follow_catalog(),
+                 asio::bind_cancellation_slot(stop_following_.slot(), asio::detached));
+}
+
+// Shutting down: the loops stop waiting (their signals are emitted on
+// their strand, where the slots live).
+void run_engine::stop_fleet_loops() {
+  if (!fleet_strand_) return;
+  asio::dispatch(*fleet_strand_, [this] {
+    for (auto* signal : {&stop_claiming_, &stop_renewing_, &stop_following_})
+      signal->emit(asio::cancellation_type::terminal);
+  });
 }
 
 // Reads the other servers' changes as they come, so that a request to
@@ -314,9 +373,10 @@ asio::awaitable<void> run_engine::follow_catalog() {
     try {
       co_await records_.follow(std::chrono::milliseconds(500));
     } catch (const std::exception& e) {
-      spdlog::warn("serve: following the catalog's journal failed: {}", e.what());
+      if (!stopping()) spdlog::warn("serve: following the catalog's journal failed: {}", e.what());
       failed = true;
     }
+    if (stopping()) co_return;
     if (failed) co_await sleep_for(fleet_.idle_poll);
   }
 }

@@ -136,6 +136,7 @@ boost::asio::awaitable<void> run_engine::shutdown(std::chrono::milliseconds grac
     std::scoped_lock lock(mutex_);
     shutting_down_ = true;
   }
+  stop_fleet_loops();
   auto timer = asio::steady_timer(co_await asio::this_coro::executor);
   auto executing = [&] {
     std::scoped_lock lock(mutex_);

@@ -1,0 +1,200 @@
+// Servers sharing one PostgreSQL store (ADR 0036), in one test process:
+// a run posted to one server is seen, awaited and answered through any
+// other; a thread's runs execute one at a time wherever they land; of two
+// answers posted to two servers at once, one is taken (200) and the other
+// refused (409); a server at its limit leaves threads to another; a server
+// that stops hands its threads over and another continues them; a cancel
+// posted to one server stops a run executing on another.
+//
+// Each server serves the gated workflow with a gate directory of its own,
+// so a test can tell which server executed a step (its directory's logs).
+// Killed processes and a database under faults are the fault suite's
+// (tests/langgraph_sdk, label postgres).
+#include "server_fixture.hpp"
+#include "postgres_test_server.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <future>
+#include <thread>
+
+namespace switchboard::server::testing {
+namespace {
+
+class many_hubs_test : public ::testing::Test {
+ protected:
+  many_hubs_test() : url_(stores::testing::url_for(dir_.path())) {}
+
+  // A server named `name` (its gate directory) on the shared store.
+  std::unique_ptr<running_server> start_server(const std::string& name, std::size_t max_threads = 16) {
+    fs::create_directories(gate_dir(name));
+    fs::create_directories(dir_.path() / "state");
+    server::serve_options o;
+    o.workflows = {scheduling_settings(dir_.path() / "state"), gated_settings(gate_dir(name))};
+    o.store_url = url_;
+    o.lease = std::chrono::seconds(2);
+    o.max_threads = max_threads;
+    return std::make_unique<running_server>(std::move(o));
+  }
+  fs::path gate_dir(const std::string& name) const { return dir_.path() / ("gate-" + name); }
+  void open_gate(const std::string& name) const { std::ofstream(gate_dir(name) / "open") << "open\n"; }
+  int gate_calls(const std::string& name) const { return lines_in(gate_dir(name) / "gate.log"); }
+  int count_calls(const std::string& name) const { return lines_in(gate_dir(name) / "count.log"); }
+  void wait_for_gate_calls(const std::string& name, int n) const {
+    while (gate_calls(name) < n) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+
+  static std::string new_thread(std::uint16_t port) {
+    const auto r = post(port, "/threads", json::object{});
+    EXPECT_EQ(r.status, 200) << r.describe();
+    return r.status == 200 ? std::string(r.json().at("thread_id").as_string()) : std::string{};
+  }
+  static std::string start_gated(std::uint16_t port, const std::string& thread) {
+    const auto r = post(port, "/threads/" + thread + "/runs",
+                        json::object{{"assistant_id", "gated"}, {"input", json::object{{"n", 1}}}});
+    EXPECT_EQ(r.status, 200) << r.describe();
+    return r.status == 200 ? std::string(r.json().at("run_id").as_string()) : std::string{};
+  }
+  static json::value get_json(std::uint16_t port, const std::string& target) {
+    const auto r = get(port, target);
+    EXPECT_EQ(r.status, 200) << target << ": " << r.describe();
+    return r.json();
+  }
+  static std::string run_status(std::uint16_t port, const std::string& thread, const std::string& run) {
+    const auto v = get_json(port, "/threads/" + thread + "/runs/" + run);
+    return v.is_object() ? std::string(v.at("status").as_string()) : "(none)";
+  }
+
+  const switchboard::testing::hang_guard guard_{"a many-hubs test"};
+  temp_dir dir_{"sb-many-hubs"};
+  std::string url_;
+};
+
+TEST_F(many_hubs_test, a_run_posted_to_one_server_is_read_and_awaited_on_another) {
+  auto a = start_server("a");
+  auto b = start_server("b");
+  const auto thread = new_thread(a->port());
+  // Created on A, the thread is there on B at once.
+  EXPECT_EQ(get_json(b->port(), "/threads/" + thread).at("thread_id"), json::value(thread));
+
+  const auto paused = post(b->port(), "/threads/" + thread + "/runs/wait",
+                           json::object{{"assistant_id", "family_scheduling"},
+                                        {"input", json::object{{"request", soccer}}}});
+  ASSERT_EQ(paused.status, 200) << paused.describe();
+  EXPECT_EQ(paused.json().at("status"), "awaiting_approval");
+  EXPECT_EQ(get_json(a->port(), "/threads/" + thread).at("status"), "interrupted");
+  const auto state = get_json(a->port(), "/threads/" + thread + "/state");
+  EXPECT_EQ(state.at("interrupts").at(0).at("value").at("type"), "approval");
+
+  const auto done = post(a->port(), "/threads/" + thread + "/runs/wait",
+                         json::object{{"assistant_id", "family_scheduling"},
+                                      {"command", json::object{{"resume", json::object{{"decision", "approve"}}}}}});
+  ASSERT_EQ(done.status, 200) << done.describe();
+  EXPECT_EQ(done.json().at("status"), "completed") << done.body;
+  EXPECT_EQ(get_json(b->port(), "/threads/" + thread).at("status"), "idle");
+  EXPECT_EQ(get_json(b->port(), "/threads/" + thread + "/runs").as_array().size(), 2u);
+}
+
+TEST_F(many_hubs_test, two_answers_posted_to_two_servers_at_once_one_is_taken) {
+  auto a = start_server("a");
+  auto b = start_server("b");
+  const auto thread = new_thread(a->port());
+  const auto paused = post(a->port(), "/threads/" + thread + "/runs/wait",
+                           json::object{{"assistant_id", "family_scheduling"},
+                                        {"input", json::object{{"request", soccer}}}});
+  ASSERT_EQ(paused.status, 200) << paused.describe();
+
+  const json::object approve{{"assistant_id", "family_scheduling"},
+                             {"command", json::object{{"resume", json::object{{"decision", "approve"}}}}}};
+  auto answer = [&](std::uint16_t port) { return post(port, "/threads/" + thread + "/runs", approve).status; };
+  auto on_a = std::async(std::launch::async, answer, a->port());
+  auto on_b = std::async(std::launch::async, answer, b->port());
+  const std::multiset<int> statuses{on_a.get(), on_b.get()};
+  EXPECT_EQ(statuses, (std::multiset<int>{200, 409}));
+
+  while (get_json(a->port(), "/threads/" + thread).at("status") == "busy")
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  const auto runs = get_json(b->port(), "/threads/" + thread + "/runs").as_array();
+  ASSERT_EQ(runs.size(), 2u) << "the refused answer left no run behind: " << json::serialize(runs);
+  for (const auto& r : runs) EXPECT_EQ(r.at("status"), "success") << json::serialize(r);
+  const auto values = get_json(b->port(), "/threads/" + thread + "/state").at("values");
+  EXPECT_EQ(values.at("status"), "completed");
+}
+
+TEST_F(many_hubs_test, a_threads_runs_execute_one_at_a_time_in_order_across_servers) {
+  auto a = start_server("a");
+  const auto thread = new_thread(a->port());
+  const auto first = start_gated(a->port(), thread);
+  wait_for_gate_calls("a", 1);
+  auto b = start_server("b");
+  // Posted to B while A executes the first: it waits, then executes after it.
+  const auto second = start_gated(b->port(), thread);
+  EXPECT_EQ(run_status(b->port(), thread, second), "pending");
+  EXPECT_EQ(get_json(b->port(), "/threads/" + thread).at("status"), "busy");
+  open_gate("a");
+  open_gate("b");
+  const auto joined = get_json(b->port(), "/threads/" + thread + "/runs/" + second + "/join");
+  EXPECT_EQ(joined.at("status"), "completed") << json::serialize(joined);
+  EXPECT_EQ(run_status(a->port(), thread, first), "success");
+  EXPECT_EQ(run_status(a->port(), thread, second), "success");
+  // The thread stayed with A, which held it: both runs' steps ran there.
+  EXPECT_EQ(count_calls("a"), 2);
+  EXPECT_EQ(count_calls("b"), 0);
+}
+
+TEST_F(many_hubs_test, a_server_at_its_limit_leaves_threads_to_another) {
+  auto a = start_server("a", /*max_threads=*/1);
+  const auto t1 = new_thread(a->port());
+  const auto t2 = new_thread(a->port());
+  const auto r1 = start_gated(a->port(), t1);
+  wait_for_gate_calls("a", 1);
+  const auto r2 = start_gated(a->port(), t2);
+  EXPECT_EQ(run_status(a->port(), t2, r2), "pending") << "A is full: nobody has the second thread yet";
+
+  auto b = start_server("b");
+  wait_for_gate_calls("b", 1);  // B claimed the waiting thread
+  open_gate("a");
+  open_gate("b");
+  EXPECT_EQ(get_json(a->port(), "/threads/" + t2 + "/runs/" + r2 + "/join").at("status"), "completed");
+  EXPECT_EQ(get_json(b->port(), "/threads/" + t1 + "/runs/" + r1 + "/join").at("status"), "completed");
+  EXPECT_EQ(count_calls("a"), 1);
+  EXPECT_EQ(count_calls("b"), 1);
+}
+
+TEST_F(many_hubs_test, a_server_that_stops_hands_its_threads_to_another_which_continues_them) {
+  auto a = start_server("a");
+  const auto thread = new_thread(a->port());
+  const auto run = start_gated(a->port(), thread);
+  wait_for_gate_calls("a", 1);
+  auto b = start_server("b");
+  a->stop(std::chrono::milliseconds(0));  // interrupted inside the gate step, the thread handed back
+
+  wait_for_gate_calls("b", 1);  // B continues it: the gate step again, `first` not
+  open_gate("b");
+  const auto joined = get_json(b->port(), "/threads/" + thread + "/runs/" + run + "/join");
+  EXPECT_EQ(joined.at("status"), "completed") << json::serialize(joined);
+  EXPECT_EQ(run_status(b->port(), thread, run), "success");
+  EXPECT_EQ(count_calls("a"), 1);
+  EXPECT_EQ(count_calls("b"), 0);
+  EXPECT_EQ(gate_calls("a"), 1);
+  EXPECT_EQ(gate_calls("b"), 1);
+}
+
+TEST_F(many_hubs_test, a_cancel_posted_to_one_server_stops_the_run_executing_on_another) {
+  auto a = start_server("a");
+  const auto thread = new_thread(a->port());
+  const auto run = start_gated(a->port(), thread);
+  wait_for_gate_calls("a", 1);
+  auto b = start_server("b");
+  const auto cancelled = post(b->port(), "/threads/" + thread + "/runs/" + run + "/cancel?wait=1", json::object{});
+  ASSERT_EQ(cancelled.status, 204) << cancelled.describe();
+  EXPECT_EQ(run_status(b->port(), thread, run), "interrupted");
+  EXPECT_EQ(run_status(a->port(), thread, run), "interrupted");
+  EXPECT_NE(get_json(a->port(), "/threads/" + thread).at("status"), "busy");
+  EXPECT_EQ(gate_calls("a"), 1);
+  EXPECT_EQ(gate_calls("b"), 0);
+}
+
+}  // namespace
+}  // namespace switchboard::server::testing
