@@ -136,11 +136,18 @@ int list_runs(const options& o, orch::checkpoint_store& store) {
     std::cout << "No runs" << (o.status.empty() ? "" : " with status " + o.status) << ".\n";
     return cli::exit_ok;
   }
-  std::cout << std::left << std::setw(26) << "ID" << std::setw(20) << "WORKFLOW" << std::setw(24) << "STATUS"
+  // Columns as wide as their longest value (a server's run ids are UUIDs, 36 characters).
+  std::size_t id_width = 26, name_width = 20;
+  for (const auto& r : runs) {
+    id_width = std::max(id_width, shown(r.workflow_id).size() + 2);
+    name_width = std::max(name_width, shown(r.workflow_name).size() + 2);
+  }
+  const auto id_w = static_cast<int>(id_width), name_w = static_cast<int>(name_width);
+  std::cout << std::left << std::setw(id_w) << "ID" << std::setw(name_w) << "WORKFLOW" << std::setw(24) << "STATUS"
             << std::setw(6) << "STEP" << std::setw(21) << "UPDATED" << "OWNER\n";
   for (const auto& r : runs) {
     // Every column but the times comes from the store: untrusted.
-    std::cout << std::left << std::setw(26) << shown(r.workflow_id) << std::setw(20) << shown(r.workflow_name)
+    std::cout << std::left << std::setw(id_w) << shown(r.workflow_id) << std::setw(name_w) << shown(r.workflow_name)
               << std::setw(24) << shown(orch::to_string(r.status)) << std::setw(6) << r.step << std::setw(21)
               << local_time(r.updated_at) << (r.status == orch::workflow_status::running ? shown(r.owner) : "") << "\n";
   }
