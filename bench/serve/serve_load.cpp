@@ -8,6 +8,10 @@
 //                    [--warmup W] [--stream] [--hold-ms H] [--settle-ms S]
 //                    [--label TEXT]
 //
+// --url and --server-pid may be repeated: servers sharing one store
+// (bench/serve/many_hubs.sh). Runs are posted to them round robin, and
+// CPU and memory are the servers' summed.
+//
 // --mode runs (default): closed loop, C runs in flight; each run is
 //   POST /threads/{new uuid}/runs/wait {"assistant_id": G, "if_not_exists":
 //   "create", "input": {...}} and its JSON answer, or with --stream POST
@@ -55,6 +59,7 @@
 #include <sstream>
 #include <thread>
 #include <string>
+#include <memory>
 #include <vector>
 
 namespace {
@@ -65,7 +70,7 @@ namespace net = switchboard::net;
 using clock_type = std::chrono::steady_clock;
 
 struct options {
-  std::string url;
+  std::vector<std::string> urls;  // several: servers sharing a store, runs posted round robin
   std::string graph = "bench_serve";
   std::string mode = "runs";
   std::string label;
@@ -74,13 +79,14 @@ struct options {
   long warmup = 0;
   long hold_ms = 20000;
   long settle_ms = 1000;
-  int server_pid = 0;
+  std::vector<int> server_pids;  // several: their CPU and memory summed
   bool stream = false;
 };
 
 [[noreturn]] void usage(const std::string& problem) {
   std::cerr << "bench_serve_load: " << problem << "\n"
             << "usage: bench_serve_load --url http://127.0.0.1:PORT --server-pid PID [--graph G]\n"
+            << "                        (--url and --server-pid repeatable: servers sharing a store)\n"
             << "                        [--mode runs|hold|park] [--runs N] [--concurrency C] [--warmup W]\n"
             << "                        [--stream] [--hold-ms H] [--settle-ms S] [--label TEXT]\n";
   std::exit(2);
@@ -105,7 +111,7 @@ options parse_args(int argc, char** argv) {
     }
     if (i + 1 >= argc) usage(std::string(flag) + " needs a value");
     const std::string_view value = argv[++i];
-    if (flag == "--url") o.url = value;
+    if (flag == "--url") o.urls.emplace_back(value);
     else if (flag == "--graph") o.graph = value;
     else if (flag == "--mode") o.mode = value;
     else if (flag == "--label") o.label = value;
@@ -114,11 +120,11 @@ options parse_args(int argc, char** argv) {
     else if (flag == "--warmup") o.warmup = integer(flag, value, 0);
     else if (flag == "--hold-ms") o.hold_ms = integer(flag, value, 0);
     else if (flag == "--settle-ms") o.settle_ms = integer(flag, value, 0);
-    else if (flag == "--server-pid") o.server_pid = static_cast<int>(integer(flag, value, 1));
+    else if (flag == "--server-pid") o.server_pids.push_back(static_cast<int>(integer(flag, value, 1)));
     else usage("unknown option " + std::string(flag));
   }
-  if (o.url.empty()) usage("--url is required");
-  if (o.server_pid == 0) usage("--server-pid is required");
+  if (o.urls.empty()) usage("--url is required");
+  if (o.server_pids.empty()) usage("--server-pid is required");
   if (o.mode != "runs" && o.mode != "hold" && o.mode != "park") usage("--mode must be runs, hold or park");
   return o;
 }
@@ -152,6 +158,19 @@ proc_sample sample_process(int pid) {
     else if (line.starts_with("Threads:")) s.threads = number();
   }
   return s;
+}
+
+// The servers' samples summed (servers sharing a store).
+proc_sample sample_processes(const std::vector<int>& pids) {
+  proc_sample sum;
+  for (const int pid : pids) {
+    const auto s = sample_process(pid);
+    sum.cpu_s += s.cpu_s;
+    sum.rss_kib += s.rss_kib;
+    sum.hwm_kib += s.hwm_kib;
+    sum.threads += s.threads;
+  }
+  return sum;
 }
 
 double own_cpu_s() {
@@ -243,7 +262,7 @@ struct phase {
 
 struct load {
   const options& o;
-  net::http_client& client;
+  std::vector<std::unique_ptr<net::http_client>>& clients;  // one per server, used round robin
   std::string input;  // the run's input, as JSON
   expect wanted;
 };
@@ -253,19 +272,20 @@ std::string body_of(const load& l) {
 }
 
 // One run; returns "" when it ended as expected.
-asio::awaitable<std::string> one_run(const load& l, phase& p, bool stream) {
+asio::awaitable<std::string> one_run(const load& l, phase& p, bool stream, long index) {
+  auto& client = *l.clients[static_cast<std::size_t>(index) % l.clients.size()];
   const std::string path = "/threads/" + random_uuid() + (stream ? "/runs/stream" : "/runs/wait");
   const std::string body = body_of(l);
   if (stream) {
     static constexpr net::http_header accept[] = {{"Accept", "text/event-stream"}};
     sse_reader reader(&p.opened);
-    auto r = co_await l.client.post_json(path, body, accept, nullptr, &reader);
+    auto r = co_await client.post_json(path, body, accept, nullptr, &reader);
     p.events += reader.events();
     if (!r.streamed) co_return "no stream: HTTP " + std::to_string(r.status) + " " + r.body.substr(0, 200);
     if (!reader.error().empty()) co_return "error event: " + reader.error();
     co_return check_values(reader.last_values(), l.wanted);
   }
-  auto r = co_await l.client.post_json(path, body, {});
+  auto r = co_await client.post_json(path, body, {});
   co_return check_values(r.body, l.wanted);
 }
 
@@ -274,7 +294,7 @@ asio::awaitable<void> worker(const load& l, phase& p, bool stream) {
     const auto started = clock_type::now();
     std::string failure;
     try {
-      failure = co_await one_run(l, p, stream);
+      failure = co_await one_run(l, p, stream, i);
     } catch (const std::exception& e) {
       failure = e.what();
     }
@@ -316,7 +336,6 @@ int main(int argc, char** argv) {
   asio::io_context io(1);
 
   net::http_options http;
-  http.base_url = o.url;
   http.retry.max_attempts = 1;  // a failure is reported, never hidden by a retry
   http.connect_timeout = std::chrono::seconds(60);
   http.request_timeout = std::chrono::minutes(10);
@@ -324,14 +343,18 @@ int main(int argc, char** argv) {
   http.max_connections_per_host = static_cast<std::size_t>(std::max(o.concurrency, o.mode == "hold" ? o.runs : 1L));
   http.idle_timeout = std::chrono::minutes(10);
   http.user_agent = "bench_serve_load";
-  net::http_client client(http, "bench server");
+  std::vector<std::unique_ptr<net::http_client>> clients;
+  for (const auto& url : o.urls) {
+    http.base_url = url;
+    clients.push_back(std::make_unique<net::http_client>(http, "bench server"));
+  }
 
   json::object input{{"request", "Summarize what changed in the quarterly report and check it for errors."},
                      {"user", "bench"}};
   const auto wanted = o.mode == "park" ? expect::interrupted : expect::completed;
-  const load warm_load{o, client, json::serialize(input), wanted};  // warm-up runs never hold
+  const load warm_load{o, clients, json::serialize(input), wanted};  // warm-up runs never hold
   if (o.mode == "hold") input["hold_ms"] = o.hold_ms;
-  const load l{o, client, json::serialize(input), wanted};
+  const load l{o, clients, json::serialize(input), wanted};
 
   json::object report{{"label", o.label}, {"mode", o.mode},           {"graph", o.graph},
                       {"stream", o.stream}, {"runs", o.runs},         {"concurrency", o.concurrency},
@@ -344,7 +367,7 @@ int main(int argc, char** argv) {
       if (warm.failed > 0) std::cerr << warm.failed << " of " << o.warmup << " warm-up runs failed\n";
       sleep_ms(o.settle_ms);
     }
-    const auto before = sample_process(o.server_pid);
+    const auto before = sample_processes(o.server_pids);
     const double own_before = own_cpu_s();
     report["server_rss_before_kib"] = before.rss_kib;
     report["server_threads"] = before.threads;
@@ -375,7 +398,7 @@ int main(int argc, char** argv) {
         co_await pause(o.settle_ms);
         opened_at_sample = p.opened.load();
         if (!ended_ok()) {
-          open = sample_process(o.server_pid);
+          open = sample_processes(o.server_pids);
           sampled = true;
         }
       }, asio::detached);
@@ -407,13 +430,13 @@ int main(int argc, char** argv) {
     const auto started = clock_type::now();
     run_phase(io, l, p, o.concurrency, o.stream);
     const double elapsed = std::chrono::duration<double>(clock_type::now() - started).count();
-    const auto after = sample_process(o.server_pid);
+    const auto after = sample_processes(o.server_pids);
     const double own = own_cpu_s() - own_before;
     failed = p.failed;
     proc_sample settled = after;
     if (o.mode == "park") {
       sleep_ms(o.settle_ms);
-      settled = sample_process(o.server_pid);
+      settled = sample_processes(o.server_pids);
     }
 
     std::vector<std::uint32_t> sorted = p.latency_us;

@@ -176,7 +176,7 @@ boost::asio::awaitable<run_record> run_engine::create(std::string thread_id, jso
   if (strategy != "reject" && strategy != "enqueue" && strategy != "interrupt" && strategy != "rollback")
     throw api_error(422, "multitask_strategy must be reject, enqueue, interrupt or rollback");
 
-  if (shares_runs()) co_await records_.sync();  // what the other servers did to the thread
+  // Sharing runs, the route read what the other servers did (langgraph_api::route).
   auto thread = records_.thread(thread_id);
   if (!thread) {
     if (text_member(body, "if_not_exists") != "create") throw api_error(404, "Thread " + thread_id + " not found");

@@ -377,7 +377,9 @@ asio::awaitable<void> run_engine::follow_catalog() {
       failed = true;
     }
     if (stopping()) co_return;
-    if (failed) co_await sleep_for(fleet_.idle_poll);
+    // A pause between reads: every append of this server's wakes the
+    // follower, and one read then takes in what a burst appended.
+    co_await sleep_for(failed ? fleet_.idle_poll : std::chrono::milliseconds(50));
   }
 }
 
