@@ -451,6 +451,10 @@ boost::asio::awaitable<void> run_engine::finish(run_record run, const orch::work
     if (s) co_await s->flushed();
     co_return;  // still `running` in the journal: the next start continues it
   }
+  if (shares_runs() && co_await left_to_another_server(run, state)) {
+    if (s) co_await s->flushed();
+    co_return;
+  }
   auto [run_status, thread_status] = statuses_of(state.status);
   json::value values = state.id.empty() ? json::value(nullptr) : json::value(values_of(state));
   if (s) {

@@ -163,6 +163,7 @@ class run_engine {
   boost::asio::awaitable<void> reserve_thread(const run_record& run, served_workflow& workflow);
   boost::asio::awaitable<void> offer_run(const run_record& run);
   boost::asio::awaitable<void> let_go_if_idle(const std::string& thread_id);
+  boost::asio::awaitable<bool> left_to_another_server(const run_record& run, const orchestrator::workflow_state& state);
   boost::asio::awaitable<bool> offer_thread(std::string thread_id, orchestrator::ready_reason why);
   boost::asio::awaitable<bool> claim_one();
   boost::asio::awaitable<void> claim_soon();

@@ -280,15 +280,61 @@ asio::awaitable<void> run_engine::release_thread(const std::string& thread_id, s
     std::scoped_lock lock(mutex_);
     claimed_.erase(thread_id);
   }
-  try {
-    co_await fleet_.queue->done(thread_id, fence);
-  } catch (const orch::claim_error& e) {
-    // Another server claimed it after this one's lease lapsed: it is theirs.
-    spdlog::warn("serve: thread {} was claimed by another server meanwhile: {}", thread_id, e.what());
-    co_return;
+  // Until the database takes it: a thread this server no longer serves must
+  // not stay claimed (its claims are renewed together, so it would never lapse).
+  for (int attempt = 1;; ++attempt) {
+    bool failed = false;
+    try {
+      co_await fleet_.queue->done(thread_id, fence);
+    } catch (const orch::claim_error& e) {
+      // Another server claimed it after this one's lease lapsed: it is theirs.
+      spdlog::warn("serve: thread {} was claimed by another server meanwhile: {}", thread_id, e.what());
+      co_return;
+    } catch (const std::exception& e) {
+      if (attempt == 1 || attempt % 30 == 0)
+        spdlog::warn("serve: thread {} could not leave the run queue: {}; trying again", thread_id, e.what());
+      failed = true;
+    }
+    if (!failed) break;
+    if (stopping() && attempt >= 3) co_return;  // gone with this process: its claim lapses
+    co_await sleep_for(std::chrono::seconds(1));
   }
-  co_await records_.sync();
-  if (next_run_of(thread_id)) co_await offer_thread(thread_id, orch::ready_reason::new_run);
+  // A run posted meanwhile (its offer refused while this server held the
+  // thread), or one left running: the thread goes back to the queue.
+  for (int attempt = 1;; ++attempt) {
+    bool failed = false;
+    try {
+      co_await records_.sync();
+      if (next_run_of(thread_id)) co_await offer_thread(thread_id, orch::ready_reason::new_run);
+    } catch (const std::exception& e) {
+      spdlog::warn("serve: thread {} could not be offered again: {}; trying again", thread_id, e.what());
+      failed = true;
+    }
+    if (!failed) break;
+    if (stopping() && attempt >= 3) co_return;  // the next start offers it (recover_shared)
+    co_await sleep_for(std::chrono::seconds(1));
+  }
+}
+
+// A run this server could not keep: another server claimed it (this one
+// stalled past its lease; its saves were refused), or a save failed (the
+// database went away mid-step). Its record is not this server's to end:
+// the run stays `running` in the catalog, and the thread goes back to the
+// queue (a lost one is someone else's already), so a server continues the
+// run from its last saved step once the store's lease on it lapses.
+asio::awaitable<bool> run_engine::left_to_another_server(const run_record& run, const orch::workflow_state& state) {
+  const auto* error = state.first_error();
+  if (!error || (error->type != "lost_ownership" && error->type != "checkpoint_failed")) co_return false;
+  spdlog::warn("serve: run {} ({}): left for another server to continue", run.run_id, error->type);
+  std::int64_t fence = 0;
+  {
+    std::scoped_lock lock(mutex_);
+    const auto it = claimed_.find(run.thread_id);
+    if (it == claimed_.end()) co_return true;
+    fence = it->second;
+  }
+  co_await release_thread(run.thread_id, fence);
+  co_return true;
 }
 
 // A run of another server's thread is cancelled through the catalog: the
