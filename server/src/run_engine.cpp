@@ -511,9 +511,28 @@ boost::asio::awaitable<void> run_engine::finish(run_record run, const orch::work
   if (action == "rollback") co_await feed_->erase(run.run_id);
 }
 
+// The end record is what every `wait`, `join` and stream of the run waits
+// for: a store that fails to take it is asked again (for up to a minute)
+// rather than leaving them waiting until their clients give up. Kept
+// twice by a retry, it is harmless: readers stop at the first.
 boost::asio::awaitable<void> run_engine::end_stream(const std::string& run_id) {
-  std::string record = std::string(end_of_run) + "\nnull";  // g++ 12: named before co_await
-  co_await feed_->append(run_id, std::move(record));
+  auto pause = std::chrono::milliseconds(100);
+  for (int attempt = 1;; ++attempt) {
+    std::string record = std::string(end_of_run) + "\nnull";  // g++ 12: named before co_await
+    try {
+      co_await feed_->append(run_id, std::move(record));
+      co_return;
+    } catch (const std::exception& e) {
+      if (attempt == 8) {
+        spdlog::error("serve: run {}: its end could not be kept, its waiters wait on: {}", run_id, e.what());
+        co_return;
+      }
+      spdlog::warn("serve: run {}: its end could not be kept: {}; trying again", run_id, e.what());
+    }
+    asio::steady_timer timer(executor_, pause);
+    co_await timer.async_wait(asio::use_awaitable);
+    pause = std::min(pause * 2, std::chrono::milliseconds(10'000));
+  }
 }
 
 void run_engine::start_next(const std::string& thread_id) {
