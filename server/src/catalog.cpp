@@ -198,6 +198,15 @@ boost::asio::awaitable<void> catalog::append(json::object entry) {
   co_await feed_->append(std::move(key), std::move(text));
 }
 
+boost::asio::awaitable<void> catalog::append_all(std::vector<json::object> entries) {
+  if (!journaled_ || entries.empty()) co_return;
+  std::string key(journal_key);  // g++ 12: named before co_await
+  std::vector<std::string> texts;
+  texts.reserve(entries.size());
+  for (const auto& e : entries) texts.push_back(json::serialize(e));
+  co_await feed_->append_all(std::move(key), std::move(texts));
+}
+
 void catalog::add_system_assistant(assistant_record a) {
   std::scoped_lock lock(mutex_);
   a.system = true;
@@ -370,6 +379,19 @@ std::optional<run_record> catalog::change_run(const std::string& id, const std::
 boost::asio::awaitable<void> catalog::write(const thread_record& t) {
   json::object entry{{"kind", "thread"}, {"record", to_json(t)}};
   co_await append(std::move(entry));
+}
+
+boost::asio::awaitable<void> catalog::write(const std::optional<run_record>& r, const std::optional<thread_record>& t) {
+  std::vector<json::object> entries;
+  if (r) entries.push_back(json::object{{"kind", "run"}, {"record", to_json(*r)}});
+  if (t) entries.push_back(json::object{{"kind", "thread"}, {"record", to_json(*t)}});
+  co_await append_all(std::move(entries));
+}
+
+run_record catalog::keep(run_record r) {
+  std::scoped_lock lock(mutex_);
+  keep_next_version(runs_, r.run_id, r);
+  return r;
 }
 
 boost::asio::awaitable<void> catalog::write(const run_record& r) {

@@ -133,9 +133,16 @@ class catalog {
   // Journals a changed record.
   boost::asio::awaitable<void> write(const thread_record& t);
   boost::asio::awaitable<void> write(const run_record& r);
+  // Journals a changed run and its changed thread (either may be absent)
+  // in one write to the store.
+  boost::asio::awaitable<void> write(const std::optional<run_record>& r, const std::optional<thread_record>& t);
+  // Keeps `r` as the next version of its record, in memory only (write()
+  // journals it); returns it with its version.
+  run_record keep(run_record r);
 
  private:
   boost::asio::awaitable<void> append(boost::json::object entry);
+  boost::asio::awaitable<void> append_all(std::vector<boost::json::object> entries);
   // Applies journal entries after `read_up_to_`, in order; returns the run
   // records read, for on_run_read_.
   std::vector<run_record> apply(const std::vector<orchestrator::feed_event>& batch);

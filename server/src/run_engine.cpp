@@ -253,16 +253,16 @@ boost::asio::awaitable<run_record> run_engine::create(std::string thread_id, jso
 
   const bool exclusive = !resume.is_null() || strategy == "reject";
   if (shares_runs() && exclusive) co_await reserve_thread(run, workflow);
-  co_await records_.save(run);
-  if (const auto changed = records_.change_thread(thread_id, [&](thread_record& t) {
+  run = records_.keep(std::move(run));
+  const auto busy_thread = records_.change_thread(thread_id, [&](thread_record& t) {
     t.status = "busy";
     t.graph_id = workflow.graph_id;
     if (input) t.workflow_run = run.workflow_run;
     t.metadata["graph_id"] = workflow.graph_id;
     t.metadata["assistant_id"] = run.assistant_id;
     return true;
-  }))
-    co_await records_.write(*changed);
+  });
+  co_await records_.write(run, busy_thread);  // one write for both
   json::object metadata{{"run_id", run.run_id}, {"thread_id", thread_id}, {"attempt", 1}};
   std::string first_record = "metadata\n" + json::serialize(metadata);  // g++ 12: named before co_await
   co_await feed_->append(run.run_id, std::move(first_record));
@@ -335,19 +335,18 @@ void run_engine::continue_callers_trace(const run_record& run) {
 
 boost::asio::awaitable<run_engine::launched> run_engine::launch(const run_record& run) {
   auto& workflow = workflow_of(run.graph_id);
-  if (const auto changed = records_.change_run(run.run_id, [](run_record& r) {
+  const auto running = records_.change_run(run.run_id, [](run_record& r) {
     r.status = "running";
     return true;
-  }))
-    co_await records_.write(*changed);
+  });
   // Busy again when it follows a run that ended (which left the thread
   // idle or interrupted).
-  if (const auto changed = records_.change_thread(run.thread_id, [](thread_record& t) {
+  const auto busy_thread = records_.change_thread(run.thread_id, [](thread_record& t) {
     if (t.status == "busy") return false;
     t.status = "busy";
     return true;
-  }))
-    co_await records_.write(*changed);
+  });
+  co_await records_.write(running, busy_thread);  // one write for both
 
   std::optional<orch::workflow_state> existing;
   try {
@@ -473,16 +472,16 @@ boost::asio::awaitable<void> run_engine::finish(run_record run, const orch::work
     result = json::object{{"__error__", json::object{{"error", error ? error->type : "RunError"},
                                                      {"message", error ? error->message : "the run failed"}}}};
   }
-  if (const auto changed = records_.change_run(run.run_id, [&](run_record& r) {
+  auto ended = records_.change_run(run.run_id, [&](run_record& r) {
     r.status = run_status;
     r.result = result;
     return true;
-  }))
-    co_await records_.write(*changed);
-  if (action == "rollback") {
+  });
+  if (action == "rollback") {  // the run goes: nothing of its end to keep
+    ended.reset();
     co_await records_.erase_run(run.run_id);
   }
-  if (const auto changed = records_.change_thread(run.thread_id, [&](thread_record& t) {
+  const auto thread_after = records_.change_thread(run.thread_id, [&](thread_record& t) {
     if (action == "rollback") {
       t.workflow_run = text_member(run.kwargs, "previous_workflow_run");
       t.status = "idle";
@@ -493,8 +492,8 @@ boost::asio::awaitable<void> run_engine::finish(run_record run, const orch::work
     t.interrupts.clear();
     if (!state.id.empty() && orch::is_paused(state.status)) t.interrupts[task_id_of(state)] = interrupts_of(state);
     return true;
-  }))
-    co_await records_.write(*changed);
+  });
+  co_await records_.write(ended, thread_after);  // one write for both
   // The thread is free before anyone learns that the run ended: a caller
   // that answers as soon as its wait returns must not find it busy.
   if (shares_runs()) {
