@@ -54,6 +54,8 @@ constexpr std::string_view usage =
     "  --grace SECONDS         how long running steps may finish at SIGTERM (default 10)\n"
     "  --lease SECONDS         how long a claim on a run holds unrenewed: a server that dies leaves\n"
     "                          its runs to the others after this long (default 30)\n"
+    "  --retention SECONDS     remove finished runs and their streams this long after their last change\n"
+    "                          (their threads stay; default: kept until the thread is deleted)\n"
     "  --max-threads N         with a PostgreSQL store, threads executed here at once (default 256);\n"
     "                          servers on one database share runs (docs/scaling.md)\n"
     "plus the model and loader options of `switchboard run`; a caller's traceparent is continued.\n";
@@ -118,6 +120,8 @@ serve_arguments parse(std::span<const std::string> args) {
     else if (arg == "--cors-origin") a.options.cors_origins.push_back(option_value(args, i));
     else if (arg == "--grace") a.grace_seconds = number_of<int>(arg, option_value(args, i));
     else if (arg == "--lease") a.options.lease = std::chrono::seconds(number_of<unsigned>(arg, option_value(args, i)));
+    else if (arg == "--retention")
+      a.options.retention = std::chrono::seconds(number_of<unsigned>(arg, option_value(args, i)));
     else if (arg == "--max-threads") a.options.max_threads = number_of<std::size_t>(arg, option_value(args, i));
     else if (arg.starts_with("-")) throw usage_error("unknown option '" + arg + "'");
     else a.workflows.push_back(cli::absolute_path(arg));
@@ -126,6 +130,8 @@ serve_arguments parse(std::span<const std::string> args) {
   if (a.threads == 0) throw usage_error("--threads must be at least 1");
   if (a.options.lease < std::chrono::seconds(1)) throw usage_error("--lease must be at least 1 second");
   if (a.options.max_threads == 0) throw usage_error("--max-threads must be at least 1");
+  if (a.options.retention && *a.options.retention < std::chrono::seconds(1))
+    throw usage_error("--retention must be at least 1 second");
   if (!a.token_file.empty()) a.options.auth_token = read_token(a.token_file);
   if (!is_loopback(a.options.http.address) && a.options.auth_token.empty() && !a.insecure_no_auth)
     throw usage_error("listening on " + a.options.http.address +

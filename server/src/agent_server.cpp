@@ -253,6 +253,7 @@ agent_server::agent_server(asio::any_io_executor executor, serve_options options
   }
   s.runs = std::make_unique<run_engine>(s.executor, *s.records, s.feed, served);
   s.runs->trace_with(s.options.tracing);
+  if (s.options.retention) s.runs->keep_runs_for(*s.options.retention);
   if (host::is_shared_store(s.options.store_url) && !served.empty())
     s.runs->share_runs({.queue = host::open_run_queue(s.options.store_url),
                         .owner = served.front()->hub->owner_id() + "/serve-" + time_ordered_uuid(),

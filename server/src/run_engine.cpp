@@ -122,7 +122,8 @@ run_engine::run_engine(asio::any_io_executor executor, catalog& records, std::sh
       records_(records),
       feed_(std::move(feed)),
       workflows_(std::move(workflows)),
-      observer_(std::make_shared<observer>(*this)) {
+      observer_(std::make_shared<observer>(*this)),
+      loops_(asio::make_strand(executor_)) {
   for (auto* w : workflows_) w->hub->add_observer(observer_);
 }
 

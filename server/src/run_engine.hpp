@@ -125,6 +125,11 @@ class run_engine {
 
   orchestrator::event_feed& feed() const { return *feed_; }
 
+  // Finished runs older than `retention` (by their last change) are removed
+  // with their streams, checked every tenth of it (at most once a minute);
+  // their threads stay, with their values. Call before recover().
+  void keep_runs_for(std::chrono::seconds retention) { retention_ = retention; }
+
   // Shares runs with the other servers of the store through `settings.queue`
   // (call before recover()): a run is executed by whichever server claims
   // its thread, not by the one it was posted to.
@@ -179,6 +184,8 @@ class run_engine {
                                                                                     const std::string& hub_run);
   boost::asio::awaitable<void> recover_shared();
   boost::asio::awaitable<void> follow_catalog();
+  boost::asio::awaitable<void> prune_runs();
+  boost::asio::awaitable<std::size_t> prune_runs_once();
 
   boost::asio::any_io_executor executor_;
   catalog& records_;
@@ -193,14 +200,28 @@ class run_engine {
   std::map<std::string, orchestrator::workflow_handle> handles_;  // by API run id
   std::map<std::string, std::string> cancel_actions_;            // by API run id
   fleet_settings fleet_;                       // queue null: runs are not shared
+  std::optional<std::chrono::seconds> retention_;
   std::map<std::string, std::int64_t> claimed_;  // threads this server holds: fence by thread id
-  int fleet_tasks_ = 0;                           // claim, renew and serve_thread coroutines running
-  struct fleet_task;
-  // The fleet's loops run on this strand, so that shutdown can cut their
-  // idle waits short (stop_fleet_loops) rather than wait them out.
-  std::optional<boost::asio::strand<boost::asio::any_io_executor>> fleet_strand_;
-  boost::asio::cancellation_signal stop_claiming_, stop_renewing_, stop_following_;
-  void stop_fleet_loops();
+  int background_tasks_ = 0;  // claim, renew, follow, prune and serve_thread coroutines running
+  // Counts a background coroutine while it runs: shutdown() waits for them.
+  struct background_task {
+    explicit background_task(run_engine& e) : engine(e) {
+      std::scoped_lock lock(engine.mutex_);
+      ++engine.background_tasks_;
+    }
+    ~background_task() {
+      std::scoped_lock lock(engine.mutex_);
+      --engine.background_tasks_;
+    }
+    background_task(const background_task&) = delete;
+    background_task& operator=(const background_task&) = delete;
+    run_engine& engine;
+  };
+  // The background loops run on this strand, so that shutdown can cut
+  // their idle waits short (stop_loops) rather than wait them out.
+  boost::asio::strand<boost::asio::any_io_executor> loops_;
+  boost::asio::cancellation_signal stop_claiming_, stop_renewing_, stop_following_, stop_pruning_;
+  void stop_loops();
   bool stopping() const;
   bool shutting_down_ = false;   // no run starts any more
   bool interrupting_ = false;    // the grace is over: running runs stop between steps

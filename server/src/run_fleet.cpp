@@ -55,21 +55,6 @@ asio::awaitable<void> sleep_for(std::chrono::milliseconds how_long) {
 
 }  // namespace
 
-// Counts a coroutine of the fleet's while it runs: shutdown() waits for them.
-struct run_engine::fleet_task {
-  explicit fleet_task(run_engine& e) : engine(e) {
-    std::scoped_lock lock(engine.mutex_);
-    ++engine.fleet_tasks_;
-  }
-  ~fleet_task() {
-    std::scoped_lock lock(engine.mutex_);
-    --engine.fleet_tasks_;
-  }
-  fleet_task(const fleet_task&) = delete;
-  fleet_task& operator=(const fleet_task&) = delete;
-  run_engine& engine;
-};
-
 bool run_engine::stopping() const {
   std::scoped_lock lock(mutex_);
   return shutting_down_;
@@ -182,7 +167,7 @@ asio::awaitable<bool> run_engine::claim_one() {
 // next look at the queue (it may get an older thread: the queue is first
 // come, first served).
 asio::awaitable<void> run_engine::claim_soon() {
-  fleet_task task{*this};
+  background_task task{*this};
   try {
     co_await claim_one();
   } catch (const std::exception& e) {
@@ -192,7 +177,7 @@ asio::awaitable<void> run_engine::claim_soon() {
 
 // Claims threads while there is room; waits on the queue when none is ready.
 asio::awaitable<void> run_engine::claim_threads() {
-  fleet_task task{*this};
+  background_task task{*this};
   for (;;) {
     {
       std::scoped_lock lock(mutex_);
@@ -214,7 +199,7 @@ asio::awaitable<void> run_engine::claim_threads() {
 
 // Keeps every claim alive: one statement for all of this server's threads.
 asio::awaitable<void> run_engine::renew_claims() {
-  fleet_task task{*this};
+  background_task task{*this};
   auto next_renewal = std::chrono::steady_clock::now() + fleet_.lease / 3;
   for (;;) {
     // Until the threads this server holds are handed back, a shutdown still
@@ -245,7 +230,7 @@ asio::awaitable<void> run_engine::renew_claims() {
 // the thread go. Shutting down, it lets the thread go at once, for another
 // server (or the next start) to continue.
 asio::awaitable<void> run_engine::serve_thread(std::string thread_id, std::int64_t fence) {
-  fleet_task task{*this};
+  background_task task{*this};
   for (;;) {
     bool read = true;
     try {
@@ -389,27 +374,15 @@ asio::awaitable<void> run_engine::recover_shared() {
   for (const auto& run : records_.runs())
     if (run.status == "pending" || run.status == "running") threads.insert(run.thread_id);
   for (const auto& id : threads) co_await offer_thread(id, orch::ready_reason::new_run);
-  fleet_strand_.emplace(asio::make_strand(executor_));
-  asio::co_spawn(*fleet_strand_, claim_threads(), asio::bind_cancellation_slot(stop_claiming_.slot(), asio::detached));
-  asio::co_spawn(*fleet_strand_, renew_claims(), asio::bind_cancellation_slot(stop_renewing_.slot(), asio::detached));
-  asio::co_spawn(*fleet_strand_, follow_catalog(),
-                 asio::bind_cancellation_slot(stop_following_.slot(), asio::detached));
-}
-
-// Shutting down: the loops stop waiting (their signals are emitted on
-// their strand, where the slots live).
-void run_engine::stop_fleet_loops() {
-  if (!fleet_strand_) return;
-  asio::dispatch(*fleet_strand_, [this] {
-    for (auto* signal : {&stop_claiming_, &stop_renewing_, &stop_following_})
-      signal->emit(asio::cancellation_type::terminal);
-  });
+  asio::co_spawn(loops_, claim_threads(), asio::bind_cancellation_slot(stop_claiming_.slot(), asio::detached));
+  asio::co_spawn(loops_, renew_claims(), asio::bind_cancellation_slot(stop_renewing_.slot(), asio::detached));
+  asio::co_spawn(loops_, follow_catalog(), asio::bind_cancellation_slot(stop_following_.slot(), asio::detached));
 }
 
 // Reads the other servers' changes as they come, so that a request to
 // cancel a run executing here is acted on between its steps.
 asio::awaitable<void> run_engine::follow_catalog() {
-  fleet_task task{*this};
+  background_task task{*this};
   for (;;) {
     {
       std::scoped_lock lock(mutex_);

@@ -3,13 +3,16 @@
 // running) and shutdown (a grace period, then stop between steps).
 #include "run_engine.hpp"
 
+#include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/dispatch.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <ctime>
 
 namespace switchboard::server {
 
@@ -98,7 +101,53 @@ boost::asio::awaitable<bool> run_engine::wait_for_end(std::string run_id, std::c
   }
 }
 
+// The ISO 8601 time `age` ago, in the form the catalog's records keep
+// (so that the two compare as text).
+std::string iso8601_ago(std::chrono::seconds age) {
+  const auto then = std::chrono::system_clock::now() - age;
+  const auto seconds = std::chrono::system_clock::to_time_t(then);
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(then.time_since_epoch()).count() % 1000;
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char out[40];
+  const auto n = std::strftime(out, sizeof out, "%Y-%m-%dT%H:%M:%S", &utc);
+  std::snprintf(out + n, sizeof out - n, ".%03dZ", static_cast<int>(ms));
+  return out;
+}
+
+boost::asio::awaitable<std::size_t> run_engine::prune_runs_once() {
+  const auto cutoff = iso8601_ago(*retention_);
+  std::size_t pruned = 0;
+  for (const auto& run : records_.runs()) {
+    if (!is_terminal(run.status) || run.updated_at >= cutoff) continue;
+    co_await feed_->erase(run.run_id);
+    co_await records_.erase_run(run.run_id);
+    ++pruned;
+  }
+  co_return pruned;
+}
+
+// Every tenth of the retention (at most once a minute): several servers
+// sharing a store may prune the same run; erasing twice is harmless.
+boost::asio::awaitable<void> run_engine::prune_runs() {
+  background_task task{*this};
+  const auto every = std::min<std::chrono::milliseconds>(*retention_ / 10, std::chrono::minutes(1));
+  for (;;) {
+    try {
+      if (const auto n = co_await prune_runs_once(); n > 0)
+        spdlog::info("serve: {} finished runs older than {} s removed with their streams", n, retention_->count());
+    } catch (const std::exception& e) {
+      if (!stopping()) spdlog::warn("serve: removing old runs failed: {}", e.what());
+    }
+    if (stopping()) co_return;
+    asio::steady_timer timer(co_await asio::this_coro::executor, std::max(every, std::chrono::milliseconds(100)));
+    co_await timer.async_wait(asio::use_awaitable);  // cut short at shutdown (stop_pruning_)
+  }
+}
+
 boost::asio::awaitable<void> run_engine::recover() {
+  if (retention_)
+    asio::co_spawn(loops_, prune_runs(), asio::bind_cancellation_slot(stop_pruning_.slot(), asio::detached));
   if (shares_runs()) {
     co_await recover_shared();
     co_return;
@@ -131,12 +180,21 @@ boost::asio::awaitable<void> run_engine::recover() {
   co_return;
 }
 
+// Shutting down: the loops stop waiting (their signals are emitted on
+// their strand, where the slots live).
+void run_engine::stop_loops() {
+  asio::dispatch(loops_, [this] {
+    for (auto* signal : {&stop_claiming_, &stop_renewing_, &stop_following_, &stop_pruning_})
+      signal->emit(asio::cancellation_type::terminal);
+  });
+}
+
 boost::asio::awaitable<void> run_engine::shutdown(std::chrono::milliseconds grace) {
   {
     std::scoped_lock lock(mutex_);
     shutting_down_ = true;
   }
-  stop_fleet_loops();
+  stop_loops();
   auto timer = asio::steady_timer(co_await asio::this_coro::executor);
   auto executing = [&] {
     std::scoped_lock lock(mutex_);
@@ -161,7 +219,7 @@ boost::asio::awaitable<void> run_engine::shutdown(std::chrono::milliseconds grac
   // Sharing runs: the threads go back to the queue, for another server.
   auto fleet_running = [&] {
     std::scoped_lock lock(mutex_);
-    return fleet_tasks_ > 0;
+    return background_tasks_ > 0;
   };
   while (fleet_running()) co_await pause(std::chrono::milliseconds(20));
 }

@@ -27,6 +27,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,10 @@ struct serve_options {
   // Sharing runs (a PostgreSQL store): at most this many threads executed
   // here at once; the others wait in the queue for any server.
   std::size_t max_threads = 256;
+  // Set: finished runs whose last change is older than this are removed,
+  // with their streams (their threads stay, with their values). Unset:
+  // kept until their thread is deleted.
+  std::optional<std::chrono::seconds> retention;
   // Spans of every run (host::process_tracing's observer); null: tracing
   // off, and nothing is attached to the hubs. A run created with a
   // `traceparent` header continues the caller's trace.
