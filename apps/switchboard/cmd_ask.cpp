@@ -13,6 +13,8 @@
 #include "terminal_output.hpp"
 
 #include <switchboard/host/model_options.hpp>
+#include <switchboard/host/workflow_metrics.hpp>
+#include <switchboard/telemetry/configuration.hpp>
 #include <switchboard/models/caching_model.hpp>
 #include <switchboard/models/model_error.hpp>
 #include <switchboard/models/structured.hpp>
@@ -59,7 +61,10 @@ constexpr std::string_view usage_tail =
     "  --metrics DEST         write the parser, model and cache counters in Prometheus text\n"
     "                         format to DEST (a file, replaced atomically; '-': standard error)\n"
     "\n"
-    "API keys come from OPENAI_API_KEY / ANTHROPIC_API_KEY.\n"
+    "API keys come from OPENAI_API_KEY / ANTHROPIC_API_KEY. OTEL_EXPORTER_OTLP_ENDPOINT (or\n"
+    "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT) sends gen_ai.client.token.usage and\n"
+    "gen_ai.client.operation.duration as OTLP/HTTP JSON when the request ends\n"
+    "(OTEL_METRICS_EXPORTER=none or OTEL_SDK_DISABLED=true: off).\n"
     "exit status: 0 valid value, 1 no valid value or the request failed, 2 usage error\n";
 
 void print_usage(std::ostream& out) { out << usage_head << switchboard::cli::model_options_usage << usage_tail; }
@@ -158,6 +163,11 @@ int run_ask(std::span<const std::string> args) {
   sp::parser_metrics parser_metrics;
   structured.metrics = &parser_metrics;
   switchboard::host::apply_model_options(opts.model, structured);
+
+  // Token usage and request durations over OTLP when the OTEL_* variables
+  // ask for them; sent once when this function returns (bounded).
+  switchboard::host::process_metrics process_metrics(switchboard::telemetry::process_environment(), "switchboard");
+  if (process_metrics.exporting()) process_metrics.watch(model);
 
   boost::asio::io_context io;
   auto pending = boost::asio::co_spawn(io, sm::complete_structured(*model.model, request, structured),

@@ -161,6 +161,10 @@ process_metrics::~process_metrics() {
     if (entry.model) entry.model->observe_calls(nullptr);
 }
 
+void process_metrics::watch(const configured_model& model) {
+  if (model.metrics) model.metrics->observe_calls(model_calls_);
+}
+
 void process_metrics::watch(const opened_workflow& opened, std::string workflow_name) {
   if (opened.model.metrics) opened.model.metrics->observe_calls(model_calls_);
   std::shared_ptr<protocol::parser_metrics> parser = opened.parser_counts;

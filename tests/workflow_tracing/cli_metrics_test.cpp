@@ -201,5 +201,31 @@ TEST_F(cli_metrics, a_collector_that_is_down_fails_or_asks_to_wait_leaves_the_ru
   EXPECT_EQ(busy_log.requests()[0].path, "/v1/metrics");
 }
 
+TEST_F(cli_metrics, ask_exports_the_token_usage_and_duration_of_its_request) {
+  node_receiver receiver;
+  const std::string port = receiver.port();
+  ASSERT_FALSE(port.empty()) << "the receiver did not start";
+  const auto data = json::parse(soccer_answer()).at("data");
+  model_.enqueue(server_action::reply(json::serialize(data)));
+  const auto schema = shipped_sample.parent_path() / "schemas" / "nl_parser.output@1.json";
+  const auto asked = switchboard({"ask", "--schema", schema.string(), "Soccer practice for Maya on Saturday"},
+                                 "http://127.0.0.1:" + port);
+  ASSERT_EQ(asked.exit_code, 0) << describe(asked);
+
+  const auto lines = receiver.lines_when([](const auto& seen) { return !seen.empty(); });
+  ASSERT_EQ(lines.size(), 1u);
+  ASSERT_TRUE(lines[0].starts_with("decoded-metrics ")) << lines[0];
+  const std::vector<json::value> sent{json::parse(std::string_view(lines[0]).substr(16))};
+  std::map<std::string, double> sum_by_type;
+  for (const point& p : points_of(sent, "gen_ai.client.token.usage")) {
+    EXPECT_EQ(p.attributes.at("gen_ai.request.model"), "gpt-test");
+    sum_by_type[p.attributes.at("gen_ai.token.type")] = number(p.data.at("sum"));
+  }
+  EXPECT_EQ(sum_by_type, (std::map<std::string, double>{{"input", 11}, {"output", 7}}));
+  const auto durations = points_of(sent, "gen_ai.client.operation.duration");
+  ASSERT_EQ(durations.size(), 1u);
+  EXPECT_EQ(durations[0].data.at("count").as_string(), "1");
+}
+
 }  // namespace
 }  // namespace switchboard::testing

@@ -94,6 +94,9 @@ class process_metrics {
   // is shared with `opened`, so either may end first.
   void watch(const opened_workflow& opened, std::string workflow_name);
   void forget(const opened_workflow& opened);
+  // Records the requests of a model used without a workflow (`switchboard
+  // ask`): token usage and operation duration.
+  void watch(const configured_model& model);
 
   // Exports one last time and stops, at most `timeout`. Idempotent.
   void shutdown(std::chrono::milliseconds timeout) noexcept;
