@@ -120,8 +120,12 @@ std::string now_iso8601() {
 catalog::catalog(std::shared_ptr<orchestrator::event_feed> feed, bool journaled)
     : feed_(std::move(feed)), journaled_(journaled) {}
 
-std::vector<run_record> catalog::apply(const std::vector<orchestrator::feed_event>& batch) {
-  std::vector<run_record> runs_read;
+static bool is_terminal_status(std::string_view status) {
+  return status == "success" || status == "error" || status == "timeout" || status == "interrupted";
+}
+
+std::vector<std::pair<std::string, std::string>> catalog::apply(const std::vector<orchestrator::feed_event>& batch) {
+  std::vector<std::pair<std::string, std::string>> cancels_read;
   std::scoped_lock lock(mutex_);
   for (const auto& e : batch) {
     if (e.position <= read_up_to_) continue;  // a concurrent read applied it
@@ -140,16 +144,56 @@ std::vector<run_record> catalog::apply(const std::vector<orchestrator::feed_even
     } else if (kind == "thread") {
       keep_newest(threads_, text(record, "thread_id"), kept(thread_from(record)));
     } else if (kind == "run") {
-      auto run = run_from(record);
-      keep_newest(runs_, run.run_id, kept(run));
-      if (on_run_read_) runs_read.push_back(std::move(run));
+      keep_run(run_from(record));
+    } else if (kind == "run_cancel") {
+      const auto id = text(o, "id");
+      if (runs_.contains(id)) {
+        cancels_[id] = text(o, "action");
+        cancels_read.emplace_back(id, text(o, "action"));
+      }
     } else if (kind == "thread_deleted") {
-      threads_.erase(text(o, "id"));
+      const auto id = text(o, "id");
+      threads_.erase(id);
+      std::erase_if(runs_, [&](const auto& r) { return r.second.thread_id == id; });
     } else if (kind == "run_deleted") {
       runs_.erase(text(o, "id"));
+      cancels_.erase(text(o, "id"));
     }
   }
-  return runs_read;
+  return cancels_read;
+}
+
+// A run read from the journal: the newer version is kept, except that an
+// end is never undone (a change written from a stale copy on another
+// server, at the same moment, must not make a finished run look running).
+void catalog::keep_run(run_record run) {
+  const auto it = runs_.find(run.run_id);
+  if (it != runs_.end() && it->second.version <= run.version && !is_terminal_status(run.status) &&
+      is_terminal_status(unpack<run_record>(it->second).status))
+    return;
+  if (is_terminal_status(run.status)) cancels_.erase(run.run_id);
+  const auto id = run.run_id;
+  keep_newest(runs_, id, kept(run));
+}
+
+void catalog::announce(const std::vector<std::pair<std::string, std::string>>& cancels) const {
+  if (!on_cancel_read_) return;
+  for (const auto& [id, action] : cancels) on_cancel_read_(id, action);
+}
+
+boost::asio::awaitable<void> catalog::request_cancel(const std::string& id, const std::string& action) {
+  {
+    std::scoped_lock lock(mutex_);
+    cancels_[id] = action;
+  }
+  json::object entry{{"kind", "run_cancel"}, {"id", id}, {"action", action}};
+  co_await append(std::move(entry));
+}
+
+std::string catalog::cancel_requested(const std::string& id) const {
+  std::scoped_lock lock(mutex_);
+  const auto it = cancels_.find(id);
+  return it == cancels_.end() ? std::string{} : it->second;
 }
 
 // Runs of deleted threads go with them.
@@ -168,7 +212,7 @@ boost::asio::awaitable<void> catalog::sync() {
     const std::string key(journal_key);  // g++ 12: named before co_await
     auto batch = co_await feed_->read(key, after, 1000);
     if (batch.empty()) break;
-    for (const auto& run : apply(batch)) on_run_read_(run);
+    announce(apply(batch));
   }
 }
 
@@ -180,7 +224,7 @@ boost::asio::awaitable<void> catalog::follow(std::chrono::milliseconds timeout) 
   }
   const std::string key(journal_key);  // g++ 12: named before co_await
   auto batch = co_await feed_->wait(key, after, 1000, timeout);
-  for (const auto& run : apply(batch)) on_run_read_(run);
+  announce(apply(batch));
 }
 
 boost::asio::awaitable<void> catalog::load() {
@@ -360,6 +404,7 @@ boost::asio::awaitable<void> catalog::erase_run(const std::string& id) {
   {
     std::scoped_lock lock(mutex_);
     runs_.erase(id);
+    cancels_.erase(id);
   }
   json::object entry{{"kind", "run_deleted"}, {"id", id}};
   co_await append(std::move(entry));

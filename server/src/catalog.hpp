@@ -102,12 +102,19 @@ class catalog {
   // As sync(), but when nothing is new it waits up to `timeout` for an
   // append to the journal (from any server) and applies it.
   boost::asio::awaitable<void> follow(std::chrono::milliseconds timeout);
-  // Called with every run record read back from the journal by load() or
-  // sync(), whether or not it was newer than the one kept (another
-  // server's request to cancel a run executing here must not be lost to a
-  // version that tied); this catalog's own writes come back too. Set
-  // before load().
-  void on_run_read(std::function<void(const run_record&)> observer) { on_run_read_ = std::move(observer); }
+  // Called with every request to cancel a run read back from the journal
+  // by load(), sync() or follow() (this catalog's own too): the run's id
+  // and the action. Set before load().
+  void on_cancel_read(std::function<void(const std::string&, const std::string&)> observer) {
+    on_cancel_read_ = std::move(observer);
+  }
+  // Journals a request to cancel run `id` ("interrupt" or "rollback"), for
+  // the server executing it (servers sharing a store): an entry of its own,
+  // never a rewrite of the run's record, so it cannot be lost to a change
+  // of the record made at the same time.
+  boost::asio::awaitable<void> request_cancel(const std::string& id, const std::string& action);
+  // The cancel requested for run `id` ("" none).
+  std::string cancel_requested(const std::string& id) const;
 
   void add_system_assistant(assistant_record a);
   std::optional<assistant_record> assistant(const std::string& id) const;
@@ -143,10 +150,12 @@ class catalog {
  private:
   boost::asio::awaitable<void> append(boost::json::object entry);
   boost::asio::awaitable<void> append_all(std::vector<boost::json::object> entries);
-  // Applies journal entries after `read_up_to_`, in order; returns the run
-  // records read, for on_run_read_.
-  std::vector<run_record> apply(const std::vector<orchestrator::feed_event>& batch);
+  // Applies journal entries after `read_up_to_`, in order; returns the
+  // cancel requests read (run id, action), for on_cancel_read_.
+  std::vector<std::pair<std::string, std::string>> apply(const std::vector<orchestrator::feed_event>& batch);
+  void announce(const std::vector<std::pair<std::string, std::string>>& cancels) const;
   void drop_runs_of_deleted_threads();
+  void keep_run(run_record run);  // under mutex_
 
   std::shared_ptr<orchestrator::event_feed> feed_;
   bool journaled_;
@@ -155,7 +164,8 @@ class catalog {
   std::map<std::string, kept_record> threads_;
   std::map<std::string, kept_record> runs_;
   std::int64_t read_up_to_ = 0;  // the last journal position applied
-  std::function<void(const run_record&)> on_run_read_;
+  std::function<void(const std::string&, const std::string&)> on_cancel_read_;
+  std::map<std::string, std::string> cancels_;  // run id -> action, until the run ends
 };
 
 }  // namespace switchboard::server

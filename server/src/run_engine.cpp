@@ -208,7 +208,9 @@ boost::asio::awaitable<run_record> run_engine::create(std::string thread_id, jso
   {
     std::scoped_lock lock(mutex_);
     if (shutting_down_) throw api_error(503, "the server is shutting down");
-    auto& slot = threads_[thread_id];
+    // Sharing runs, the queue orders a thread's runs: no slot here.
+    thread_slot unshared;
+    auto& slot = shares_runs() ? unshared : threads_[thread_id];
     const auto current = records_.thread(thread_id);
     if (!current) throw api_error(404, "Thread " + thread_id + " not found");
     // Sharing runs, the thread may be busy on another server: its record
@@ -409,6 +411,12 @@ boost::asio::awaitable<std::unique_ptr<orch::workflow_state>> run_engine::follow
     handles_.insert_or_assign(run.run_id, handle);
     if (const auto it = cancel_actions_.find(run.run_id); it != cancel_actions_.end()) pending_action = it->second;
     stopping = interrupting_;
+  }
+  // Sharing runs, a cancel may have been read before this server held the thread.
+  if (pending_action.empty() && shares_runs()) {
+    pending_action = records_.cancel_requested(run.run_id);
+    std::scoped_lock lock(mutex_);
+    if (!pending_action.empty()) cancel_actions_.try_emplace(run.run_id, pending_action);
   }
   if (pending_action == "rollback") handle.cancel();
   else if (!pending_action.empty() || stopping) handle.interrupt();

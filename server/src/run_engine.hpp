@@ -160,26 +160,32 @@ class run_engine {
                                                                                launched started);
   boost::asio::awaitable<void> finish(run_record run, const orchestrator::workflow_state& state);
   boost::asio::awaitable<void> end_stream(const std::string& run_id);
+  boost::asio::awaitable<void> withdraw(const run_record& run, const std::string& action);
   void start_next(const std::string& thread_id);
   std::shared_ptr<sink> open_sink(const run_record& run, boost::json::object values);
   void on_event(const orchestrator::event& e);
 
   // Sharing runs (run_fleet.cpp).
+  bool stopping() const;
+  void spawn_counted(boost::asio::awaitable<void> task);
+  static boost::asio::awaitable<void> counted(run_engine* engine, boost::asio::awaitable<void> task);
   boost::asio::awaitable<void> reserve_thread(const run_record& run, served_workflow& workflow);
   boost::asio::awaitable<void> offer_run(const run_record& run);
-  boost::asio::awaitable<void> let_go_if_idle(const std::string& thread_id);
-  boost::asio::awaitable<bool> left_to_another_server(const run_record& run, const orchestrator::workflow_state& state);
-  boost::asio::awaitable<bool> offer_thread(std::string thread_id, orchestrator::ready_reason why);
+  boost::asio::awaitable<bool> offer_thread(std::string thread_id, orchestrator::ready_reason why,
+                                            std::string run_id = {});
+  boost::asio::awaitable<void> offer_threads_with_work();
   boost::asio::awaitable<bool> claim_one();
   boost::asio::awaitable<void> claim_soon();
   boost::asio::awaitable<void> claim_threads();
   boost::asio::awaitable<void> renew_claims();
-  boost::asio::awaitable<void> serve_thread(std::string thread_id, std::int64_t fence);
-  boost::asio::awaitable<void> release_thread(const std::string& thread_id, std::int64_t fence);
   std::optional<run_record> next_run_of(const std::string& thread_id) const;
   std::string running_run_of(const std::string& thread_id) const;
+  boost::asio::awaitable<void> serve_thread(std::string thread_id, std::string awaited);
+  boost::asio::awaitable<void> let_go_if_idle(const std::string& thread_id);
+  boost::asio::awaitable<void> release_thread(const std::string& thread_id);
+  boost::asio::awaitable<bool> left_to_another_server(const run_record& run, const orchestrator::workflow_state& state);
   boost::asio::awaitable<void> request_cancel(std::string run_id, std::string action);
-  void on_run_read(const run_record& run);
+  void on_cancel_read(const std::string& run_id, const std::string& action);
   boost::asio::awaitable<std::optional<orchestrator::workflow_state>> settled_state(served_workflow& workflow,
                                                                                     const std::string& hub_run);
   boost::asio::awaitable<void> recover_shared();
@@ -222,7 +228,6 @@ class run_engine {
   boost::asio::strand<boost::asio::any_io_executor> loops_;
   boost::asio::cancellation_signal stop_claiming_, stop_renewing_, stop_following_, stop_pruning_;
   void stop_loops();
-  bool stopping() const;
   bool shutting_down_ = false;   // no run starts any more
   bool interrupting_ = false;    // the grace is over: running runs stop between steps
   int executing_ = 0;            // execute() coroutines in progress

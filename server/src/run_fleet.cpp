@@ -15,7 +15,13 @@
 // first, then offers the thread to the queue. When the thread is already
 // queued or claimed, the holder finds the run in the catalog before it
 // lets the thread go: it re-reads the catalog after done() and offers the
-// thread again when a run arrived meanwhile, so no run is left behind.
+// thread again when a run arrived meanwhile, so no run is left behind;
+// and every server offers, once a lease, each thread the catalog says has
+// work (a poster that died between journaling and offering).
+//
+// Once journaled, a run's record is written by the server holding its
+// thread only; other servers ask for a cancel with an entry of its own
+// (catalog::request_cancel), which the holder acts on.
 #include "run_engine.hpp"
 
 #include <switchboard/orchestrator/error.hpp>
@@ -43,11 +49,6 @@ bool is_terminal(std::string_view status) {
   return status == "success" || status == "error" || status == "timeout" || status == "interrupted";
 }
 
-std::string cancel_request_of(const run_record& run) {
-  const auto* v = run.kwargs.if_contains("cancel");
-  return v && v->is_string() ? std::string(v->get_string()) : std::string{};
-}
-
 asio::awaitable<void> sleep_for(std::chrono::milliseconds how_long) {
   asio::steady_timer timer(co_await asio::this_coro::executor, how_long);
   co_await timer.async_wait(asio::use_awaitable);
@@ -62,8 +63,35 @@ bool run_engine::stopping() const {
 
 void run_engine::share_runs(fleet_settings settings) {
   fleet_ = std::move(settings);
-  records_.on_run_read([this](const run_record& run) { on_run_read(run); });
+  records_.on_cancel_read([this](const std::string& id, const std::string& action) { on_cancel_read(id, action); });
 }
+
+// Runs `task` counted as a background task from now (shutdown() waits for
+// it), not from when it first runs.
+void run_engine::spawn_counted(asio::awaitable<void> task) {
+  {
+    std::scoped_lock lock(mutex_);
+    ++background_tasks_;
+  }
+  asio::co_spawn(executor_, counted(this, std::move(task)), asio::detached);
+}
+
+asio::awaitable<void> run_engine::counted(run_engine* engine, asio::awaitable<void> task) {
+  struct uncount {
+    run_engine* engine;
+    ~uncount() {
+      std::scoped_lock lock(engine->mutex_);
+      --engine->background_tasks_;
+    }
+  } guard{engine};
+  try {
+    co_await std::move(task);
+  } catch (const std::exception& e) {
+    spdlog::error("serve: a background task failed: {}", e.what());
+  }
+}
+
+// ---------------------------------------------------------------- posting
 
 // A run that may only start if its thread is idle everywhere (a resume,
 // or multitask_strategy reject), before it is journaled: the thread is put
@@ -71,12 +99,15 @@ void run_engine::share_runs(fleet_settings settings) {
 // queued or claimed — refused, the thread is busy elsewhere (409). A
 // resume then checks the stored run still waits at the step its poster
 // saw: an answer that arrives after another was taken and its run went on
-// is refused here too (409), not executed to be refused by the hub. A
-// reservation left so is harmless: the server that claims it finds no
-// run and lets it go.
+// is refused here too (409), not executed to be refused by the hub. The
+// reservation names the run: a server that claims it before the run is
+// journaled waits for it a moment rather than letting the thread go (which
+// would let a second answer reserve it). One left by a refusal is
+// harmless: its claimant finds no run and lets the thread go.
 asio::awaitable<void> run_engine::reserve_thread(const run_record& run, served_workflow& workflow) {
   const bool resume = run.workflow_run != run.run_id;
-  if (!co_await offer_thread(run.thread_id, resume ? orch::ready_reason::resumed : orch::ready_reason::new_run))
+  const auto why = resume ? orch::ready_reason::resumed : orch::ready_reason::new_run;
+  if (!co_await offer_thread(run.thread_id, why, run.run_id))
     throw api_error(409, "Thread " + run.thread_id + " is busy: its run is being answered or still running");
   if (!resume) co_return;
   const auto stored = co_await workflow.hub->find(run.workflow_run);
@@ -93,29 +124,15 @@ asio::awaitable<void> run_engine::reserve_thread(const run_record& run, served_w
 // claim at once.
 asio::awaitable<void> run_engine::offer_run(const run_record& run) {
   co_await offer_thread(run.thread_id, orch::ready_reason::new_run);
-  asio::co_spawn(executor_, claim_soon(), asio::detached);
-}
-
-// A run of a thread held here ended: when the thread has nothing more to
-// run, it leaves the queue now, before anyone learns that the run ended —
-// a caller that answers as soon as its wait returns must find it free.
-asio::awaitable<void> run_engine::let_go_if_idle(const std::string& thread_id) {
-  std::int64_t fence = 0;
-  {
-    std::scoped_lock lock(mutex_);
-    const auto it = claimed_.find(thread_id);
-    if (it == claimed_.end() || shutting_down_) co_return;
-    fence = it->second;
-  }
-  co_await records_.sync();
-  if (next_run_of(thread_id)) co_return;  // serve_thread runs it next
-  co_await release_thread(thread_id, fence);
+  spawn_counted(claim_soon());
 }
 
 // Puts the thread in the queue; false when it is already there (queued or
 // claimed by a server, which will find the thread's runs in the catalog).
-asio::awaitable<bool> run_engine::offer_thread(std::string thread_id, orch::ready_reason why) {
-  orch::enqueue_request request{.workflow_id = thread_id, .workflow_name = "serve.thread", .why = why, .payload = {}};
+// `run_id`: the run the offer is for, when one is journaled next.
+asio::awaitable<bool> run_engine::offer_thread(std::string thread_id, orch::ready_reason why, std::string run_id) {
+  orch::enqueue_request request{
+      .workflow_id = thread_id, .workflow_name = "serve.thread", .why = why, .payload = std::move(run_id)};
   try {
     co_await fleet_.queue->enqueue(std::move(request));
     co_return true;
@@ -124,6 +141,114 @@ asio::awaitable<bool> run_engine::offer_thread(std::string thread_id, orch::read
     co_return false;
   }
 }
+
+// ---------------------------------------------------------------- claiming
+
+// Claims the thread that has waited longest, if there is room here, and
+// serves it in a coroutine of its own; false when there was no room or no
+// thread ready.
+asio::awaitable<bool> run_engine::claim_one() {
+  {
+    std::scoped_lock lock(mutex_);
+    if (shutting_down_ || claimed_.size() >= fleet_.max_threads) co_return false;
+  }
+  auto claimed = co_await fleet_.queue->claim_next(fleet_.owner, fleet_.lease);
+  if (!claimed) co_return false;
+  if (claimed->why == orch::ready_reason::lease_lapsed)
+    spdlog::info("serve: thread {} was held by a server that stopped renewing; it continues here",
+                 claimed->workflow_id);
+  {
+    std::scoped_lock lock(mutex_);
+    // This server's own claim that lapsed (its renewals failed for a lease)
+    // and was claimed again: the coroutine serving it goes on, with the new fence.
+    const bool serving = claimed_.contains(claimed->workflow_id);
+    claimed_[claimed->workflow_id] = claimed->fence;
+    if (serving) co_return true;
+    ++background_tasks_;
+  }
+  asio::co_spawn(executor_, counted(this, serve_thread(claimed->workflow_id, claimed->payload)), asio::detached);
+  co_return true;
+}
+
+// A run posted here: this server tries to claim at once rather than at its
+// next look at the queue (it may get an older thread: the queue is first
+// come, first served).
+asio::awaitable<void> run_engine::claim_soon() {
+  try {
+    co_await claim_one();
+  } catch (const std::exception& e) {
+    spdlog::warn("serve: claiming a thread from the run queue failed: {}", e.what());
+  }
+}
+
+// Claims threads while there is room; waits on the queue when none is
+// ready. Once a lease, offers every thread the catalog says has work.
+asio::awaitable<void> run_engine::claim_threads() {
+  background_task task{*this};
+  auto next_sweep = std::chrono::steady_clock::now() + fleet_.lease;
+  for (;;) {
+    if (stopping()) co_return;
+    bool claimed = false;
+    bool failed = false;
+    try {
+      if (std::chrono::steady_clock::now() >= next_sweep) {
+        next_sweep = std::chrono::steady_clock::now() + fleet_.lease;
+        co_await offer_threads_with_work();
+      }
+      claimed = co_await claim_one();
+    } catch (const std::exception& e) {
+      if (!stopping()) spdlog::warn("serve: claiming a thread from the run queue failed: {}; trying again", e.what());
+      failed = true;
+    }
+    if (stopping()) co_return;
+    if (failed) co_await sleep_for(fleet_.idle_poll);
+    else if (!claimed) co_await fleet_.queue->wait_for_ready(fleet_.idle_poll);
+  }
+}
+
+// Every thread with a run pending or left running goes to the queue (one
+// there already, queued or claimed, stays as it is).
+asio::awaitable<void> run_engine::offer_threads_with_work() {
+  std::set<std::string> threads;
+  for (const auto& run : records_.runs())
+    if (run.status == "pending" || run.status == "running") threads.insert(run.thread_id);
+  for (const auto& id : threads) co_await offer_thread(id, orch::ready_reason::new_run);
+}
+
+// Keeps every claim alive: one statement for all of this server's threads.
+asio::awaitable<void> run_engine::renew_claims() {
+  background_task task{*this};
+  auto next_renewal = std::chrono::steady_clock::now() + fleet_.lease / 3;
+  for (;;) {
+    // Until the threads this server holds are handed back, a shutdown still
+    // renews: a short nap then, rather than a third of a lease.
+    const auto nap = stopping() ? std::chrono::milliseconds(100)
+                                : std::chrono::ceil<std::chrono::milliseconds>(next_renewal -
+                                                                               std::chrono::steady_clock::now());
+    bool cut_short = false;
+    try {
+      co_await sleep_for(nap);
+    } catch (const boost::system::system_error&) {
+      cut_short = true;  // by the shutdown
+    }
+    // Cancelled once, every later wait would throw at once: this loop goes
+    // on (renewing) until the threads are handed back.
+    if (cut_short) co_await asio::this_coro::reset_cancellation_state();
+    {
+      std::scoped_lock lock(mutex_);
+      if (shutting_down_ && claimed_.empty() && executing_ == 0) co_return;
+    }
+    if (std::chrono::steady_clock::now() < next_renewal) continue;
+    next_renewal = std::chrono::steady_clock::now() + fleet_.lease / 3;
+    try {
+      co_await fleet_.queue->renew(fleet_.owner, fleet_.lease);
+    } catch (const std::exception& e) {
+      spdlog::warn("serve: renewing this server's claims failed: {}", e.what());
+    }
+  }
+}
+
+// ---------------------------------------------------------------- serving a thread
 
 // The thread's run to execute next: one left running (its server died or
 // stopped), else the oldest pending.
@@ -142,128 +267,75 @@ std::string run_engine::running_run_of(const std::string& thread_id) const {
   return {};
 }
 
-// Claims the thread that has waited longest, if there is room here, and
-// serves it in a coroutine of its own; false when there was no room or no
-// thread ready.
-asio::awaitable<bool> run_engine::claim_one() {
-  {
-    std::scoped_lock lock(mutex_);
-    if (shutting_down_ || claimed_.size() >= fleet_.max_threads) co_return false;
-  }
-  auto claimed = co_await fleet_.queue->claim_next(fleet_.owner, fleet_.lease);
-  if (!claimed) co_return false;
-  if (claimed->why == orch::ready_reason::lease_lapsed)
-    spdlog::info("serve: thread {} was held by a server that stopped renewing; it continues here",
-                 claimed->workflow_id);
-  {
-    std::scoped_lock lock(mutex_);
-    claimed_[claimed->workflow_id] = claimed->fence;
-  }
-  asio::co_spawn(executor_, serve_thread(claimed->workflow_id, claimed->fence), asio::detached);
-  co_return true;
-}
-
-// A run posted here: this server tries to claim at once rather than at its
-// next look at the queue (it may get an older thread: the queue is first
-// come, first served).
-asio::awaitable<void> run_engine::claim_soon() {
-  background_task task{*this};
-  try {
-    co_await claim_one();
-  } catch (const std::exception& e) {
-    spdlog::warn("serve: claiming a thread from the run queue failed: {}", e.what());
-  }
-}
-
-// Claims threads while there is room; waits on the queue when none is ready.
-asio::awaitable<void> run_engine::claim_threads() {
-  background_task task{*this};
-  for (;;) {
-    {
-      std::scoped_lock lock(mutex_);
-      if (shutting_down_) co_return;
-    }
-    bool claimed = false;
-    bool failed = false;
-    try {
-      claimed = co_await claim_one();
-    } catch (const std::exception& e) {
-      if (!stopping()) spdlog::warn("serve: claiming a thread from the run queue failed: {}; trying again", e.what());
-      failed = true;
-    }
-    if (stopping()) co_return;
-    if (failed) co_await sleep_for(fleet_.idle_poll);
-    else if (!claimed) co_await fleet_.queue->wait_for_ready(fleet_.idle_poll);
-  }
-}
-
-// Keeps every claim alive: one statement for all of this server's threads.
-asio::awaitable<void> run_engine::renew_claims() {
-  background_task task{*this};
-  auto next_renewal = std::chrono::steady_clock::now() + fleet_.lease / 3;
-  for (;;) {
-    // Until the threads this server holds are handed back, a shutdown still
-    // renews: a short nap then, rather than a third of a lease.
-    const auto nap = stopping() ? std::chrono::milliseconds(100)
-                                : std::chrono::ceil<std::chrono::milliseconds>(next_renewal -
-                                                                               std::chrono::steady_clock::now());
-    try {
-      co_await sleep_for(nap);
-    } catch (const boost::system::system_error&) {
-      // cut short by the shutdown: look again
-    }
-    {
-      std::scoped_lock lock(mutex_);
-      if (shutting_down_ && claimed_.empty() && executing_ == 0) co_return;
-    }
-    if (std::chrono::steady_clock::now() < next_renewal) continue;
-    next_renewal = std::chrono::steady_clock::now() + fleet_.lease / 3;
-    try {
-      co_await fleet_.queue->renew(fleet_.owner, fleet_.lease);
-    } catch (const std::exception& e) {
-      spdlog::warn("serve: renewing this server's claims failed: {}", e.what());
-    }
-  }
-}
-
 // Executes the thread's runs, oldest first, until none is left; then lets
-// the thread go. Shutting down, it lets the thread go at once, for another
-// server (or the next start) to continue.
-asio::awaitable<void> run_engine::serve_thread(std::string thread_id, std::int64_t fence) {
-  background_task task{*this};
-  for (;;) {
-    bool read = true;
+// the thread go. A pending run with a cancel requested is withdrawn, not
+// executed. Shutting down, it lets the thread go at once, for another
+// server (or the next start) to continue. `awaited`: the run the claim
+// was offered for (a reservation), which may be journaled a moment later.
+asio::awaitable<void> run_engine::serve_thread(std::string thread_id, std::string awaited) {
+  int failures = 0;
+  for (int look = 0;; ++look) {
+    bool failed = false;
+    std::optional<run_record> next;
     try {
       co_await records_.sync();
+      if (!stopping()) next = next_run_of(thread_id);
+      if (!next && !awaited.empty() && !records_.run(awaited) && look < 20 && !stopping()) {
+        co_await sleep_for(std::chrono::milliseconds(100));  // its poster is journaling it
+        continue;
+      }
+      if (!next) break;
+      if (const auto action = records_.cancel_requested(next->run_id); !action.empty() && next->status == "pending") {
+        co_await withdraw(*next, action);
+        continue;
+      }
+      co_await execute(next->run_id);
     } catch (const std::exception& e) {
-      spdlog::warn("serve: thread {}: the catalog could not be read: {}", thread_id, e.what());
-      read = false;
+      spdlog::warn("serve: thread {}: {}", thread_id, e.what());
+      failed = true;
     }
-    if (!read) {
+    if (failed) {
+      // The database away, a run of a graph this server does not serve:
+      // a few more tries, then the thread goes back for any server.
+      if (stopping() || ++failures >= 3) break;
       co_await sleep_for(fleet_.idle_poll);
       continue;
     }
-    bool stopping = false;
-    {
-      std::scoped_lock lock(mutex_);
-      stopping = shutting_down_;
-    }
-    const auto next = stopping ? std::nullopt : next_run_of(thread_id);
-    if (!next) break;
-    co_await execute(next->run_id);
+    failures = 0;
     std::scoped_lock lock(mutex_);
     if (!claimed_.contains(thread_id)) co_return;  // let go when its run ended (let_go_if_idle)
   }
-  co_await release_thread(thread_id, fence);
+  co_await release_thread(thread_id);
+}
+
+// A run of a thread held here ended: when the thread has nothing more to
+// run, it leaves the queue now, before anyone learns that the run ended —
+// a caller that answers as soon as its wait returns must find it free.
+asio::awaitable<void> run_engine::let_go_if_idle(const std::string& thread_id) {
+  {
+    std::scoped_lock lock(mutex_);
+    if (!claimed_.contains(thread_id) || shutting_down_) co_return;
+  }
+  try {
+    co_await records_.sync();
+  } catch (const std::exception& e) {
+    co_return;  // serve_thread looks again
+  }
+  if (next_run_of(thread_id)) co_return;  // serve_thread runs it next
+  co_await release_thread(thread_id);
 }
 
 // Takes the thread out of the queue, then offers it again if a run arrived
 // meanwhile (its poster's offer was refused while this server held it) or
 // one is left because this server is stopping.
-asio::awaitable<void> run_engine::release_thread(const std::string& thread_id, std::int64_t fence) {
+asio::awaitable<void> run_engine::release_thread(const std::string& thread_id) {
+  std::int64_t fence = 0;
   {
     std::scoped_lock lock(mutex_);
-    claimed_.erase(thread_id);
+    const auto it = claimed_.find(thread_id);
+    if (it == claimed_.end()) co_return;  // let go already
+    fence = it->second;
+    claimed_.erase(it);
   }
   // Until the database takes it: a thread this server no longer serves must
   // not stay claimed (its claims are renewed together, so it would never lapse).
@@ -296,84 +368,79 @@ asio::awaitable<void> run_engine::release_thread(const std::string& thread_id, s
       failed = true;
     }
     if (!failed) break;
-    if (stopping() && attempt >= 3) co_return;  // the next start offers it (recover_shared)
+    if (stopping() && attempt >= 3) co_return;  // the next sweep offers it (offer_threads_with_work)
     co_await sleep_for(std::chrono::seconds(1));
   }
 }
 
 // A run this server could not keep: another server claimed it (this one
-// stalled past its lease; its saves were refused), or a save failed (the
-// database went away mid-step). Its record is not this server's to end:
-// the run stays `running` in the catalog, and the thread goes back to the
-// queue (a lost one is someone else's already), so a server continues the
-// run from its last saved step once the store's lease on it lapses.
+// stalled past its lease; its saves were refused), a save failed (the
+// database went away mid-step), or its stored run is still another
+// server's after waiting a lease (settled_state). Its record is not this
+// server's to end: the run stays `running` in the catalog, and the thread
+// goes back to the queue (a lost one is someone else's already), so a
+// server continues the run from its last saved step once the store's
+// lease on it lapses.
 asio::awaitable<bool> run_engine::left_to_another_server(const run_record& run, const orch::workflow_state& state) {
   const auto* error = state.first_error();
-  if (!error || (error->type != "lost_ownership" && error->type != "checkpoint_failed")) co_return false;
-  spdlog::warn("serve: run {} ({}): left for another server to continue", run.run_id, error->type);
-  std::int64_t fence = 0;
-  {
-    std::scoped_lock lock(mutex_);
-    const auto it = claimed_.find(run.thread_id);
-    if (it == claimed_.end()) co_return true;
-    fence = it->second;
-  }
-  co_await release_thread(run.thread_id, fence);
+  const bool lost = error && (error->type == "lost_ownership" || error->type == "checkpoint_failed");
+  if (!lost && state.status != orch::workflow_status::running) co_return false;
+  spdlog::warn("serve: run {} ({}): left for another server to continue", run.run_id,
+               lost ? error->type : "still running elsewhere");
+  co_await release_thread(run.thread_id);
   co_return true;
 }
 
-// A run of another server's thread is cancelled through the catalog: the
-// run's record carries the request, and the server executing it acts on it
-// when it reads the record (on_run_read).
+// ---------------------------------------------------------------- cancelling
+
+// A run of any server is cancelled through the catalog: the server
+// holding its thread acts on the request when it reads it (on_cancel_read),
+// this one at once.
 asio::awaitable<void> run_engine::request_cancel(std::string run_id, std::string action) {
-  if (const auto changed = records_.change_run(run_id, [&](run_record& r) {
-    if (is_terminal(r.status)) return false;
-    r.kwargs["cancel"] = action;
-    return true;
-  }))
-    co_await records_.write(*changed);
-  if (const auto run = records_.run(run_id)) on_run_read(*run);  // executing here: act now
+  co_await records_.request_cancel(run_id, action);
+  on_cancel_read(run_id, action);
 }
 
-void run_engine::on_run_read(const run_record& run) {
-  const auto action = cancel_request_of(run);
-  if (action.empty() || is_terminal(run.status)) return;
+void run_engine::on_cancel_read(const std::string& run_id, const std::string& action) {
+  const auto run = records_.run(run_id);
+  if (!run || is_terminal(run->status)) return;
   std::optional<orch::workflow_handle> handle;
   {
     std::scoped_lock lock(mutex_);
-    if (!claimed_.contains(run.thread_id)) return;  // executing elsewhere (or nowhere yet)
-    if (!cancel_actions_.try_emplace(run.run_id, action).second) return;  // already acted on
-    if (const auto it = handles_.find(run.run_id); it != handles_.end()) handle = it->second;
+    if (!claimed_.contains(run->thread_id)) return;  // held elsewhere, or by nobody yet: they read it
+    if (!cancel_actions_.try_emplace(run_id, action).second) return;  // already acted on
+    if (const auto it = handles_.find(run_id); it != handles_.end()) handle = it->second;
   }
-  if (!handle) return;  // follow() finds the action when the run gets its handle
+  // Without a handle yet: follow() finds the action (or the catalog's
+  // request) when the run gets one; a pending run is withdrawn by serve_thread.
+  if (!handle) return;
   if (action == "rollback") handle->cancel();
   else handle->interrupt();
 }
+
+// ---------------------------------------------------------------- continuing
 
 // The stored state of a hub run this server is about to continue. A run
 // still `running` belongs to a server whose lease in the checkpoint store
 // has not lapsed yet (its claim on the thread lapsed first): wait for it,
 // for up to a lease and a bit, so that the run is continued rather than
-// ended as it stood.
+// ended as it stood (still running after that: left_to_another_server).
 asio::awaitable<std::optional<orch::workflow_state>> run_engine::settled_state(served_workflow& workflow,
                                                                               const std::string& hub_run) {
   const auto give_up = std::chrono::steady_clock::now() + fleet_.lease + std::chrono::seconds(2);
   for (;;) {
     auto state = co_await workflow.hub->find(hub_run);
-    if (!state || state->status != orch::workflow_status::running || std::chrono::steady_clock::now() > give_up)
+    if (!state || state->status != orch::workflow_status::running || std::chrono::steady_clock::now() > give_up ||
+        stopping())
       co_return state;
     co_await sleep_for(std::chrono::milliseconds(250));
   }
 }
 
 // At start-up: every thread with a run pending or left running is offered
-// to the queue (a server that died between journaling a run and offering
-// its thread leaves it so); then this server starts claiming.
+// to the queue; then this server starts claiming.
 asio::awaitable<void> run_engine::recover_shared() {
-  std::set<std::string> threads;
-  for (const auto& run : records_.runs())
-    if (run.status == "pending" || run.status == "running") threads.insert(run.thread_id);
-  for (const auto& id : threads) co_await offer_thread(id, orch::ready_reason::new_run);
+  co_await offer_threads_with_work();
   asio::co_spawn(loops_, claim_threads(), asio::bind_cancellation_slot(stop_claiming_.slot(), asio::detached));
   asio::co_spawn(loops_, renew_claims(), asio::bind_cancellation_slot(stop_renewing_.slot(), asio::detached));
   asio::co_spawn(loops_, follow_catalog(), asio::bind_cancellation_slot(stop_following_.slot(), asio::detached));
@@ -384,10 +451,7 @@ asio::awaitable<void> run_engine::recover_shared() {
 asio::awaitable<void> run_engine::follow_catalog() {
   background_task task{*this};
   for (;;) {
-    {
-      std::scoped_lock lock(mutex_);
-      if (shutting_down_) co_return;
-    }
+    if (stopping()) co_return;
     bool failed = false;
     try {
       co_await records_.follow(std::chrono::milliseconds(500));

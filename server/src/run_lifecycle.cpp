@@ -31,19 +31,24 @@ boost::asio::awaitable<void> run_engine::cancel(std::string thread_id, std::stri
                                                 bool wait) {
   if (action.empty()) action = "interrupt";
   if (action != "interrupt" && action != "rollback") throw api_error(422, "action must be interrupt or rollback");
-  if (shares_runs()) co_await records_.sync();  // what the other servers did to it
+  // Sharing runs, the route read what the other servers did (langgraph_api::route).
   const auto run = records_.run(run_id);
   if (!run || run->thread_id != thread_id) throw api_error(404, "Run " + run_id + " not found");
   if (is_terminal(run->status)) throw api_error(409, "Run " + run_id + " has already ended (" + run->status + ")");
 
+  if (shares_runs()) {
+    // The server holding the thread acts on it: withdraws it when it is
+    // pending, stops it between steps when running (run_fleet.cpp).
+    co_await request_cancel(run_id, action);
+    if (wait) {
+      std::function<asio::awaitable<bool>()> keep_waiting = []() -> asio::awaitable<bool> { co_return true; };
+      co_await wait_for_end(run_id, std::chrono::seconds(1), std::move(keep_waiting));
+    }
+    co_return;
+  }
   bool was_waiting = false;
   std::optional<orch::workflow_handle> handle;
-  if (shares_runs()) {
-    // Pending: withdrawn here (the server holding the thread skips it).
-    // Running: the server executing it acts on the request (request_cancel).
-    was_waiting = run->status == "pending";
-    if (!was_waiting) co_await request_cancel(run_id, action);
-  } else {
+  {
     std::scoped_lock lock(mutex_);
     auto& slot = threads_[thread_id];
     if (const auto it = std::ranges::find(slot.waiting, run_id); it != slot.waiting.end()) {
@@ -55,23 +60,7 @@ boost::asio::awaitable<void> run_engine::cancel(std::string thread_id, std::stri
     }
   }
   if (was_waiting) {
-    if (action == "rollback") {
-      co_await records_.erase_run(run_id);
-      co_await feed_->erase(run_id);
-    } else {
-      if (const auto changed = records_.change_run(run_id, [](run_record& r) {
-        r.status = "interrupted";
-        return true;
-      }))
-        co_await records_.write(*changed);
-      co_await end_stream(run_id);
-    }
-    if (!thread_active(thread_id))
-      if (const auto changed = records_.change_thread(thread_id, [](thread_record& t) {
-        if (t.status == "busy") t.status = "idle";
-        return true;
-      }))
-        co_await records_.write(*changed);
+    co_await withdraw(*run, action);
     co_return;
   }
   if (handle) {
@@ -82,6 +71,29 @@ boost::asio::awaitable<void> run_engine::cancel(std::string thread_id, std::stri
     std::function<asio::awaitable<bool>()> keep_waiting = []() -> asio::awaitable<bool> { co_return true; };
     co_await wait_for_end(run_id, std::chrono::seconds(1), std::move(keep_waiting));
   }
+}
+
+// A pending run cancelled before it started: removed with its stream
+// (rollback), or ended `interrupted`; its thread is idle again when it has
+// nothing else to run.
+boost::asio::awaitable<void> run_engine::withdraw(const run_record& run, const std::string& action) {
+  if (action == "rollback") {
+    co_await records_.erase_run(run.run_id);
+    co_await feed_->erase(run.run_id);
+  } else {
+    if (const auto changed = records_.change_run(run.run_id, [](run_record& r) {
+      r.status = "interrupted";
+      return true;
+    }))
+      co_await records_.write(*changed);
+    co_await end_stream(run.run_id);
+  }
+  if (!thread_active(run.thread_id))
+    if (const auto changed = records_.change_thread(run.thread_id, [](thread_record& t) {
+      if (t.status == "busy") t.status = "idle";
+      return true;
+    }))
+      co_await records_.write(*changed);
 }
 
 boost::asio::awaitable<bool> run_engine::wait_for_end(std::string run_id, std::chrono::milliseconds interval,
