@@ -1,0 +1,104 @@
+// How a store object hears of other processes' writes, and tells them of
+// its own, with PostgreSQL's LISTEN/NOTIFY: wake-ups only, never data. A
+// notification means "look again"; its payload is empty; what changed is
+// read from the tables. Polling stays the fallback (a notification can be
+// missed while a listener reconnects, or on a network path that silently
+// died), so neither class is needed for correctness, only for speed.
+//
+// listener: one connection of its own (outside the pool) that runs
+// `LISTEN channel` and is watched on the database's io_context. Every read
+// that brings notifications calls `on_wake` once, however many came
+// (those this object's own pool sent are ignored: its writes woke its
+// waiters when they committed). When
+// the connection drops (a server restart, pg_terminate_backend) it
+// reconnects with a growing backoff (100 ms, doubling, at most 5 s) and,
+// once listening again, calls `on_wake` (something may have been missed
+// meanwhile). `on_wake` runs on the io thread: it must be quick.
+//
+// notifier: coalesces NOTIFYs. A NOTIFY takes a global lock at commit, so
+// one per written row would serialise every writer of the database; after
+// a write commits, the object calls poke(), and the notifier sends at most
+// one `pg_notify(channel, '')` per tick, on a pooled connection, in a
+// transaction of its own: the first poke after a quiet tick is sent at
+// once, every poke during a tick is covered by one NOTIFY at its end.
+//
+// Thread-safety: poke() and connected() from any thread. Both objects must
+// be destroyed before the database they use; their destructors stop them
+// (a notifier first sends the NOTIFY a poke is owed).
+#pragma once
+
+#include "pg_database.hpp"
+
+#include <switchboard/stores/postgres_store.hpp>
+
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <future>
+#include <string>
+
+namespace switchboard::stores::postgres {
+
+// Throws checkpoint_error naming `store_name` and the option when a poll
+// interval is not positive (a waiter would spin) or the tick is negative.
+void check_wakeup_options(const std::string& store_name, const postgres_wakeup_options& options);
+
+class listener {
+ public:
+  // Starts listening, and waits for the first attempt to connect and LISTEN
+  // (a failed one is logged and retried in the background).
+  listener(database& db, std::string channel, std::function<void()> on_wake);
+  ~listener();
+  listener(const listener&) = delete;
+  listener& operator=(const listener&) = delete;
+
+  // Whether LISTEN is in force now (so waiters may poll less often).
+  bool connected() const noexcept { return connected_.load(); }
+
+ private:
+  boost::asio::awaitable<void> run();
+  boost::asio::awaitable<void> listen_until_lost();
+  void first_attempt_over();
+
+  database& db_;
+  std::string channel_;
+  std::function<void()> on_wake_;
+  std::atomic<bool> connected_{false};
+  // On the io thread only.
+  boost::asio::steady_timer backoff_timer_;
+  boost::asio::cancellation_signal stop_signal_;
+  bool stopping_ = false;
+  bool first_attempt_done_ = false;
+  std::promise<void> first_attempt_;
+  std::promise<void> finished_;
+};
+
+class notifier {
+ public:
+  notifier(database& db, std::string channel, std::chrono::milliseconds tick);
+  ~notifier();
+  notifier(const notifier&) = delete;
+  notifier& operator=(const notifier&) = delete;
+
+  // A write committed: other processes shall hear of it within a tick.
+  void poke();
+
+ private:
+  boost::asio::awaitable<void> send_while_owed();
+
+  database& db_;
+  std::string channel_;
+  std::chrono::milliseconds tick_;
+  // On the io thread only.
+  boost::asio::steady_timer tick_timer_;
+  bool sending_ = false;  // send_while_owed() is running
+  bool owed_ = false;     // a poke came that no NOTIFY sent yet covers
+  bool stopping_ = false;
+  std::chrono::steady_clock::time_point last_sent_{};
+  std::function<void()> on_idle_;  // set by the destructor while sending
+};
+
+}  // namespace switchboard::stores::postgres
