@@ -15,6 +15,8 @@
 
 #include <chrono>
 #include <future>
+#include <set>
+#include <sstream>
 #include <thread>
 
 namespace switchboard::orchestrator {
@@ -121,17 +123,17 @@ TEST(postgres_notify, the_in_memory_queue_ends_wait_for_ready_on_an_enqueue_too)
 }
 
 // Reads notifications on `c` (which ran LISTEN) until one with payload
-// `last` arrives; returns how many came before it.
-int notifications_before(PGconn* c, const std::string& last) {
+// `last` arrives; returns the payloads of those before it.
+std::vector<std::string> notifications_before(PGconn* c, const std::string& last) {
   const hang_guard guard("reading notifications until the marker");
-  int count = 0;
+  std::vector<std::string> payloads;
   for (;;) {
     if (PQconsumeInput(c) == 0) throw std::runtime_error(PQerrorMessage(c));
     while (PGnotify* n = PQnotifies(c)) {
       const std::string payload = n->extra;
       PQfreemem(n);
-      if (payload == last) return count;
-      ++count;
+      if (payload == last) return payloads;
+      payloads.push_back(payload);
     }
     fd_set readable;
     FD_ZERO(&readable);
@@ -156,9 +158,55 @@ TEST(postgres_notify, many_appends_send_few_notifications) {
   // Notifications arrive in commit order: a marker sent now comes last.
   exec_sql(url, "SELECT pg_notify('" + channel + "', 'end of test')");
 
-  const int heard = notifications_before(listening.get(), "end of test");
-  EXPECT_GE(heard, 1) << "the appends were announced";
-  EXPECT_LE(heard, appends / 10) << "one NOTIFY per tick, not one per append";
+  const auto heard = notifications_before(listening.get(), "end of test");
+  EXPECT_GE(heard.size(), 1U) << "the appends were announced";
+  EXPECT_LE(heard.size(), appends / 10U) << "one NOTIFY per tick, not one per append";
+  // Each names the runs appended to during its tick, one per line.
+  std::set<std::string> named;
+  for (const auto& payload : heard) {
+    std::istringstream lines(payload);
+    for (std::string run; std::getline(lines, run);) named.insert(run);
+  }
+  std::set<std::string> appended;
+  for (int i = 0; i < 7; ++i) appended.insert("run-" + std::to_string(i));
+  EXPECT_EQ(named, appended);
+}
+
+// A payload names runs one per line; a run whose id holds a line break
+// cannot be named, so the NOTIFY names nothing and wakes every waiter.
+TEST(postgres_notify, a_run_id_with_a_line_break_still_wakes_its_waiter) {
+  scratch_directory dir;
+  const auto url = url_for(dir.path());
+  auto writer = stores::make_postgres_event_feed(url, {}, notifications_only());
+  auto reader = stores::make_postgres_event_feed(url, {}, notifications_only());
+  const std::string id = "line\nbreak";
+  auto waiting = std::async(std::launch::async, [&] { return run_now(reader->wait(id, 0, 0, 1h)); });
+  ASSERT_TRUE(still_waiting(waiting));
+  run_now(writer->append(id, "{}"));
+  const hang_guard guard("a wait on a run whose id holds a line break");
+  EXPECT_EQ(waiting.get().size(), 1U);
+}
+
+// Appends to several runs within one tick go out as one NOTIFY naming them
+// all (the first append of the tick went alone, at once): the waiter of
+// each named run wakes.
+TEST(postgres_notify, a_notification_naming_several_runs_wakes_the_waiters_of_each) {
+  scratch_directory dir;
+  const auto url = url_for(dir.path());
+  postgres_wakeup_options slow_tick = notifications_only();
+  slow_tick.notify_tick = 1s;
+  auto writer = stores::make_postgres_event_feed(url, {}, slow_tick);
+  auto reader = stores::make_postgres_event_feed(url, {}, notifications_only());
+  auto waiting_a = std::async(std::launch::async, [&] { return run_now(reader->wait("run-a", 0, 0, 1h)); });
+  auto waiting_b = std::async(std::launch::async, [&] { return run_now(reader->wait("run-b", 0, 0, 1h)); });
+  ASSERT_TRUE(still_waiting(waiting_a));
+  ASSERT_TRUE(still_waiting(waiting_b));
+  run_now(writer->append("run-z", "{}"));
+  run_now(writer->append("run-a", "{}"));
+  run_now(writer->append("run-b", "{}"));
+  const hang_guard guard("waits on two runs named by one notification");
+  EXPECT_EQ(waiting_a.get().size(), 1U);
+  EXPECT_EQ(waiting_b.get().size(), 1U);
 }
 
 TEST(postgres_notify, a_wait_for_ready_is_not_woken_by_another_schemas_queue) {

@@ -113,12 +113,17 @@ class connection {
   boost::asio::awaitable<std::vector<result>> pipeline(const std::vector<statement>& statements,
                                                        std::chrono::milliseconds timeout);
 
+  // A NOTIFY heard: the server process that sent it, and its payload.
+  struct notification {
+    int sender = 0;
+    std::string payload;
+  };
   // For a connection that ran LISTEN: waits, without a deadline, until the
   // server sends something, reads it and returns the notifications that
-  // came, as the backend process id of each one's sender (none: something
-  // else came, a notice). Throws database_error when the connection is
-  // lost; ends with an error when the awaiting coroutine is cancelled.
-  boost::asio::awaitable<std::vector<int>> next_notifications();
+  // came (none: something else came, a notice). Throws database_error when
+  // the connection is lost; ends with an error when the awaiting coroutine
+  // is cancelled.
+  boost::asio::awaitable<std::vector<notification>> next_notifications();
 
   // The server process serving this connection (0 before it connects).
   int backend_pid() const noexcept { return conn_ != nullptr ? PQbackendPID(conn_) : 0; }

@@ -24,6 +24,8 @@ namespace asio = boost::asio;
 // away so a fleet of hubs does not hammer it.
 constexpr std::chrono::milliseconds first_backoff{100};
 constexpr std::chrono::milliseconds longest_backoff{5'000};
+// PostgreSQL takes payloads below 8000 bytes; past this, name nothing.
+constexpr std::size_t longest_payload = 4'000;
 
 }  // namespace
 
@@ -41,7 +43,7 @@ void check_wakeup_options(const std::string& store_name, const postgres_wakeup_o
   }
 }
 
-listener::listener(database& db, std::string channel, std::function<void()> on_wake)
+listener::listener(database& db, std::string channel, wake_function on_wake)
     : db_(db), channel_(std::move(channel)), on_wake_(std::move(on_wake)), backoff_timer_(db.io()) {
   auto first = first_attempt_.get_future();
   auto done = [this](std::exception_ptr) { finished_.set_value(); };
@@ -101,14 +103,17 @@ asio::awaitable<void> listener::listen_until_lost() {
   // Writes committed while nobody listened were not announced to us. (The
   // first time, before the constructor returns: nobody waits yet, and a
   // wake-up arriving later would end a wait for nothing.)
-  on_wake_();
+  const std::vector<std::string> everything{""};
+  on_wake_(everything);
   first_attempt_over();
   for (;;) {
-    const auto senders = co_await c->next_notifications();
+    const auto heard = co_await c->next_notifications();
     // This object's own writes woke its waiters already, when they committed.
-    const bool from_elsewhere =
-        std::any_of(senders.begin(), senders.end(), [this](int pid) { return !db_.is_own_session(pid); });
-    if (from_elsewhere) on_wake_();
+    std::vector<std::string> payloads;
+    for (const auto& n : heard) {
+      if (!db_.is_own_session(n.sender)) payloads.push_back(n.payload);
+    }
+    if (!payloads.empty()) on_wake_(payloads);
   }
 }
 
@@ -135,9 +140,14 @@ notifier::~notifier() {
   idle.get_future().wait();
 }
 
-void notifier::poke() {
-  asio::post(db_.io(), [this] {
+void notifier::poke(std::string key) {
+  asio::post(db_.io(), [this, key = std::move(key)]() mutable {
     owed_ = true;
+    if (key.empty()) {
+      unnamed_ = true;
+    } else if (!unnamed_) {
+      keys_.insert(std::move(key));
+    }
     if (sending_ || stopping_) return;
     sending_ = true;
     asio::co_spawn(db_.io(), send_while_owed(), asio::detached);
@@ -154,10 +164,10 @@ asio::awaitable<void> notifier::send_while_owed() {
       co_await std::move(rest_of_tick);
     }
     owed_ = false;  // this NOTIFY covers every poke so far
+    const std::vector<param> params{channel_, take_payload()};
     try {
-      auto sending = db_.run([this](connection& c) -> asio::awaitable<void> {
-        const std::vector<param> params{channel_};
-        co_await c.query("SELECT pg_notify($1, '')", params, statement_timeout);
+      auto sending = db_.run([&params](connection& c) -> asio::awaitable<void> {
+        co_await c.query("SELECT pg_notify($1, $2)", params, statement_timeout);
       });
       co_await std::move(sending);
     } catch (const std::exception& e) {
@@ -168,6 +178,26 @@ asio::awaitable<void> notifier::send_while_owed() {
   }
   sending_ = false;
   if (on_idle_) on_idle_();
+}
+
+// The keys poked since the last NOTIFY, one per line; "" (look at
+// everything) when a poke named none, a key holds a line break, or they
+// would not fit.
+std::string notifier::take_payload() {
+  std::string payload;
+  bool everything = unnamed_;
+  for (const auto& key : keys_) {
+    if (everything) break;
+    if (key.find('\n') != std::string::npos || payload.size() + key.size() + 1 > longest_payload) {
+      everything = true;
+    } else {
+      if (!payload.empty()) payload += '\n';
+      payload += key;
+    }
+  }
+  keys_.clear();
+  unnamed_ = false;
+  return everything ? std::string() : payload;
 }
 
 }  // namespace switchboard::stores::postgres

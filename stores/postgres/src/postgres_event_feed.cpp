@@ -55,7 +55,7 @@ class postgres_event_feed final : public event_feed {
         clock_(std::move(clock)),
         options_(options),
         notifier_(db_, db_.channel("feed"), options.notify_tick),
-        listener_(db_, db_.channel("feed"), [this] { wakeups_.notify_all(); }) {}
+        listener_(db_, db_.channel("feed"), [this](const std::vector<std::string>& payloads) { wake(payloads); }) {}
 
   asio::awaitable<std::int64_t> append(std::string workflow_id, std::string event) override {
     std::vector<std::string> one;
@@ -74,7 +74,7 @@ class postgres_event_feed final : public event_feed {
       co_return rows.int64(0, 0);
     });
     wakeups_.notify(workflow_id);
-    notifier_.poke();
+    notifier_.poke(workflow_id);
     co_return position;
   }
 
@@ -104,6 +104,24 @@ class postgres_event_feed final : public event_feed {
   }
 
  private:
+  // Other processes appended: to the runs a payload names, one per line,
+  // or to any run (an empty payload).
+  void wake(const std::vector<std::string>& payloads) {
+    for (const auto& payload : payloads) {
+      if (payload.empty()) {
+        wakeups_.notify_all();
+        return;
+      }
+    }
+    for (const auto& payload : payloads) {
+      for (std::size_t start = 0; start <= payload.size();) {
+        const auto end = std::min(payload.find('\n', start), payload.size());
+        wakeups_.notify(std::string_view(payload).substr(start, end - start));
+        start = end + 1;
+      }
+    }
+  }
+
   // `workflow_id` lives in the frame of the read() or wait() that calls it.
   asio::awaitable<std::vector<feed_event>> read_now(const std::string& workflow_id, std::int64_t after,
                                                     std::size_t limit) {

@@ -63,7 +63,7 @@ class postgres_run_queue final : public run_queue {
       : db_(conninfo, "run queue"),
         clock_(std::move(clock)),
         notifier_(db_, db_.channel("queue"), options.notify_tick),
-        listener_(db_, db_.channel("queue"), [this] { wakeups_.notify(); }) {}
+        listener_(db_, db_.channel("queue"), [this](const std::vector<std::string>&) { wakeups_.notify(); }) {}
 
   asio::awaitable<void> enqueue(enqueue_request request) override {
     store_support::check_enqueue(db_.name(), request);
