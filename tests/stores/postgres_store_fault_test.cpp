@@ -215,5 +215,24 @@ TEST(postgres_store_faults, a_server_killed_mid_operation_fails_the_waiting_oper
   EXPECT_THROW(run_now(store->load("held")), checkpoint_error);
 }
 
+// A feed and a queue keep a listening connection that reconnects while the
+// server is away, and a NOTIFY may still be owed: closing them must stop
+// both promptly, not wait for a server that will not come back.
+TEST(postgres_store_faults, a_feed_and_a_queue_whose_server_died_close_without_hanging) {
+  private_server server;
+  const auto url = server.url();
+  auto feed = stores::make_postgres_event_feed(url);
+  auto queue = stores::make_postgres_run_queue(url);
+  run_now(feed->append("run-1", "{}"));
+  run_now(queue->enqueue({"run-1", "wf", ready_reason::new_run, "{}"}));
+  server.kill_immediately();
+  // An operation meanwhile fails clearly (the listener is reconnecting).
+  EXPECT_THROW(run_now(feed->read("run-1", 0, 0)), checkpoint_error);
+  std::this_thread::sleep_for(300ms);  // the listener is between attempts now
+  const switchboard::testing::hang_guard guard("closing a feed and a queue whose server is gone");
+  feed.reset();
+  queue.reset();
+}
+
 }  // namespace
 }  // namespace switchboard::orchestrator
