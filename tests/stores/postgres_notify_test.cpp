@@ -58,12 +58,24 @@ std::string listener_pid(const std::string& url, const std::string& name) {
                            "' AND query LIKE 'LISTEN %' AND state = 'idle' ORDER BY backend_start DESC LIMIT 1");
 }
 
+// Blocks until a feed whose connection string carries application_name
+// `name` has read events (a waiter's first read, which found none): what
+// the test writes next comes while the waiter sleeps.
+void wait_for_a_read(const std::string& url, const std::string& name) {
+  const hang_guard guard("the waiter's first read");
+  while (exec_sql(url, "SELECT count(*) FROM pg_stat_activity WHERE application_name = '" + name +
+                           "' AND query LIKE 'SELECT position, event%' AND state = 'idle'") == "0") {
+    std::this_thread::sleep_for(10ms);
+  }
+}
+
 TEST(postgres_notify, an_append_through_one_feed_wakes_a_wait_on_another) {
   scratch_directory dir;
   const auto url = url_for(dir.path());
   auto writer = stores::make_postgres_event_feed(url, {}, notifications_only());
-  auto reader = stores::make_postgres_event_feed(url, {}, notifications_only());
+  auto reader = stores::make_postgres_event_feed(url + "&application_name=swb-reader", {}, notifications_only());
   auto waiting = std::async(std::launch::async, [&] { return run_now(reader->wait("run-1", 0, 0, 1h)); });
+  wait_for_a_read(url, "swb-reader");
   ASSERT_TRUE(still_waiting(waiting));
 
   run_now(writer->append("run-1", R"({"n":1})"));
@@ -178,9 +190,10 @@ TEST(postgres_notify, a_run_id_with_a_line_break_still_wakes_its_waiter) {
   scratch_directory dir;
   const auto url = url_for(dir.path());
   auto writer = stores::make_postgres_event_feed(url, {}, notifications_only());
-  auto reader = stores::make_postgres_event_feed(url, {}, notifications_only());
+  auto reader = stores::make_postgres_event_feed(url + "&application_name=swb-reader", {}, notifications_only());
   const std::string id = "line\nbreak";
   auto waiting = std::async(std::launch::async, [&] { return run_now(reader->wait(id, 0, 0, 1h)); });
+  wait_for_a_read(url, "swb-reader");
   ASSERT_TRUE(still_waiting(waiting));
   run_now(writer->append(id, "{}"));
   const hang_guard guard("a wait on a run whose id holds a line break");
@@ -235,6 +248,7 @@ TEST(postgres_notify, a_terminated_listener_reconnects_and_wakes_every_waiter) {
   const auto first_pid = listener_pid(url, "swb-reader");
   ASSERT_NE(first_pid, "");
   auto waiting = std::async(std::launch::async, [&] { return run_now(reader->wait("run-1", 0, 0, 1h)); });
+  wait_for_a_read(url, "swb-reader");
   ASSERT_TRUE(still_waiting(waiting));
   exec_sql(url, "INSERT INTO switchboard_feed_heads VALUES ('run-1', 1)");
   exec_sql(url, "INSERT INTO switchboard_events VALUES ('run-1', 1, 'unannounced', 0)");
@@ -263,6 +277,7 @@ TEST(postgres_notify, after_a_listener_is_terminated_notifications_still_wake_wa
     }
   }
   auto waiting = std::async(std::launch::async, [&] { return run_now(reader->wait("run-1", 0, 0, 1h)); });
+  wait_for_a_read(url, "swb-reader");
   ASSERT_TRUE(still_waiting(waiting));
   run_now(writer->append("run-1", "after the reconnect"));
   const hang_guard guard("a wait woken through the new listening session");
