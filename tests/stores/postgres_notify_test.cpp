@@ -12,7 +12,9 @@
 #include <switchboard/testing/hang_guard.hpp>
 
 #include <sys/select.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <future>
 #include <set>
@@ -50,6 +52,13 @@ bool still_waiting(std::future<T>& waiting) {
   return waiting.wait_for(300ms) == std::future_status::timeout;
 }
 
+// An application_name no other test, nor another run of the tests on the
+// same server, uses: what identifies a feed's sessions in pg_stat_activity.
+std::string session_name() {
+  static std::atomic<int> made{0};
+  return "swb-reader-" + std::to_string(::getpid()) + "-" + std::to_string(++made);
+}
+
 // The session of the listener whose connection string carries
 // application_name `name` (its last statement, finished, was the LISTEN);
 // "" if none.
@@ -73,9 +82,10 @@ TEST(postgres_notify, an_append_through_one_feed_wakes_a_wait_on_another) {
   scratch_directory dir;
   const auto url = url_for(dir.path());
   auto writer = stores::make_postgres_event_feed(url, {}, notifications_only());
-  auto reader = stores::make_postgres_event_feed(url + "&application_name=swb-reader", {}, notifications_only());
+  const auto reader_name = session_name();
+  auto reader = stores::make_postgres_event_feed(url + "&application_name=" + reader_name, {}, notifications_only());
   auto waiting = std::async(std::launch::async, [&] { return run_now(reader->wait("run-1", 0, 0, 1h)); });
-  wait_for_a_read(url, "swb-reader");
+  wait_for_a_read(url, reader_name);
   ASSERT_TRUE(still_waiting(waiting));
 
   run_now(writer->append("run-1", R"({"n":1})"));
@@ -190,10 +200,11 @@ TEST(postgres_notify, a_run_id_with_a_line_break_still_wakes_its_waiter) {
   scratch_directory dir;
   const auto url = url_for(dir.path());
   auto writer = stores::make_postgres_event_feed(url, {}, notifications_only());
-  auto reader = stores::make_postgres_event_feed(url + "&application_name=swb-reader", {}, notifications_only());
+  const auto reader_name = session_name();
+  auto reader = stores::make_postgres_event_feed(url + "&application_name=" + reader_name, {}, notifications_only());
   const std::string id = "line\nbreak";
   auto waiting = std::async(std::launch::async, [&] { return run_now(reader->wait(id, 0, 0, 1h)); });
-  wait_for_a_read(url, "swb-reader");
+  wait_for_a_read(url, reader_name);
   ASSERT_TRUE(still_waiting(waiting));
   run_now(writer->append(id, "{}"));
   const hang_guard guard("a wait on a run whose id holds a line break");
@@ -244,11 +255,12 @@ TEST(postgres_notify, a_wait_for_ready_is_not_woken_by_another_schemas_queue) {
 TEST(postgres_notify, a_terminated_listener_reconnects_and_wakes_every_waiter) {
   scratch_directory dir;
   const auto url = url_for(dir.path());
-  auto reader = stores::make_postgres_event_feed(url + "&application_name=swb-reader", {}, notifications_only());
-  const auto first_pid = listener_pid(url, "swb-reader");
+  const auto reader_name = session_name();
+  auto reader = stores::make_postgres_event_feed(url + "&application_name=" + reader_name, {}, notifications_only());
+  const auto first_pid = listener_pid(url, reader_name);
   ASSERT_NE(first_pid, "");
   auto waiting = std::async(std::launch::async, [&] { return run_now(reader->wait("run-1", 0, 0, 1h)); });
-  wait_for_a_read(url, "swb-reader");
+  wait_for_a_read(url, reader_name);
   ASSERT_TRUE(still_waiting(waiting));
   exec_sql(url, "INSERT INTO switchboard_feed_heads VALUES ('run-1', 1)");
   exec_sql(url, "INSERT INTO switchboard_events VALUES ('run-1', 1, 'unannounced', 0)");
@@ -259,25 +271,26 @@ TEST(postgres_notify, a_terminated_listener_reconnects_and_wakes_every_waiter) {
   const auto events = waiting.get();
   ASSERT_EQ(events.size(), 1U);
   EXPECT_EQ(events[0].event, "unannounced");
-  EXPECT_NE(listener_pid(url, "swb-reader"), first_pid) << "a new session listens";
+  EXPECT_NE(listener_pid(url, reader_name), first_pid) << "a new session listens";
 }
 
 TEST(postgres_notify, after_a_listener_is_terminated_notifications_still_wake_waiters) {
   scratch_directory dir;
   const auto url = url_for(dir.path());
   auto writer = stores::make_postgres_event_feed(url, {}, notifications_only());
-  auto reader = stores::make_postgres_event_feed(url + "&application_name=swb-reader", {}, notifications_only());
-  const auto first_pid = listener_pid(url, "swb-reader");
+  const auto reader_name = session_name();
+  auto reader = stores::make_postgres_event_feed(url + "&application_name=" + reader_name, {}, notifications_only());
+  const auto first_pid = listener_pid(url, reader_name);
   ASSERT_NE(first_pid, "");
   EXPECT_EQ(exec_sql(url, "SELECT pg_terminate_backend(" + first_pid + ")"), "t");
   {
     const hang_guard guard("the listener reconnecting");
-    while (listener_pid(url, "swb-reader") == first_pid || listener_pid(url, "swb-reader").empty()) {
+    while (listener_pid(url, reader_name) == first_pid || listener_pid(url, reader_name).empty()) {
       std::this_thread::sleep_for(20ms);
     }
   }
   auto waiting = std::async(std::launch::async, [&] { return run_now(reader->wait("run-1", 0, 0, 1h)); });
-  wait_for_a_read(url, "swb-reader");
+  wait_for_a_read(url, reader_name);
   ASSERT_TRUE(still_waiting(waiting));
   run_now(writer->append("run-1", "after the reconnect"));
   const hang_guard guard("a wait woken through the new listening session");
