@@ -62,6 +62,7 @@ listener::~listener() {
 
 asio::awaitable<void> listener::run() {
   auto backoff = first_backoff;
+  bool told = false;  // the log heard of this outage: later attempts go to debug
   while (!stopping_) {
     std::string failure;
     try {
@@ -74,11 +75,15 @@ asio::awaitable<void> listener::run() {
     if (stopping_) break;
     if (was_listening) {
       backoff = first_backoff;
-      spdlog::warn("postgres: {}: the connection listening for other processes' writes was lost ({}); "
-                   "reconnecting, polling meanwhile",
+      told = false;
+    }
+    if (!told) {
+      spdlog::warn("postgres: {}: cannot listen for other processes' writes ({}); reconnecting with a backoff, "
+                   "polling meanwhile",
                    db_.name(), failure);
+      told = true;
     } else {
-      spdlog::debug("postgres: {}: cannot listen for other processes' writes yet ({}); retrying in {} ms",
+      spdlog::debug("postgres: {}: still cannot listen for other processes' writes ({}); retrying in {} ms",
                     db_.name(), failure, backoff.count());
     }
     backoff_timer_.expires_after(backoff);
@@ -99,7 +104,9 @@ asio::awaitable<void> listener::listen_until_lost() {
   const std::vector<param> none;
   co_await c->query(listen_sql.c_str(), none, statement_timeout);
   connected_ = true;
-  spdlog::debug("postgres: {}: listening for other processes' writes", db_.name());
+  if (first_attempt_done_) {
+    spdlog::info("postgres: {}: listening for other processes' writes again", db_.name());
+  }
   // Writes committed while nobody listened were not announced to us. (The
   // first time, before the constructor returns: nobody waits yet, and a
   // wake-up arriving later would end a wait for nothing.)
