@@ -299,6 +299,25 @@ TEST(postgres_notify, after_a_listener_is_terminated_notifications_still_wake_wa
   EXPECT_EQ(events[0].event, "after the reconnect");
 }
 
+// Polling stays the fallback: an event nobody announced (written straight
+// into the tables) is found by the next poll while the listener is up.
+TEST(postgres_notify, an_unannounced_append_is_found_by_the_poll_fallback) {
+  scratch_directory dir;
+  const auto url = url_for(dir.path());
+  postgres_wakeup_options quick_poll = notifications_only();
+  quick_poll.poll_while_listening = 50ms;
+  const auto reader_name = session_name();
+  auto reader = stores::make_postgres_event_feed(url + "&application_name=" + reader_name, {}, quick_poll);
+  auto waiting = std::async(std::launch::async, [&] { return run_now(reader->wait("run-1", 0, 0, 1h)); });
+  wait_for_a_read(url, reader_name);
+  exec_sql(url, "INSERT INTO switchboard_feed_heads VALUES ('run-1', 1)");
+  exec_sql(url, "INSERT INTO switchboard_events VALUES ('run-1', 1, 'unannounced', 0)");
+  const hang_guard guard("a waiter that only its poll can wake");
+  const auto events = waiting.get();
+  ASSERT_EQ(events.size(), 1U);
+  EXPECT_EQ(events[0].event, "unannounced");
+}
+
 TEST(postgres_notify, wakeup_options_that_would_spin_are_refused_by_name) {
   postgres_wakeup_options options;
   options.poll_while_listening = 0ms;
