@@ -299,6 +299,26 @@ TEST(postgres_notify, after_a_listener_is_terminated_notifications_still_wake_wa
   EXPECT_EQ(events[0].event, "after the reconnect");
 }
 
+// A payload holds about 4000 bytes of run ids: a tick of appends to more
+// runs than that sends a NOTIFY naming nothing, which wakes every waiter
+// (here one whose run sorts after all the others).
+TEST(postgres_notify, appends_to_more_runs_than_a_payload_holds_still_wake_their_waiters) {
+  scratch_directory dir;
+  const auto url = url_for(dir.path());
+  postgres_wakeup_options slow_tick = notifications_only();
+  slow_tick.notify_tick = 1s;
+  auto writer = stores::make_postgres_event_feed(url, {}, slow_tick);
+  const auto reader_name = session_name();
+  auto reader = stores::make_postgres_event_feed(url + "&application_name=" + reader_name, {}, notifications_only());
+  auto waiting = std::async(std::launch::async, [&] { return run_now(reader->wait("zzz-waited", 0, 0, 1h)); });
+  wait_for_a_read(url, reader_name);
+  run_now(writer->append("first-of-the-tick", "{}"));  // goes alone, at once
+  for (int i = 0; i < 300; ++i) run_now(writer->append("run-with-a-longish-id-" + std::to_string(i), "{}"));
+  run_now(writer->append("zzz-waited", "{}"));
+  const hang_guard guard("a waiter whose run a payload could not name");
+  EXPECT_EQ(waiting.get().size(), 1U);
+}
+
 // Polling stays the fallback: an event nobody announced (written straight
 // into the tables) is found by the next poll while the listener is up.
 TEST(postgres_notify, an_unannounced_append_is_found_by_the_poll_fallback) {

@@ -153,7 +153,14 @@ void notifier::poke(std::string key) {
     if (key.empty()) {
       unnamed_ = true;
     } else if (!unnamed_) {
-      keys_.insert(std::move(key));
+      const auto length = key.size() + 1;
+      if (keys_.insert(std::move(key)).second) keys_bytes_ += length;
+    }
+    // Past what a payload holds the NOTIFY names nothing: stop collecting.
+    if (unnamed_ || keys_bytes_ > longest_payload) {
+      unnamed_ = true;
+      keys_.clear();
+      keys_bytes_ = 0;
     }
     if (sending_ || stopping_) return;
     sending_ = true;
@@ -203,6 +210,7 @@ std::string notifier::take_payload() {
     }
   }
   keys_.clear();
+  keys_bytes_ = 0;
   unnamed_ = false;
   return everything ? std::string() : payload;
 }

@@ -106,6 +106,7 @@ class notifier {
   bool sending_ = false;  // send_while_owed() is running
   bool owed_ = false;     // a poke came that no NOTIFY sent yet covers
   std::set<std::string> keys_;  // named by those pokes
+  std::size_t keys_bytes_ = 0;  // their length, a line each
   bool unnamed_ = false;        // one of them named nothing
   bool stopping_ = false;
   std::chrono::steady_clock::time_point last_sent_{};
