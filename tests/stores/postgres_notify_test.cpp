@@ -313,7 +313,7 @@ TEST(postgres_notify, appends_to_more_runs_than_a_payload_holds_still_wake_their
   auto waiting = std::async(std::launch::async, [&] { return run_now(reader->wait("zzz-waited", 0, 0, 1h)); });
   wait_for_a_read(url, reader_name);
   run_now(writer->append("first-of-the-tick", "{}"));  // goes alone, at once
-  for (int i = 0; i < 300; ++i) run_now(writer->append("run-with-a-longish-id-" + std::to_string(i), "{}"));
+  for (int i = 0; i < 400; ++i) run_now(writer->append("run-with-a-longish-id-" + std::to_string(i), "{}"));
   run_now(writer->append("zzz-waited", "{}"));
   const hang_guard guard("a waiter whose run a payload could not name");
   EXPECT_EQ(waiting.get().size(), 1U);
