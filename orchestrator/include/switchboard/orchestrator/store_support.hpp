@@ -2,10 +2,10 @@
 // and SQLite stores, a PostgreSQL or third-party backend): the rules that
 // refuse malformed or stale requests with the same messages everywhere,
 // the status a reader sees, list cursors, and the wake-up of event-feed
-// waiters. Applications never need it.
+// and run-queue waiters. Applications never need it.
 //
-// Thread-safety: the functions are pure; feed_wakeups may be used from any
-// thread.
+// Thread-safety: the functions are pure; feed_wakeups and queue_wakeups
+// may be used from any thread.
 #pragma once
 
 #include <switchboard/orchestrator/checkpoint_store.hpp>
