@@ -146,7 +146,10 @@ TEST(postgres_store_faults, sessions_terminated_behind_the_stores_back_are_repla
 TEST(postgres_store_faults, a_statement_refused_inside_a_claim_is_rolled_back_and_the_store_carries_on) {
   scratch_directory dir;
   const auto url = url_for(dir.path());
-  auto store = stores::make_postgres_checkpoint_store(url_for(dir.path(), {"lock_timeout=200"}));
+  // Its sessions are named: other tests on the server may be mid-transaction.
+  const std::string name = "swb-refused-claim-" + std::to_string(::getpid());
+  auto store = stores::make_postgres_checkpoint_store(url_for(dir.path(), {"lock_timeout=200"}) +
+                                                      "&application_name=" + name);
   const save_request run = new_run("locked");
   run_now(store->create(run, long_lease));
   run_now(store->save(next_step(run, 1, workflow_status::awaiting_clarification, "{}")));
@@ -162,7 +165,8 @@ TEST(postgres_store_faults, a_statement_refused_inside_a_claim_is_rolled_back_an
   EXPECT_EQ(claimed.owner, "worker-b");
   EXPECT_EQ(claimed.fence, 2);
   EXPECT_EQ(exec_sql(url, "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid) "
-                          "WHERE a.state = 'idle in transaction'"),
+                          "WHERE a.state = 'idle in transaction' AND a.application_name = '" +
+                              name + "'"),
             "0")
       << "no session of the store is left inside a transaction";
 }
@@ -213,6 +217,25 @@ TEST(postgres_store_faults, a_server_killed_mid_operation_fails_the_waiting_oper
 
   // The next operation finds no server: a clear error too, at once.
   EXPECT_THROW(run_now(store->load("held")), checkpoint_error);
+}
+
+// A feed and a queue keep a listening connection that reconnects while the
+// server is away, and a NOTIFY may still be owed: closing them must stop
+// both promptly, not wait for a server that will not come back.
+TEST(postgres_store_faults, a_feed_and_a_queue_whose_server_died_close_without_hanging) {
+  private_server server;
+  const auto url = server.url();
+  auto feed = stores::make_postgres_event_feed(url);
+  auto queue = stores::make_postgres_run_queue(url);
+  run_now(feed->append("run-1", "{}"));
+  run_now(queue->enqueue({"run-1", "wf", ready_reason::new_run, "{}"}));
+  server.kill_immediately();
+  // An operation meanwhile fails clearly (the listener is reconnecting).
+  EXPECT_THROW(run_now(feed->read("run-1", 0, 0)), checkpoint_error);
+  std::this_thread::sleep_for(300ms);  // the listener is between attempts now
+  const switchboard::testing::hang_guard guard("closing a feed and a queue whose server is gone");
+  feed.reset();
+  queue.reset();
 }
 
 }  // namespace

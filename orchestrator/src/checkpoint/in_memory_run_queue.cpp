@@ -1,5 +1,6 @@
 // The in-memory run queue: a list in enqueue order guarded by one mutex;
-// every operation completes at once, on the caller's thread.
+// every operation completes at once, on the caller's thread, except
+// wait_for_ready(), which an enqueue ends (queue_wakeups).
 #include <switchboard/orchestrator/run_queue.hpp>
 #include <switchboard/orchestrator/store_support.hpp>
 
@@ -47,11 +48,13 @@ class in_memory_run_queue final : public run_queue {
     run.why = request.why;
     run.payload = std::move(request.payload);
     runs_.push_back(std::move(run));
+    wakeups_.notify();
     co_return;
   }
 
   asio::awaitable<std::optional<queued_run>> claim_next(std::string owner, std::chrono::milliseconds lease) override {
     store_support::check_owner(queue_name, owner);
+    wakeups_.looking();
     std::lock_guard lock(mutex_);
     const auto now = clock_();
     auto it = std::find_if(runs_.begin(), runs_.end(), [&](const queued_run& r) {
@@ -92,6 +95,11 @@ class in_memory_run_queue final : public run_queue {
     co_return runs_.size();
   }
 
+  asio::awaitable<void> wait_for_ready(std::chrono::milliseconds timeout) override {
+    auto waiting = wakeups_.wait(timeout);  // g++ 12: named before co_await
+    co_await std::move(waiting);
+  }
+
  private:
   std::list<queued_run>::iterator find(const std::string& workflow_id) {
     return std::find_if(runs_.begin(), runs_.end(), [&](const queued_run& r) { return r.workflow_id == workflow_id; });
@@ -100,6 +108,7 @@ class in_memory_run_queue final : public run_queue {
   store_clock clock_;
   std::mutex mutex_;
   std::list<queued_run> runs_;  // enqueue order
+  store_support::queue_wakeups wakeups_;
 };
 
 }  // namespace

@@ -283,4 +283,75 @@ void feed_wakeups::notify(std::string_view workflow_id) {
   }
 }
 
+void feed_wakeups::notify_all() {
+  std::vector<std::shared_ptr<waiter>> woken;
+  {
+    std::lock_guard lock(mutex_);
+    ++notified_;
+    for (auto& [id, w] : waiters_) woken.push_back(w);
+  }
+  for (auto& w : woken) {
+    asio::post(w->strand, [w] {
+      w->woken = true;
+      if (w->timer != nullptr) w->timer->cancel();
+    });
+  }
+}
+
+struct queue_wakeups::waiter {
+  explicit waiter(const asio::any_io_executor& executor) : strand(asio::make_strand(executor)) {}
+  asio::strand<asio::any_io_executor> strand;
+  asio::steady_timer* timer = nullptr;  // on strand, while sleeping
+  bool woken = false;                   // on strand
+};
+
+void queue_wakeups::looking() {
+  std::lock_guard lock(mutex_);
+  seen_ = notified_;
+}
+
+asio::awaitable<void> queue_wakeups::wait(std::chrono::milliseconds timeout) {
+  using clock = std::chrono::steady_clock;
+  // A timeout too long to add to now() waits for ever.
+  const auto until = timeout >= std::chrono::hours(24 * 365) ? clock::time_point::max() : clock::now() + timeout;
+  auto w = std::make_shared<waiter>(co_await asio::this_coro::executor);
+  std::list<std::shared_ptr<waiter>>::iterator entry;
+  {
+    std::lock_guard lock(mutex_);
+    // A run may have become ready since the queue last looked: look again now.
+    if (notified_ != seen_) {
+      seen_ = notified_;
+      co_return;
+    }
+    entry = waiters_.insert(waiters_.end(), w);
+  }
+  // The timer lives on the waiter's strand, where notify() cancels it.
+  auto on_strand = [](std::shared_ptr<waiter> w, clock::time_point until) -> asio::awaitable<void> {
+    asio::steady_timer timer(w->strand, until);
+    w->timer = &timer;
+    if (!w->woken) co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+    w->timer = nullptr;
+  };
+  auto sleeping = asio::co_spawn(w->strand, on_strand(w, until), asio::use_awaitable);
+  co_await std::move(sleeping);
+  std::lock_guard lock(mutex_);
+  waiters_.erase(entry);
+  seen_ = notified_;
+}
+
+void queue_wakeups::notify() {
+  std::vector<std::shared_ptr<waiter>> woken;
+  {
+    std::lock_guard lock(mutex_);
+    ++notified_;
+    woken.assign(waiters_.begin(), waiters_.end());
+  }
+  for (auto& w : woken) {
+    asio::post(w->strand, [w] {
+      w->woken = true;
+      if (w->timer != nullptr) w->timer->cancel();
+    });
+  }
+}
+
 }  // namespace switchboard::orchestrator::store_support

@@ -303,6 +303,20 @@ asio::awaitable<void> connection::wait(direction what, clock::time_point deadlin
   if (ec) fail("cannot wait for the socket: " + ec.message());
 }
 
+asio::awaitable<std::vector<connection::notification>> connection::next_notifications() {
+  if (conn_ == nullptr || broken_ || PQstatus(conn_) != CONNECTION_OK) fail("the connection is lost");
+  co_await wait(direction::read, clock::time_point::max(), "no notification (never: there is no deadline)");
+  // 0: the server closed the connection (it may first send a FATAL, which
+  // libpq hands to the notice processor; the end of the stream follows).
+  if (PQconsumeInput(conn_) == 0 || PQstatus(conn_) != CONNECTION_OK) fail("lost the connection");
+  std::vector<notification> heard;
+  while (PGnotify* n = PQnotifies(conn_)) {
+    heard.push_back({n->be_pid, n->extra != nullptr ? n->extra : ""});
+    PQfreemem(n);
+  }
+  co_return heard;
+}
+
 bool connection::reusable() const noexcept {
   return conn_ != nullptr && !broken_ && PQstatus(conn_) == CONNECTION_OK &&
          PQtransactionStatus(conn_) == PQTRANS_IDLE && PQpipelineStatus(conn_) == PQ_PIPELINE_OFF;

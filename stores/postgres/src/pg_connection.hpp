@@ -113,6 +113,21 @@ class connection {
   boost::asio::awaitable<std::vector<result>> pipeline(const std::vector<statement>& statements,
                                                        std::chrono::milliseconds timeout);
 
+  // A NOTIFY heard: the server process that sent it, and its payload.
+  struct notification {
+    int sender = 0;
+    std::string payload;
+  };
+  // For a connection that ran LISTEN: waits, without a deadline, until the
+  // server sends something, reads it and returns the notifications that
+  // came (none: something else came, a notice). Throws database_error when
+  // the connection is lost; ends with an error when the awaiting coroutine
+  // is cancelled.
+  boost::asio::awaitable<std::vector<notification>> next_notifications();
+
+  // The server process serving this connection (0 before it connects).
+  int backend_pid() const noexcept { return conn_ != nullptr ? PQbackendPID(conn_) : 0; }
+
   // Whether the connection may be handed to the next caller: connected,
   // not inside a transaction, no error lost it.
   bool reusable() const noexcept;

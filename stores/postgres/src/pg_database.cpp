@@ -107,7 +107,7 @@ asio::awaitable<std::unique_ptr<connection>> database::acquire() {
       auto c = std::move(idle_.back());
       idle_.pop_back();
       if (c->still_open()) co_return c;
-      --open_;
+      drop(std::move(c));
     }
     if (open_ < pool_size) {
       ++open_;
@@ -122,6 +122,7 @@ asio::awaitable<std::unique_ptr<connection>> database::acquire() {
         }
         throw;
       }
+      own_sessions_.insert(c->backend_pid());
       co_return c;
     }
     // Every connection is lent: wait until one comes back (or its slot).
@@ -142,13 +143,18 @@ void database::release(std::unique_ptr<connection> c) {
   if (c->reusable()) {
     idle_.push_back(std::move(c));
   } else {
-    c.reset();
-    --open_;
+    drop(std::move(c));
   }
   if (!waiters_.empty()) {
     waiters_.front()->cancel();
     waiters_.pop_front();
   }
+}
+
+void database::drop(std::unique_ptr<connection> c) {
+  own_sessions_.erase(c->backend_pid());
+  c.reset();
+  --open_;
 }
 
 asio::awaitable<void> database::migrate(connection& c) {
@@ -170,6 +176,17 @@ asio::awaitable<void> database::migrate(connection& c) {
     spdlog::info("postgres: created the store's tables (schema version 1) in {}", server_.text);
   }
   co_await c.query("COMMIT", none, statement_timeout);
+  const auto schema = co_await c.query("SELECT md5(COALESCE(current_schema(), ''))", none, statement_timeout);
+  schema_md5_ = schema.text(0, 0);
+}
+
+std::string database::channel(std::string_view topic) const {
+  return "switchboard_" + std::string(topic) + "_" + schema_md5_;
+}
+
+asio::awaitable<std::unique_ptr<connection>> database::open_dedicated() {
+  auto opening = open_connection();  // g++ 12: named before co_await
+  co_return co_await std::move(opening);
 }
 
 }  // namespace switchboard::stores::postgres

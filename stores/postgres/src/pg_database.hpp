@@ -24,7 +24,9 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <type_traits>
 #include <vector>
@@ -77,12 +79,27 @@ class database {
   // "PostgreSQL checkpoint store at HOST port PORT, database 'D', user 'U'".
   const std::string& name() const noexcept { return name_; }
 
+  // The LISTEN/NOTIFY channel of `topic` ("feed", "queue") for the tables
+  // this object uses: "switchboard_<topic>_" and the md5 of the schema
+  // that holds them, so stores in other schemas of one database do not
+  // wake each other (and the name always fits PostgreSQL's 63 bytes).
+  std::string channel(std::string_view topic) const;
+
+  // The io_context of the pool's thread, and a connection outside the
+  // pool (a listener's), opened there: call it on that thread only.
+  boost::asio::io_context& io() noexcept { return io_; }
+  boost::asio::awaitable<std::unique_ptr<connection>> open_dedicated();
+  // Whether server process `pid` serves one of this pool's connections (a
+  // notification it sent is this object's own). On the pool's thread only.
+  bool is_own_session(int pid) const { return own_sessions_.contains(pid); }
+
  private:
   boost::asio::awaitable<void> dispatch(const work_function& work);
   boost::asio::awaitable<void> with_connection(const work_function& work);
   boost::asio::awaitable<std::unique_ptr<connection>> acquire();
   boost::asio::awaitable<std::unique_ptr<connection>> open_connection();
   void release(std::unique_ptr<connection> c);
+  void drop(std::unique_ptr<connection> c);
   boost::asio::awaitable<void> migrate(connection& c);
   void stop();
 
@@ -90,11 +107,13 @@ class database {
   server_description server_;
   std::string name_;
   std::chrono::milliseconds connect_timeout_ = default_connect_timeout;
+  std::string schema_md5_;  // set by migrate(), before any other use
   boost::asio::io_context io_;
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
   // Only touched on the pool's thread.
   std::vector<std::unique_ptr<connection>> idle_;
   std::size_t open_ = 0;  // connections open or being opened, idle or lent
+  std::set<int> own_sessions_;  // backend pids of the pooled connections
   std::deque<std::shared_ptr<boost::asio::steady_timer>> waiters_;
   std::thread thread_;
 };

@@ -2,15 +2,18 @@
 // and switchboard_feed_heads holding each run's last position. An append
 // (of one event or a batch) is one statement that moves the head (its row
 // lock orders appends to one run from any number of processes) and inserts
-// the events at the positions it moved over. A waiter is woken at once by an append of this process and,
-// for appends of other processes, reads again every poll_interval: a
-// timer, not a busy loop. (Pushing those with LISTEN/NOTIFY is left for
-// streams across hubs.)
+// the events at the positions it moved over. A waiter is woken at once by
+// an append of this process and, for appends of other processes, by a
+// notification on the feed's channel (pg_listener: after appends commit,
+// at most one NOTIFY per tick, whatever the number of events); it also
+// reads again every poll interval (a timer, not a busy loop), long while
+// the listener is connected, short while it is not.
 #include <switchboard/stores/postgres_store.hpp>
 
 #include <switchboard/orchestrator/store_support.hpp>
 
 #include "pg_database.hpp"
+#include "pg_listener.hpp"
 #include "pg_rows.hpp"
 #include "pg_schema.hpp"
 
@@ -23,8 +26,6 @@ namespace asio = boost::asio;
 using namespace orchestrator;
 using namespace postgres;
 namespace store_support = orchestrator::store_support;
-
-constexpr std::chrono::milliseconds poll_interval{100};
 
 // A batch is one statement: the head moves by the batch's size (its row
 // lock orders batches from any process), the events take the positions
@@ -49,8 +50,12 @@ const std::string erase_sql =
 
 class postgres_event_feed final : public event_feed {
  public:
-  postgres_event_feed(const std::string& conninfo, store_clock clock)
-      : db_(conninfo, "event feed"), clock_(std::move(clock)) {}
+  postgres_event_feed(const std::string& conninfo, store_clock clock, postgres_wakeup_options options)
+      : db_(conninfo, "event feed"),
+        clock_(std::move(clock)),
+        options_(options),
+        notifier_(db_, db_.channel("feed"), options.notify_tick),
+        listener_(db_, db_.channel("feed"), [this](const std::vector<std::string>& payloads) { wake(payloads); }) {}
 
   asio::awaitable<std::int64_t> append(std::string workflow_id, std::string event) override {
     std::vector<std::string> one;
@@ -69,6 +74,7 @@ class postgres_event_feed final : public event_feed {
       co_return rows.int64(0, 0);
     });
     wakeups_.notify(workflow_id);
+    notifier_.poke(workflow_id);
     co_return position;
   }
 
@@ -82,8 +88,10 @@ class postgres_event_feed final : public event_feed {
     std::function<asio::awaitable<std::vector<feed_event>>()> reader = [this, &workflow_id, after, limit] {
       return read_now(workflow_id, after, limit);
     };
+    // Notifications wake the waiter; the poll only covers one missed.
+    const auto poll = listener_.connected() ? options_.poll_while_listening : options_.poll_without_listener;
     // g++ 12: named before co_await (the std::function argument).
-    auto waiting = wakeups_.wait_for_events(workflow_id, timeout, poll_interval, std::move(reader));
+    auto waiting = wakeups_.wait_for_events(workflow_id, timeout, poll, std::move(reader));
     co_return co_await std::move(waiting);
   }
 
@@ -96,6 +104,24 @@ class postgres_event_feed final : public event_feed {
   }
 
  private:
+  // Other processes appended: to the runs a payload names, one per line,
+  // or to any run (an empty payload).
+  void wake(const std::vector<std::string>& payloads) {
+    for (const auto& payload : payloads) {
+      if (payload.empty()) {
+        wakeups_.notify_all();
+        return;
+      }
+    }
+    for (const auto& payload : payloads) {
+      for (std::size_t start = 0; start <= payload.size();) {
+        const auto end = std::min(payload.find('\n', start), payload.size());
+        wakeups_.notify(std::string_view(payload).substr(start, end - start));
+        start = end + 1;
+      }
+    }
+  }
+
   // `workflow_id` lives in the frame of the read() or wait() that calls it.
   asio::awaitable<std::vector<feed_event>> read_now(const std::string& workflow_id, std::int64_t after,
                                                     std::size_t limit) {
@@ -112,15 +138,23 @@ class postgres_event_feed final : public event_feed {
     });
   }
 
+  // Destroyed in reverse: the listener (which wakes waiters) and the
+  // notifier stop before what they use.
   database db_;
   store_clock clock_;  // empty: the server's clock
+  postgres_wakeup_options options_;
   store_support::feed_wakeups wakeups_;
+  notifier notifier_;
+  listener listener_;
 };
 
 }  // namespace
 
-std::shared_ptr<event_feed> make_postgres_event_feed(const std::string& conninfo, store_clock clock) {
-  return std::make_shared<postgres_event_feed>(conninfo, std::move(clock));
+std::shared_ptr<event_feed> make_postgres_event_feed(const std::string& conninfo, store_clock clock,
+                                                     postgres_wakeup_options wakeups) {
+  // Checked before connecting: a bad option opens nothing.
+  check_wakeup_options("PostgreSQL event feed", wakeups);
+  return std::make_shared<postgres_event_feed>(conninfo, std::move(clock), wakeups);
 }
 
 }  // namespace switchboard::stores

@@ -4,12 +4,15 @@
 // takes it, so racing claimants in any number of processes each get a
 // different run (a row another claimant holds is skipped, not waited for),
 // and a row taken by a claimant that committed first is re-checked and
-// passed over.
+// passed over. wait_for_ready() ends at an enqueue of this process or a
+// notification on the queue's channel (pg_listener: after enqueues commit,
+// at most one NOTIFY per tick from each process), else at its timeout.
 #include <switchboard/stores/postgres_store.hpp>
 
 #include <switchboard/orchestrator/store_support.hpp>
 
 #include "pg_database.hpp"
+#include "pg_listener.hpp"
 #include "pg_rows.hpp"
 #include "pg_schema.hpp"
 
@@ -56,8 +59,11 @@ std::int64_t nanoseconds_of(std::chrono::milliseconds lease) {
 
 class postgres_run_queue final : public run_queue {
  public:
-  postgres_run_queue(const std::string& conninfo, store_clock clock)
-      : db_(conninfo, "run queue"), clock_(std::move(clock)) {}
+  postgres_run_queue(const std::string& conninfo, store_clock clock, postgres_wakeup_options options)
+      : db_(conninfo, "run queue"),
+        clock_(std::move(clock)),
+        notifier_(db_, db_.channel("queue"), options.notify_tick),
+        listener_(db_, db_.channel("queue"), [this](const std::vector<std::string>&) { wakeups_.notify(); }) {}
 
   asio::awaitable<void> enqueue(enqueue_request request) override {
     store_support::check_enqueue(db_.name(), request);
@@ -67,10 +73,13 @@ class postgres_run_queue final : public run_queue {
       const auto inserted = co_await c.query(enqueue_sql.c_str(), params, statement_timeout);
       if (inserted.affected() == 0) store_support::throw_queued(db_.name(), request.workflow_id);
     });
+    wakeups_.notify();
+    notifier_.poke();
   }
 
   asio::awaitable<std::optional<queued_run>> claim_next(std::string owner, std::chrono::milliseconds lease) override {
     store_support::check_owner(db_.name(), owner);
+    wakeups_.looking();
     co_return co_await db_.run([&](connection& c) -> asio::awaitable<std::optional<queued_run>> {
       const std::vector<param> params{owner, int_param(nanoseconds_of(lease)), now_param(clock_)};
       const auto rows = co_await c.query(claim_next_sql.c_str(), params, statement_timeout);
@@ -113,6 +122,11 @@ class postgres_run_queue final : public run_queue {
     });
   }
 
+  asio::awaitable<void> wait_for_ready(std::chrono::milliseconds timeout) override {
+    auto waiting = wakeups_.wait(timeout);  // g++ 12: named before co_await
+    co_await std::move(waiting);
+  }
+
   asio::awaitable<std::size_t> size() override {
     co_return co_await db_.run([&](connection& c) -> asio::awaitable<std::size_t> {
       const std::vector<param> none;
@@ -122,14 +136,22 @@ class postgres_run_queue final : public run_queue {
   }
 
  private:
+  // Destroyed in reverse: the listener (which wakes waiters) and the
+  // notifier stop before what they use.
   database db_;
   store_clock clock_;  // empty: the server's clock
+  store_support::queue_wakeups wakeups_;
+  notifier notifier_;
+  listener listener_;
 };
 
 }  // namespace
 
-std::shared_ptr<run_queue> make_postgres_run_queue(const std::string& conninfo, store_clock clock) {
-  return std::make_shared<postgres_run_queue>(conninfo, std::move(clock));
+std::shared_ptr<run_queue> make_postgres_run_queue(const std::string& conninfo, store_clock clock,
+                                                   postgres_wakeup_options wakeups) {
+  // Checked before connecting: a bad option opens nothing.
+  check_wakeup_options("PostgreSQL run queue", wakeups);
+  return std::make_shared<postgres_run_queue>(conninfo, std::move(clock), wakeups);
 }
 
 }  // namespace switchboard::stores

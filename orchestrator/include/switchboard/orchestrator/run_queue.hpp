@@ -99,7 +99,9 @@ class run_queue {
   // when `timeout` has passed: a worker with nothing to claim waits here
   // between tries instead of spinning. It may complete early (a wake-up is
   // a hint, never a claim); a lapsed lease is found by the next try only.
-  // This implementation waits the whole timeout.
+  // An enqueue between a claim_next() that found nothing and this wait
+  // ends it at once where the backend wakes waiters (in-memory, PostgreSQL).
+  // This default implementation waits the whole timeout.
   virtual boost::asio::awaitable<void> wait_for_ready(std::chrono::milliseconds timeout);
 };
 

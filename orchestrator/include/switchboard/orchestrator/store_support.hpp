@@ -2,10 +2,10 @@
 // and SQLite stores, a PostgreSQL or third-party backend): the rules that
 // refuse malformed or stale requests with the same messages everywhere,
 // the status a reader sees, list cursors, and the wake-up of event-feed
-// waiters. Applications never need it.
+// and run-queue waiters. Applications never need it.
 //
-// Thread-safety: the functions are pure; feed_wakeups may be used from any
-// thread.
+// Thread-safety: the functions are pure; feed_wakeups and queue_wakeups
+// may be used from any thread.
 #pragma once
 
 #include <switchboard/orchestrator/checkpoint_store.hpp>
@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -104,6 +105,9 @@ class feed_wakeups {
 
   // An append to `workflow_id` was committed: wakes its waiters.
   void notify(std::string_view workflow_id);
+  // Appends to some runs may have been committed (another process said
+  // so, without saying which): wakes every waiter, each reads again.
+  void notify_all();
 
  private:
   struct waiter;
@@ -115,6 +119,31 @@ class feed_wakeups {
   std::mutex mutex_;
   std::uint64_t notified_ = 0;  // appends seen in this process, all runs
   std::multimap<std::string, std::shared_ptr<waiter>, std::less<>> waiters_;
+};
+
+// Wakes the wait_for_ready()s of a run queue when a run may have become
+// ready. A wait ends at the first notify() since the queue last looked for
+// a run (looking(), at the start of every claim_next()), so an enqueue
+// that lands between a claim that found nothing and the wait that follows
+// still ends that wait; at its timeout; or when cancelled. Waiters sleep as
+// feed_wakeups' do: a timer on a strand of their own.
+class queue_wakeups {
+ public:
+  // claim_next() is about to look: what was notified before is seen.
+  void looking();
+  // Completes at the first notify() since looking() or the last wait
+  // ended (at once if one came), or after `timeout`.
+  boost::asio::awaitable<void> wait(std::chrono::milliseconds timeout);
+  // A run may have become ready: wakes every waiter.
+  void notify();
+
+ private:
+  struct waiter;
+
+  std::mutex mutex_;
+  std::uint64_t notified_ = 0;  // notify() calls
+  std::uint64_t seen_ = 0;      // notified_ when the queue last looked
+  std::list<std::shared_ptr<waiter>> waiters_;
 };
 
 }  // namespace switchboard::orchestrator::store_support
