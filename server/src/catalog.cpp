@@ -1,5 +1,8 @@
 #include "catalog.hpp"
 
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <spdlog/spdlog.h>
@@ -17,6 +20,7 @@ namespace json = boost::json;
 namespace {
 
 constexpr std::string_view journal_key = "switchboard.serve.catalog";
+constexpr std::size_t read_batch = 1000;
 
 std::string text(const json::object& o, std::string_view key) {
   const auto* v = o.if_contains(key);
@@ -202,7 +206,47 @@ void catalog::drop_runs_of_deleted_threads() {
   std::erase_if(runs_, [&](const auto& r) { return !threads_.contains(r.second.thread_id); });
 }
 
+// One read of the journal at a time: a sync that finds a read under way
+// waits for it, and is done when a read that began after it was asked for
+// has ended (it saw everything committed before). Under load every request
+// would otherwise read the same new entries again.
 boost::asio::awaitable<void> catalog::sync() {
+  std::uint64_t mine = 0;
+  {
+    std::scoped_lock lock(mutex_);
+    mine = ++syncs_asked_;
+  }
+  for (;;) {
+    std::uint64_t covering = 0;
+    {
+      std::scoped_lock lock(mutex_);
+      if (syncs_done_ >= mine) co_return;
+      if (!syncing_) {
+        syncing_ = true;
+        covering = syncs_asked_;
+      }
+    }
+    if (covering == 0) {  // another read is under way: look again shortly
+      boost::asio::steady_timer pause(co_await boost::asio::this_coro::executor, std::chrono::microseconds(500));
+      co_await pause.async_wait(boost::asio::use_awaitable);
+      continue;
+    }
+    bool read = false;
+    try {
+      co_await read_to_end();
+      read = true;
+    } catch (...) {
+      std::scoped_lock lock(mutex_);
+      syncing_ = false;  // a waiter reads next
+      throw;
+    }
+    std::scoped_lock lock(mutex_);
+    syncing_ = false;
+    if (read) syncs_done_ = std::max(syncs_done_, covering);
+  }
+}
+
+boost::asio::awaitable<void> catalog::read_to_end() {
   for (;;) {
     std::int64_t after = 0;
     {
@@ -210,9 +254,9 @@ boost::asio::awaitable<void> catalog::sync() {
       after = read_up_to_;
     }
     const std::string key(journal_key);  // g++ 12: named before co_await
-    auto batch = co_await feed_->read(key, after, 1000);
-    if (batch.empty()) break;
+    auto batch = co_await feed_->read(key, after, read_batch);
     announce(apply(batch));
+    if (batch.size() < read_batch) break;  // the end: no second read to learn it
   }
 }
 

@@ -156,6 +156,7 @@ class catalog {
   void announce(const std::vector<std::pair<std::string, std::string>>& cancels) const;
   void drop_runs_of_deleted_threads();
   void keep_run(run_record run);  // under mutex_
+  boost::asio::awaitable<void> read_to_end();
 
   std::shared_ptr<orchestrator::event_feed> feed_;
   bool journaled_;
@@ -164,6 +165,8 @@ class catalog {
   std::map<std::string, kept_record> threads_;
   std::map<std::string, kept_record> runs_;
   std::int64_t read_up_to_ = 0;  // the last journal position applied
+  std::uint64_t syncs_asked_ = 0, syncs_done_ = 0;  // sync() calls; the newest one a read covered
+  bool syncing_ = false;                            // a read of the journal is under way
   std::function<void(const std::string&, const std::string&)> on_cancel_read_;
   std::map<std::string, std::string> cancels_;  // run id -> action, until the run ends
 };
