@@ -37,8 +37,9 @@ std::chrono::milliseconds connect_timeout_of(const std::string& conninfo) {
 
 }  // namespace
 
-database::database(std::string conninfo, std::string name)
-    : conninfo_(std::move(conninfo)),
+database::database(std::string conninfo, std::string name, std::size_t pool_size)
+    : pool_size_(pool_size),
+      conninfo_(std::move(conninfo)),
       server_(describe_server(conninfo_)),
       name_("PostgreSQL " + name + " (" + server_.where + ")"),
       connect_timeout_(connect_timeout_of(conninfo_)),
@@ -109,7 +110,7 @@ asio::awaitable<std::unique_ptr<connection>> database::acquire() {
       if (c->still_open()) co_return c;
       drop(std::move(c));
     }
-    if (open_ < pool_size) {
+    if (open_ < pool_size_) {
       ++open_;
       std::unique_ptr<connection> c;
       try {

@@ -33,9 +33,13 @@
 
 namespace switchboard::stores::postgres {
 
-// How many connections one store object opens at most. Small on purpose:
-// a statement holds one for milliseconds, and many hubs share one server.
-inline constexpr std::size_t pool_size = 4;
+// How many connections one store object opens at most, by default. Small
+// on purpose: a statement holds one for milliseconds, and many hubs share
+// one server (a hub's store, feed and queue, with the feed's and the
+// queue's listeners, stay within 9: ten hubs fit PostgreSQL's default 100).
+inline constexpr std::size_t checkpoint_pool_size = 3;
+inline constexpr std::size_t feed_pool_size = 3;
+inline constexpr std::size_t queue_pool_size = 1;
 // How long a connection attempt may take (when the URL sets no
 // connect_timeout), and how long one statement may wait for its answer.
 inline constexpr std::chrono::milliseconds default_connect_timeout{10'000};
@@ -48,7 +52,7 @@ class database {
   // Starts the thread, connects once and creates or migrates the schema.
   // `name` says what the object is ("checkpoint store"), for messages.
   // Throws database_error naming the server on failure.
-  database(std::string conninfo, std::string name);
+  database(std::string conninfo, std::string name, std::size_t pool_size);
   // Waits for the operations started to finish, then closes the connections.
   ~database();
   database(const database&) = delete;
@@ -95,6 +99,7 @@ class database {
 
  private:
   boost::asio::awaitable<void> dispatch(const work_function& work);
+  std::size_t pool_size_;
   boost::asio::awaitable<void> with_connection(const work_function& work);
   boost::asio::awaitable<std::unique_ptr<connection>> acquire();
   boost::asio::awaitable<std::unique_ptr<connection>> open_connection();

@@ -105,7 +105,7 @@ std::int64_t nanoseconds_of(std::chrono::milliseconds lease) {
 class postgres_checkpoint_store final : public checkpoint_store {
  public:
   postgres_checkpoint_store(const std::string& conninfo, store_clock clock)
-      : db_(conninfo, "checkpoint store"), clock_(std::move(clock)) {}
+      : db_(conninfo, "checkpoint store", checkpoint_pool_size), clock_(std::move(clock)) {}
 
   asio::awaitable<void> create(save_request cp, std::chrono::milliseconds lease) override {
     store_support::check_new_run(cp);

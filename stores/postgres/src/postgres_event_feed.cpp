@@ -51,7 +51,7 @@ const std::string erase_sql =
 class postgres_event_feed final : public event_feed {
  public:
   postgres_event_feed(const std::string& conninfo, store_clock clock, postgres_wakeup_options options)
-      : db_(conninfo, "event feed"),
+      : db_(conninfo, "event feed", feed_pool_size),
         clock_(std::move(clock)),
         options_(options),
         notifier_(db_, db_.channel("feed"), options.notify_tick),

@@ -60,7 +60,7 @@ std::int64_t nanoseconds_of(std::chrono::milliseconds lease) {
 class postgres_run_queue final : public run_queue {
  public:
   postgres_run_queue(const std::string& conninfo, store_clock clock, postgres_wakeup_options options)
-      : db_(conninfo, "run queue"),
+      : db_(conninfo, "run queue", queue_pool_size),
         clock_(std::move(clock)),
         notifier_(db_, db_.channel("queue"), options.notify_tick),
         listener_(db_, db_.channel("queue"), [this](const std::vector<std::string>&) { wakeups_.notify(); }) {}
