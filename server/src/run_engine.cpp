@@ -123,7 +123,8 @@ run_engine::run_engine(asio::any_io_executor executor, catalog& records, std::sh
       feed_(std::move(feed)),
       workflows_(std::move(workflows)),
       observer_(std::make_shared<observer>(*this)),
-      loops_(asio::make_strand(executor_)) {
+      loops_(asio::make_strand(executor_)),
+      ends_(asio::make_strand(executor_)) {
   for (auto* w : workflows_) w->hub->add_observer(observer_);
 }
 
@@ -529,6 +530,7 @@ boost::asio::awaitable<void> run_engine::end_stream(const std::string& run_id) {
     std::string record = std::string(end_of_run) + "\nnull";  // g++ 12: named before co_await
     try {
       co_await feed_->append(run_id, std::move(record));
+      tell_end(run_id);
       co_return;
     } catch (const std::exception& e) {
       if (attempt == 8) {

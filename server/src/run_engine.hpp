@@ -24,11 +24,14 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/json/object.hpp>
 
 #include <chrono>
+#include <deque>
 #include <map>
+#include <set>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -161,6 +164,9 @@ class run_engine {
   boost::asio::awaitable<void> finish(run_record run, const orchestrator::workflow_state& state);
   boost::asio::awaitable<void> end_stream(const std::string& run_id);
   boost::asio::awaitable<void> withdraw(const run_record& run, const std::string& action);
+  bool executes_here(const std::string& run_id) const;
+  boost::asio::awaitable<void> wait_for_end_signal(std::string run_id, std::chrono::milliseconds timeout);
+  void tell_end(const std::string& run_id);
   void start_next(const std::string& thread_id);
   std::shared_ptr<sink> open_sink(const run_record& run, boost::json::object values);
   void on_event(const orchestrator::event& e);
@@ -226,6 +232,11 @@ class run_engine {
   // The background loops run on this strand, so that shutdown can cut
   // their idle waits short (stop_loops) rather than wait them out.
   boost::asio::strand<boost::asio::any_io_executor> loops_;
+  // The ends of runs executed here, told to their waiters (on ends_ only).
+  boost::asio::strand<boost::asio::any_io_executor> ends_;
+  std::multimap<std::string, std::shared_ptr<boost::asio::steady_timer>> end_waiters_;
+  std::set<std::string> ended_;         // the last runs that ended here
+  std::deque<std::string> ended_order_;  // oldest first, to forget them
   boost::asio::cancellation_signal stop_claiming_, stop_renewing_, stop_following_, stop_pruning_;
   void stop_loops();
   bool shutting_down_ = false;   // no run starts any more

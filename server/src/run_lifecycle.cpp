@@ -7,6 +7,8 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/dispatch.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <spdlog/spdlog.h>
@@ -96,21 +98,76 @@ boost::asio::awaitable<void> run_engine::withdraw(const run_record& run, const s
       co_await records_.write(*changed);
 }
 
+// A run executing here tells its end to its waiters directly (end_ended),
+// so a wait reads the run's feed once, not after every batch of its
+// events; a run executing on another server is followed through the feed
+// (woken by the other server's notification).
 boost::asio::awaitable<bool> run_engine::wait_for_end(std::string run_id, std::chrono::milliseconds interval,
                                                       std::function<asio::awaitable<bool>()> tick) {
   std::int64_t after = 0;
+  auto ends_in = [&](const std::vector<orch::feed_event>& events) {
+    for (const auto& e : events) {
+      after = e.position;
+      if (split_record(e.event).name == end_of_run) return true;
+    }
+    return false;
+  };
   for (;;) {
-    auto events = co_await feed_->wait(run_id, after, 256, interval);
-    if (events.empty()) {
-      if (!records_.run(run_id)) co_return false;  // rolled back: nothing will come
+    // Everything kept so far (a run that ended already, a long stream).
+    for (;;) {
+      const auto events = co_await feed_->read(run_id, after, 256);
+      if (ends_in(events)) co_return true;
+      if (events.size() < 256) break;
+    }
+    if (!records_.run(run_id)) co_return false;  // rolled back: nothing will come
+    if (executes_here(run_id)) {
+      auto waiting = asio::co_spawn(ends_, wait_for_end_signal(run_id, interval), asio::use_awaitable);
+      co_await std::move(waiting);
+      if (ends_in(co_await feed_->read(run_id, after, 256))) co_return true;
       if (!co_await tick()) co_return false;
       continue;
     }
-    for (const auto& e : events) {
-      after = e.position;
-      if (split_record(e.event).name == end_of_run) co_return true;
-    }
+    const auto events = co_await feed_->wait(run_id, after, 256, interval);
+    if (ends_in(events)) co_return true;
+    if (events.empty() && !co_await tick()) co_return false;
   }
+}
+
+bool run_engine::executes_here(const std::string& run_id) const {
+  if (!shares_runs()) return true;
+  const auto run = records_.run(run_id);
+  std::scoped_lock lock(mutex_);
+  return run && claimed_.contains(run->thread_id);
+}
+
+// On the ends_ strand: until the run's end was told here (end_stream) or
+// `timeout` passed.
+boost::asio::awaitable<void> run_engine::wait_for_end_signal(std::string run_id, std::chrono::milliseconds timeout) {
+  if (ended_.contains(run_id)) co_return;
+  auto timer = std::make_shared<asio::steady_timer>(ends_, timeout);
+  end_waiters_.emplace(run_id, timer);
+  boost::system::error_code ignored;
+  co_await timer->async_wait(asio::redirect_error(asio::use_awaitable, ignored));
+  for (auto [it, last] = end_waiters_.equal_range(run_id); it != last; ++it)
+    if (it->second == timer) {
+      end_waiters_.erase(it);
+      break;
+    }
+}
+
+// Called once the run's end record is in the feed: wakes its waiters here.
+// The last ends are remembered, for a waiter that registers just after.
+void run_engine::tell_end(const std::string& run_id) {
+  asio::post(ends_, [this, run_id] {
+    if (ended_.insert(run_id).second) {
+      ended_order_.push_back(run_id);
+      if (ended_order_.size() > 4096) {
+        ended_.erase(ended_order_.front());
+        ended_order_.pop_front();
+      }
+    }
+    for (auto [it, last] = end_waiters_.equal_range(run_id); it != last; ++it) it->second->cancel();
+  });
 }
 
 // The ISO 8601 time `age` ago, in the form the catalog's records keep
