@@ -109,10 +109,9 @@ void keep_newest(std::map<std::string, Record>& records, const Key& id, Record i
 
 }  // namespace
 
-std::string now_iso8601() {
-  const auto now = std::chrono::system_clock::now();
-  const auto seconds = std::chrono::system_clock::to_time_t(now);
-  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+std::string iso8601(std::chrono::system_clock::time_point at) {
+  const auto seconds = std::chrono::system_clock::to_time_t(at);
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(at.time_since_epoch()).count() % 1000;
   std::tm utc{};
   gmtime_r(&seconds, &utc);
   char out[40];
@@ -120,6 +119,8 @@ std::string now_iso8601() {
   std::snprintf(out + n, sizeof out - n, ".%03dZ", static_cast<int>(ms));
   return out;
 }
+
+std::string now_iso8601() { return iso8601(std::chrono::system_clock::now()); }
 
 catalog::catalog(std::shared_ptr<orchestrator::event_feed> feed, bool journaled)
     : feed_(std::move(feed)), journaled_(journaled) {}

@@ -33,7 +33,9 @@
 
 namespace switchboard::server {
 
-// "2026-11-27T10:47:06.123Z"
+// "2026-11-27T10:47:06.123Z": the form of every time the catalog keeps
+// (two of them compare as text as they do as times).
+std::string iso8601(std::chrono::system_clock::time_point at);
 std::string now_iso8601();
 
 struct assistant_record {

@@ -170,22 +170,8 @@ void run_engine::tell_end(const std::string& run_id) {
   });
 }
 
-// The ISO 8601 time `age` ago, in the form the catalog's records keep
-// (so that the two compare as text).
-std::string iso8601_ago(std::chrono::seconds age) {
-  const auto then = std::chrono::system_clock::now() - age;
-  const auto seconds = std::chrono::system_clock::to_time_t(then);
-  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(then.time_since_epoch()).count() % 1000;
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  char out[40];
-  const auto n = std::strftime(out, sizeof out, "%Y-%m-%dT%H:%M:%S", &utc);
-  std::snprintf(out + n, sizeof out - n, ".%03dZ", static_cast<int>(ms));
-  return out;
-}
-
 boost::asio::awaitable<std::size_t> run_engine::prune_runs_once() {
-  const auto cutoff = iso8601_ago(*retention_);
+  const auto cutoff = iso8601(std::chrono::system_clock::now() - *retention_);
   std::size_t pruned = 0;
   for (const auto& run : records_.runs()) {
     if (!is_terminal(run.status) || run.updated_at >= cutoff) continue;

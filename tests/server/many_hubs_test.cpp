@@ -45,22 +45,6 @@ class many_hubs_test : public ::testing::Test {
     while (gate_calls(name) < n) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
 
-  static std::string new_thread(std::uint16_t port) {
-    const auto r = post(port, "/threads", json::object{});
-    EXPECT_EQ(r.status, 200) << r.describe();
-    return r.status == 200 ? std::string(r.json().at("thread_id").as_string()) : std::string{};
-  }
-  static std::string start_gated(std::uint16_t port, const std::string& thread) {
-    const auto r = post(port, "/threads/" + thread + "/runs",
-                        json::object{{"assistant_id", "gated"}, {"input", json::object{{"n", 1}}}});
-    EXPECT_EQ(r.status, 200) << r.describe();
-    return r.status == 200 ? std::string(r.json().at("run_id").as_string()) : std::string{};
-  }
-  static json::value get_json(std::uint16_t port, const std::string& target) {
-    const auto r = get(port, target);
-    EXPECT_EQ(r.status, 200) << target << ": " << r.describe();
-    return r.json();
-  }
   static std::string run_status(std::uint16_t port, const std::string& thread, const std::string& run) {
     const auto v = get_json(port, "/threads/" + thread + "/runs/" + run);
     return v.is_object() ? std::string(v.at("status").as_string()) : "(none)";
@@ -74,7 +58,7 @@ class many_hubs_test : public ::testing::Test {
 TEST_F(many_hubs_test, a_run_posted_to_one_server_is_read_and_awaited_on_another) {
   auto a = start_server("a");
   auto b = start_server("b");
-  const auto thread = new_thread(a->port());
+  const auto thread = new_thread_on(a->port());
   // Created on A, the thread is there on B at once.
   EXPECT_EQ(get_json(b->port(), "/threads/" + thread).at("thread_id"), json::value(thread));
 
@@ -99,7 +83,7 @@ TEST_F(many_hubs_test, a_run_posted_to_one_server_is_read_and_awaited_on_another
 TEST_F(many_hubs_test, two_answers_posted_to_two_servers_at_once_one_is_taken) {
   auto a = start_server("a");
   auto b = start_server("b");
-  const auto thread = new_thread(a->port());
+  const auto thread = new_thread_on(a->port());
   const auto paused = post(a->port(), "/threads/" + thread + "/runs/wait",
                            json::object{{"assistant_id", "family_scheduling"},
                                         {"input", json::object{{"request", soccer}}}});
@@ -124,12 +108,12 @@ TEST_F(many_hubs_test, two_answers_posted_to_two_servers_at_once_one_is_taken) {
 
 TEST_F(many_hubs_test, a_threads_runs_execute_one_at_a_time_in_order_across_servers) {
   auto a = start_server("a");
-  const auto thread = new_thread(a->port());
-  const auto first = start_gated(a->port(), thread);
+  const auto thread = new_thread_on(a->port());
+  const auto first = start_gated_on(a->port(), thread);
   wait_for_gate_calls("a", 1);
   auto b = start_server("b");
   // Posted to B while A executes the first: it waits, then executes after it.
-  const auto second = start_gated(b->port(), thread);
+  const auto second = start_gated_on(b->port(), thread);
   EXPECT_EQ(run_status(b->port(), thread, second), "pending");
   EXPECT_EQ(get_json(b->port(), "/threads/" + thread).at("status"), "busy");
   open_gate("a");
@@ -145,11 +129,11 @@ TEST_F(many_hubs_test, a_threads_runs_execute_one_at_a_time_in_order_across_serv
 
 TEST_F(many_hubs_test, a_server_at_its_limit_leaves_threads_to_another) {
   auto a = start_server("a", /*max_threads=*/1);
-  const auto t1 = new_thread(a->port());
-  const auto t2 = new_thread(a->port());
-  const auto r1 = start_gated(a->port(), t1);
+  const auto t1 = new_thread_on(a->port());
+  const auto t2 = new_thread_on(a->port());
+  const auto r1 = start_gated_on(a->port(), t1);
   wait_for_gate_calls("a", 1);
-  const auto r2 = start_gated(a->port(), t2);
+  const auto r2 = start_gated_on(a->port(), t2);
   EXPECT_EQ(run_status(a->port(), t2, r2), "pending") << "A is full: nobody has the second thread yet";
 
   auto b = start_server("b");
@@ -164,8 +148,8 @@ TEST_F(many_hubs_test, a_server_at_its_limit_leaves_threads_to_another) {
 
 TEST_F(many_hubs_test, a_server_that_stops_hands_its_threads_to_another_which_continues_them) {
   auto a = start_server("a");
-  const auto thread = new_thread(a->port());
-  const auto run = start_gated(a->port(), thread);
+  const auto thread = new_thread_on(a->port());
+  const auto run = start_gated_on(a->port(), thread);
   wait_for_gate_calls("a", 1);
   auto b = start_server("b");
   a->stop(std::chrono::milliseconds(0));  // interrupted inside the gate step, the thread handed back
@@ -183,8 +167,8 @@ TEST_F(many_hubs_test, a_server_that_stops_hands_its_threads_to_another_which_co
 
 TEST_F(many_hubs_test, a_cancel_posted_to_one_server_stops_the_run_executing_on_another) {
   auto a = start_server("a");
-  const auto thread = new_thread(a->port());
-  const auto run = start_gated(a->port(), thread);
+  const auto thread = new_thread_on(a->port());
+  const auto run = start_gated_on(a->port(), thread);
   wait_for_gate_calls("a", 1);
   auto b = start_server("b");
   const auto cancelled = post(b->port(), "/threads/" + thread + "/runs/" + run + "/cancel?wait=1", json::object{});

@@ -37,23 +37,6 @@ class restart_test : public ::testing::Test {
     while (gate_calls() < n) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
 
-  static std::string new_thread(std::uint16_t port) {
-    const auto r = post(port, "/threads", json::object{});
-    EXPECT_EQ(r.status, 200) << r.describe();
-    return std::string(r.json().at("thread_id").as_string());
-  }
-  // POST /threads/{id}/runs on the gated workflow: the run's id.
-  static std::string start_gated(std::uint16_t port, const std::string& thread) {
-    const auto r = post(port, "/threads/" + thread + "/runs",
-                        json::object{{"assistant_id", "gated"}, {"input", json::object{{"n", 1}}}});
-    EXPECT_EQ(r.status, 200) << r.describe();
-    return r.status == 200 ? std::string(r.json().at("run_id").as_string()) : std::string{};
-  }
-  static json::value get_json(std::uint16_t port, const std::string& target) {
-    const auto r = get(port, target);
-    EXPECT_EQ(r.status, 200) << target << ": " << r.describe();
-    return r.json();
-  }
 
   const switchboard::testing::hang_guard guard_{"a server restart test"};
   temp_dir dir_{"sb-server-restart"};
@@ -64,7 +47,7 @@ TEST_F(restart_test, a_paused_thread_survives_the_restart_and_takes_its_resume) 
   json::value interrupts;
   {
     running_server first(options());
-    thread = new_thread(first.port());
+    thread = new_thread_on(first.port());
     const auto r = post(first.port(), "/threads/" + thread + "/runs/wait",
                         json::object{{"assistant_id", "family_scheduling"},
                                      {"input", json::object{{"request", soccer}}}});
@@ -98,8 +81,8 @@ TEST_F(restart_test, a_run_stopped_inside_a_step_is_carried_on_by_the_next_start
   std::string thread, run;
   {
     running_server first(options());
-    thread = new_thread(first.port());
-    run = start_gated(first.port(), thread);
+    thread = new_thread_on(first.port());
+    run = start_gated_on(first.port(), thread);
     ASSERT_FALSE(run.empty());
     wait_for_gate_calls(1);  // inside the `wait` step, the gate closed
     first.stop(std::chrono::milliseconds(0));
@@ -135,8 +118,8 @@ TEST_F(restart_test, a_run_that_finishes_within_the_grace_is_not_run_again) {
   std::string thread, run;
   {
     running_server first(options());
-    thread = new_thread(first.port());
-    run = start_gated(first.port(), thread);
+    thread = new_thread_on(first.port());
+    run = start_gated_on(first.port(), thread);
     ASSERT_FALSE(run.empty());
     wait_for_gate_calls(1);
     std::thread opener([&] {
@@ -157,10 +140,10 @@ TEST_F(restart_test, a_pending_run_starts_after_the_carried_on_one) {
   std::string thread, running, pending;
   {
     running_server first(options());
-    thread = new_thread(first.port());
-    running = start_gated(first.port(), thread);
+    thread = new_thread_on(first.port());
+    running = start_gated_on(first.port(), thread);
     wait_for_gate_calls(1);
-    pending = start_gated(first.port(), thread);  // enqueued behind it
+    pending = start_gated_on(first.port(), thread);  // enqueued behind it
     ASSERT_FALSE(pending.empty());
     EXPECT_EQ(get_json(first.port(), "/threads/" + thread + "/runs/" + pending).at("status"), "pending");
     first.stop(std::chrono::milliseconds(0));
@@ -181,8 +164,8 @@ TEST_F(restart_test, a_deleted_thread_stays_deleted_after_the_restart) {
   std::string kept, gone;
   {
     running_server first(options());
-    kept = new_thread(first.port());
-    gone = new_thread(first.port());
+    kept = new_thread_on(first.port());
+    gone = new_thread_on(first.port());
     ASSERT_EQ(del(first.port(), "/threads/" + gone).status, 204);
   }
   running_server second(options());

@@ -228,6 +228,28 @@ inline int lines_in(const fs::path& file) {
   return n;
 }
 
+// POST /threads: the new thread's id ("" and a test failure when refused).
+inline std::string new_thread_on(std::uint16_t port) {
+  const auto r = post(port, "/threads", json::object{});
+  EXPECT_EQ(r.status, 200) << r.describe();
+  return r.status == 200 ? std::string(r.json().at("thread_id").as_string()) : std::string{};
+}
+
+// POST /threads/{id}/runs on the gated workflow: the run's id.
+inline std::string start_gated_on(std::uint16_t port, const std::string& thread) {
+  const auto r = post(port, "/threads/" + thread + "/runs",
+                      json::object{{"assistant_id", "gated"}, {"input", json::object{{"n", 1}}}});
+  EXPECT_EQ(r.status, 200) << r.describe();
+  return r.status == 200 ? std::string(r.json().at("run_id").as_string()) : std::string{};
+}
+
+// GET `target`, expected 200: its JSON.
+inline json::value get_json(std::uint16_t port, const std::string& target) {
+  const auto r = get(port, target);
+  EXPECT_EQ(r.status, 200) << target << ": " << r.describe();
+  return r.json();
+}
+
 // ---------------------------------------------------------------- the server
 
 // An agent_server on an io_context of its own, run by `threads` threads
