@@ -4,7 +4,13 @@
 
 #include "postgres_test_server.hpp"
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+
 #include <latch>
+#include <map>
+#include <mutex>
 #include <thread>
 
 namespace switchboard::orchestrator {
@@ -176,6 +182,53 @@ TEST(postgres_store, the_schema_follows_the_connections_search_path) {
   scratch_directory other;
   const auto elsewhere = url_for(other.path());
   EXPECT_FALSE(run_now(stores::make_postgres_checkpoint_store(elsewhere)->load("here")).has_value());
+}
+
+
+// ---------------------------------------------------------------- group commit of appends
+
+// Appends from many coroutines at once (several runs, one run shared by
+// all of them) are written together: every run's positions are 1..N with
+// no gap or repeat, each append's events are contiguous and in its order,
+// and each append answers the position of its last event. Two feed objects
+// (two processes) append beside each other.
+TEST(postgres_store, concurrent_appends_written_together_keep_every_runs_order) {
+  scratch_directory dir;
+  const auto url = url_for(dir.path());
+  const std::vector<std::shared_ptr<event_feed>> feeds{stores::make_postgres_event_feed(url),
+                                                       stores::make_postgres_event_feed(url)};
+  constexpr int appenders = 24;
+  constexpr int appends_each = 6;
+  boost::asio::io_context io;
+  std::map<std::string, std::vector<std::pair<std::int64_t, std::vector<std::string>>>> answered;  // run -> appends
+  std::mutex answered_mutex;
+  for (int a = 0; a < appenders; ++a) {
+    boost::asio::co_spawn(io, [&, a]() -> boost::asio::awaitable<void> {
+      auto& feed = *feeds[static_cast<std::size_t>(a % 2)];
+      for (int i = 0; i < appends_each; ++i) {
+        const std::string run = (i % 2 == 0) ? "shared" : "run-" + std::to_string(a % 5);
+        std::vector<std::string> events;
+        for (int e = 0; e <= (a + i) % 3; ++e)
+          events.push_back(std::to_string(a) + "/" + std::to_string(i) + "/" + std::to_string(e));
+        const auto copy = events;
+        const auto position = co_await feed.append_all(run, std::move(events));
+        std::scoped_lock lock(answered_mutex);
+        answered[run].emplace_back(position, copy);
+      }
+    }, boost::asio::detached);
+  }
+  io.run();
+  for (const auto& [run, appends] : answered) {
+    const auto stored = run_now(feeds[0]->read(run, 0, 0));
+    std::size_t total = 0;
+    for (const auto& [position, events] : appends) total += events.size();
+    ASSERT_EQ(stored.size(), total) << run;
+    for (std::size_t i = 0; i < stored.size(); ++i) EXPECT_EQ(stored[i].position, static_cast<std::int64_t>(i + 1)) << run;
+    for (const auto& [position, events] : appends) {
+      const auto first = static_cast<std::size_t>(position) - events.size();  // index of its first event
+      for (std::size_t e = 0; e < events.size(); ++e) EXPECT_EQ(stored[first + e].event, events[e]) << run;
+    }
+  }
 }
 
 }  // namespace

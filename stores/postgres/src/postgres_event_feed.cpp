@@ -17,6 +17,14 @@
 #include "pg_rows.hpp"
 #include "pg_schema.hpp"
 
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <exception>
+#include <memory>
 #include <utility>
 
 namespace switchboard::stores {
@@ -41,6 +49,27 @@ const std::string append_sql =
     " SELECT $1::text, head.last_position - cardinality($2::text[]) + batch.ord, batch.event, n.now_ns"
     " FROM head, batch, n)"
     " SELECT last_position FROM head";
+// Appends of several runs (or several appends of one) waiting together,
+// in one statement: $1 the runs, $2 the events, element by element. Each
+// run's head moves by its count, locked in run order (so two processes'
+// batches cannot deadlock); each event takes the next position of its run,
+// in the order given. Answers each element's position, in input order.
+const std::string append_many_sql =
+    "WITH input AS (SELECT t.k AS workflow_id, t.e AS event, t.i AS idx"
+    " FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS t(k, e, i)),"
+    " numbered AS (SELECT workflow_id, event, idx,"
+    " row_number() OVER (PARTITION BY workflow_id ORDER BY idx) AS ord,"
+    " count(*) OVER (PARTITION BY workflow_id) AS n FROM input),"
+    " counts AS (SELECT DISTINCT workflow_id, n FROM numbered),"
+    " head AS (INSERT INTO switchboard_feed_heads AS h (workflow_id, last_position)"
+    " SELECT workflow_id, n FROM counts ORDER BY workflow_id"
+    " ON CONFLICT (workflow_id) DO UPDATE SET last_position = h.last_position + EXCLUDED.last_position"
+    " RETURNING h.workflow_id, h.last_position),"
+    " now AS (SELECT " SWITCHBOARD_PG_NOW(3) " AS now_ns),"
+    " added AS (INSERT INTO switchboard_events (workflow_id, position, event, at_ns)"
+    " SELECT b.workflow_id, head.last_position - b.n + b.ord, b.event, now.now_ns"
+    " FROM numbered b JOIN head USING (workflow_id), now)"
+    " SELECT head.last_position - b.n + b.ord FROM numbered b JOIN head USING (workflow_id) ORDER BY b.idx";
 const std::string read_sql =
     "SELECT position, event, at_ns FROM switchboard_events WHERE workflow_id = $1 AND position > $2::bigint"
     " ORDER BY position LIMIT $3::bigint";
@@ -64,18 +93,25 @@ class postgres_event_feed final : public event_feed {
     co_return co_await std::move(appending);
   }
 
-  // One statement for the whole batch: one commit, one round trip.
+  // One statement for the whole batch: one commit, one round trip. Appends
+  // that arrive while one is being written wait and go together in the
+  // next statement (group commit), whatever their runs.
   asio::awaitable<std::int64_t> append_all(std::string workflow_id, std::vector<std::string> events) override {
     store_support::check_feed_id(db_.name(), workflow_id);
     if (events.empty()) co_return 0;
-    const auto position = co_await db_.run([&](connection& c) -> asio::awaitable<std::int64_t> {
-      const std::vector<param> params{workflow_id, text_array(events), now_param(clock_)};
-      const auto rows = co_await c.query(append_sql.c_str(), params, statement_timeout);
-      co_return rows.int64(0, 0);
-    });
-    wakeups_.notify(workflow_id);
-    notifier_.poke(workflow_id);
-    co_return position;
+    auto queued = std::make_shared<pending_append>();
+    queued->workflow_id = std::move(workflow_id);
+    queued->events = std::move(events);
+    // On the pool's thread: the queue and its timers need no lock there.
+    // Not cancellable (as the interface says): no slot of the caller's is
+    // handed to the pool's thread.
+    auto token = asio::bind_cancellation_slot(asio::cancellation_slot(), asio::use_awaitable);
+    auto appending = asio::co_spawn(db_.io(), append_in_turn(queued), std::move(token));
+    co_await std::move(appending);
+    if (queued->error) std::rethrow_exception(queued->error);
+    wakeups_.notify(queued->workflow_id);
+    notifier_.poke(queued->workflow_id);
+    co_return queued->position;
   }
 
   asio::awaitable<std::vector<feed_event>> read(std::string workflow_id, std::int64_t after,
@@ -122,6 +158,77 @@ class postgres_event_feed final : public event_feed {
     }
   }
 
+  struct pending_append {
+    std::string workflow_id;
+    std::vector<std::string> events;
+    std::int64_t position = 0;  // its last event's
+    std::exception_ptr error;
+    bool written = false;
+    std::unique_ptr<asio::steady_timer> done;  // cancelled once written
+  };
+
+  // On the pool's thread. The first append while none is being written
+  // writes, then writes what queued up meanwhile, until nothing is left;
+  // the others wait to be written.
+  asio::awaitable<void> append_in_turn(std::shared_ptr<pending_append> mine) {
+    appends_.push_back(mine);
+    if (writing_) {
+      mine->done = std::make_unique<asio::steady_timer>(db_.io(), asio::steady_timer::time_point::max());
+      boost::system::error_code ignored;
+      while (!mine->written) co_await mine->done->async_wait(asio::redirect_error(asio::use_awaitable, ignored));
+      co_return;
+    }
+    writing_ = true;
+    while (!appends_.empty()) {
+      auto batch = std::move(appends_);
+      appends_.clear();
+      try {
+        co_await write(batch);
+      } catch (...) {
+        for (auto& a : batch) a->error = std::current_exception();
+      }
+      for (auto& a : batch) {
+        a->written = true;
+        if (a->done) a->done->cancel();
+      }
+    }
+    writing_ = false;
+  }
+
+  asio::awaitable<void> write(const std::vector<std::shared_ptr<pending_append>>& batch) {
+    if (batch.size() == 1) {
+      auto& only = *batch.front();
+      only.position = co_await db_.run([&](connection& c) -> asio::awaitable<std::int64_t> {
+        const std::vector<param> params{only.workflow_id, text_array(only.events), now_param(clock_)};
+        const auto rows = co_await c.query(append_sql.c_str(), params, statement_timeout);
+        co_return rows.int64(0, 0);
+      });
+      co_return;
+    }
+    std::vector<std::string> runs, events;
+    for (const auto& a : batch)
+      for (const auto& e : a->events) {
+        runs.push_back(a->workflow_id);
+        events.push_back(e);
+      }
+    const auto positions = co_await db_.run([&](connection& c) -> asio::awaitable<std::vector<std::int64_t>> {
+      const std::vector<param> params{text_array(runs), text_array(events), now_param(clock_)};
+      const auto rows = co_await c.query(append_many_sql.c_str(), params, statement_timeout);
+      std::vector<std::int64_t> out;
+      out.reserve(static_cast<std::size_t>(rows.rows()));
+      for (int row = 0; row < rows.rows(); ++row) out.push_back(rows.int64(row, 0));
+      co_return out;
+    });
+    if (positions.size() != events.size())
+      throw checkpoint_error(db_.name() + ": an append of " + std::to_string(events.size()) + " events answered " +
+                             std::to_string(positions.size()) + " positions");
+    std::size_t at = 0;
+    for (auto& a : batch) {
+      at += a->events.size();
+      a->position = positions[at - 1];
+    }
+  }
+
   // `workflow_id` lives in the frame of the read() or wait() that calls it.
   asio::awaitable<std::vector<feed_event>> read_now(const std::string& workflow_id, std::int64_t after,
                                                     std::size_t limit) {
@@ -144,6 +251,8 @@ class postgres_event_feed final : public event_feed {
   store_clock clock_;  // empty: the server's clock
   postgres_wakeup_options options_;
   store_support::feed_wakeups wakeups_;
+  std::vector<std::shared_ptr<pending_append>> appends_;  // waiting to be written (pool's thread only)
+  bool writing_ = false;                                   // an append statement is under way
   notifier notifier_;
   listener listener_;
 };
