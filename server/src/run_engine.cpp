@@ -345,9 +345,13 @@ boost::asio::awaitable<run_engine::launched> run_engine::launch(const run_record
   });
   // Busy again when it follows a run that ended (which left the thread
   // idle or interrupted).
-  const auto busy_thread = records_.change_thread(run.thread_id, [](thread_record& t) {
-    if (t.status == "busy") return false;
+  // Its state is this run's hub run (the request that posted it set that
+  // too, unless a later post of another input moved it on).
+  const auto busy_thread = records_.change_thread(run.thread_id, [&](thread_record& t) {
+    if (t.status == "busy" && t.workflow_run == run.workflow_run && t.graph_id == run.graph_id) return false;
     t.status = "busy";
+    t.workflow_run = run.workflow_run;
+    t.graph_id = run.graph_id;
     return true;
   });
   co_await records_.write(running, busy_thread);  // one write for both
@@ -378,7 +382,13 @@ boost::asio::awaitable<run_engine::launched> run_engine::launch(const run_record
     } else if (existing && !orch::is_finished(existing->status)) {
       auto options = host::resume_options_for(*existing);
       const auto* from = member(run.kwargs, "resume_from_step");
-      const bool answers_this_pause = command && from && from->is_int64() && from->get_int64() == existing->step;
+      // A resume cut off (its server died) after the hub saved its answer
+      // leaves the run interrupted with no question or approval standing:
+      // the answer is in, and the run continues without it.
+      const bool pause_stands = existing->status != orch::workflow_status::interrupted ||
+                                existing->clarification || existing->approval;
+      const bool answers_this_pause =
+          command && from && from->is_int64() && from->get_int64() == existing->step && pause_stands;
       if (answers_this_pause) apply_resume(options, command->get_object().at("resume"));
       if (answers_this_pause || existing->status == orch::workflow_status::interrupted)
         started.handle = workflow.hub->start_resume(workflow.opened.workflow, run.workflow_run, std::move(options));

@@ -165,6 +165,7 @@ class run_engine {
   boost::asio::awaitable<void> end_stream(const std::string& run_id);
   boost::asio::awaitable<void> withdraw(const run_record& run, const std::string& action);
   bool executes_here(const std::string& run_id) const;
+  bool ended_without_end_record(const std::string& run_id) const;
   boost::asio::awaitable<void> wait_for_end_signal(std::string run_id, std::chrono::milliseconds timeout);
   void tell_end(const std::string& run_id);
   void start_next(const std::string& thread_id);

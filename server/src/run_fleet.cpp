@@ -107,8 +107,17 @@ asio::awaitable<void> run_engine::counted(run_engine* engine, asio::awaitable<vo
 asio::awaitable<void> run_engine::reserve_thread(const run_record& run, served_workflow& workflow) {
   const bool resume = run.workflow_run != run.run_id;
   const auto why = resume ? orch::ready_reason::resumed : orch::ready_reason::new_run;
-  if (!co_await offer_thread(run.thread_id, why, run.run_id))
-    throw api_error(409, "Thread " + run.thread_id + " is busy: its run is being answered or still running");
+  // A thread whose record is no longer busy may still be held for a moment
+  // by the server that ended its run (it writes the record, then lets the
+  // thread go): that moment is waited out, up to two seconds.
+  for (int look = 0;; ++look) {
+    if (co_await offer_thread(run.thread_id, why, run.run_id)) break;
+    const auto thread = records_.thread(run.thread_id);
+    if (look >= 40 || !thread || thread->status == "busy")
+      throw api_error(409, "Thread " + run.thread_id + " is busy: its run is being answered or still running");
+    co_await sleep_for(std::chrono::milliseconds(50));
+    co_await records_.sync();
+  }
   if (!resume) co_return;
   const auto stored = co_await workflow.hub->find(run.workflow_run);
   const auto* seen = run.kwargs.if_contains("resume_from_step");
@@ -383,7 +392,10 @@ asio::awaitable<void> run_engine::release_thread(const std::string& thread_id) {
 // lease on it lapses.
 asio::awaitable<bool> run_engine::left_to_another_server(const run_record& run, const orch::workflow_state& state) {
   const auto* error = state.first_error();
-  const bool lost = error && (error->type == "lost_ownership" || error->type == "checkpoint_failed");
+  // run_exists: another server started the run first (this one stalled
+  // before the run's first save, and its thread was taken over).
+  const bool lost = error && (error->type == "lost_ownership" || error->type == "checkpoint_failed" ||
+                              error->type == "run_exists");
   if (!lost && state.status != orch::workflow_status::running) co_return false;
   spdlog::warn("serve: run {} ({}): left for another server to continue", run.run_id,
                lost ? error->type : "still running elsewhere");

@@ -123,14 +123,26 @@ boost::asio::awaitable<bool> run_engine::wait_for_end(std::string run_id, std::c
     if (executes_here(run_id)) {
       auto waiting = asio::co_spawn(ends_, wait_for_end_signal(run_id, interval), asio::use_awaitable);
       co_await std::move(waiting);
-      if (ends_in(co_await feed_->read(run_id, after, 256))) co_return true;
+      const auto events = co_await feed_->read(run_id, after, 256);
+      if (ends_in(events)) co_return true;
+      if (events.empty() && ended_without_end_record(run_id)) co_return true;
       if (!co_await tick()) co_return false;
       continue;
     }
     const auto events = co_await feed_->wait(run_id, after, 256, interval);
     if (ends_in(events)) co_return true;
+    if (events.empty() && ended_without_end_record(run_id)) co_return true;
     if (events.empty() && !co_await tick()) co_return false;
   }
+}
+
+// The run's record says it ended, and its feed has nothing after what was
+// read: the server that ended it died before it could end the stream (the
+// record is written first), and no one else will. Its events were all kept
+// before the record was; as a stream does (langgraph_api), the wait is over.
+bool run_engine::ended_without_end_record(const std::string& run_id) const {
+  const auto run = records_.run(run_id);
+  return run && is_terminal(run->status);
 }
 
 bool run_engine::executes_here(const std::string& run_id) const {
