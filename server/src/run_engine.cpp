@@ -320,8 +320,13 @@ boost::asio::awaitable<void> run_engine::execute(std::string run_id) {
   auto run = records_.run(run_id);
   if (!run) co_return;
   auto started = co_await launch(*run);
+  // Its hub run had stopped already (ended or paused): a run continued by another server after
+  // this one's record of its end was lost (a cut session), whose stream may
+  // hold its end already (finish).
+  const bool ended_before = !started.handle && started.ended && !started.ended->id.empty() &&
+                            started.ended->status != orch::workflow_status::running;
   auto final_state = co_await follow(*run, std::move(started));
-  co_await finish(std::move(*run), *final_state);
+  co_await finish(std::move(*run), *final_state, ended_before);
 }
 
 // The trace the hub run continues: the traceparent kept by the run that
@@ -454,7 +459,8 @@ boost::asio::awaitable<std::unique_ptr<orch::workflow_state>> run_engine::follow
   co_return final_state;
 }
 
-boost::asio::awaitable<void> run_engine::finish(run_record run, const orch::workflow_state& state) {
+boost::asio::awaitable<void> run_engine::finish(run_record run, const orch::workflow_state& state,
+                                                bool ended_before) {
   std::shared_ptr<sink> s;
   bool leave_for_restart = false;
   std::string action;
@@ -476,7 +482,10 @@ boost::asio::awaitable<void> run_engine::finish(run_record run, const orch::work
   }
   auto [run_status, thread_status] = statuses_of(state.status);
   json::value values = state.id.empty() ? json::value(nullptr) : json::value(values_of(state));
-  if (s) {
+  // Ended before, with its stream ended too: the stream is told nothing
+  // twice (its readers stop at the first end).
+  const bool stream_ended = ended_before && shares_runs() && co_await stream_has_end(run.run_id);
+  if (s && !stream_ended) {
     if (!values.is_null()) s->push("values", values);
     if (orch::is_paused(state.status)) s->push("updates", json::object{{"__interrupt__", interrupts_of(state)}});
     if (state.status == orch::workflow_status::failed) {
@@ -514,19 +523,24 @@ boost::asio::awaitable<void> run_engine::finish(run_record run, const orch::work
     return true;
   });
   co_await records_.write(ended, thread_after);  // one write for both
-  // The thread is free before anyone learns that the run ended: a caller
-  // that answers as soon as its wait returns must not find it busy.
   if (shares_runs()) {
+    // The stream ends while the thread is still held here: a server dying
+    // before the end is written leaves the thread to one that writes it
+    // (end_stream_left_open). An answer posted the moment a wait returns
+    // waits out the moment this server takes to let go (reserve_thread).
+    if (!stream_ended) co_await end_stream(run.run_id);
     co_await let_go_if_idle(run.thread_id);
   } else {
+    // The thread is free before anyone learns that the run ended: a caller
+    // that answers as soon as its wait returns must not find it busy.
     {
       std::scoped_lock lock(mutex_);
       auto& slot = threads_[run.thread_id];
       if (slot.active == run.run_id) slot.active.clear();
     }
     start_next(run.thread_id);
+    co_await end_stream(run.run_id);
   }
-  co_await end_stream(run.run_id);
   if (action == "rollback") co_await feed_->erase(run.run_id);
 }
 

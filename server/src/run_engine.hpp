@@ -161,7 +161,9 @@ class run_engine {
   void continue_callers_trace(const run_record& run);
   boost::asio::awaitable<std::unique_ptr<orchestrator::workflow_state>> follow(const run_record& run,
                                                                                launched started);
-  boost::asio::awaitable<void> finish(run_record run, const orchestrator::workflow_state& state);
+  boost::asio::awaitable<void> finish(run_record run, const orchestrator::workflow_state& state,
+                                      bool ended_before = false);
+  boost::asio::awaitable<bool> stream_has_end(const std::string& run_id);
   boost::asio::awaitable<void> end_stream(const std::string& run_id);
   boost::asio::awaitable<void> withdraw(const run_record& run, const std::string& action);
   bool executes_here(const std::string& run_id) const;
@@ -187,7 +189,8 @@ class run_engine {
   boost::asio::awaitable<void> renew_claims();
   std::optional<run_record> next_run_of(const std::string& thread_id) const;
   std::string running_run_of(const std::string& thread_id) const;
-  boost::asio::awaitable<void> serve_thread(std::string thread_id, std::string awaited);
+  boost::asio::awaitable<void> serve_thread(std::string thread_id, std::string awaited, bool taken_over);
+  boost::asio::awaitable<void> end_stream_left_open(const std::string& thread_id);
   boost::asio::awaitable<void> let_go_if_idle(const std::string& thread_id);
   boost::asio::awaitable<void> release_thread(const std::string& thread_id);
   boost::asio::awaitable<bool> left_to_another_server(const run_record& run, const orchestrator::workflow_state& state);

@@ -175,7 +175,9 @@ asio::awaitable<bool> run_engine::claim_one() {
     if (serving) co_return true;
     ++background_tasks_;
   }
-  asio::co_spawn(executor_, counted(this, serve_thread(claimed->workflow_id, claimed->payload)), asio::detached);
+  const bool taken_over = claimed->why == orch::ready_reason::lease_lapsed;
+  asio::co_spawn(executor_, counted(this, serve_thread(claimed->workflow_id, claimed->payload, taken_over)),
+                 asio::detached);
   co_return true;
 }
 
@@ -281,13 +283,15 @@ std::string run_engine::running_run_of(const std::string& thread_id) const {
 // executed. Shutting down, it lets the thread go at once, for another
 // server (or the next start) to continue. `awaited`: the run the claim
 // was offered for (a reservation), which may be journaled a moment later.
-asio::awaitable<void> run_engine::serve_thread(std::string thread_id, std::string awaited) {
+asio::awaitable<void> run_engine::serve_thread(std::string thread_id, std::string awaited, bool taken_over) {
   int failures = 0;
   for (int look = 0;; ++look) {
     bool failed = false;
     std::optional<run_record> next;
     try {
       co_await records_.sync();
+      if (taken_over) co_await end_stream_left_open(thread_id);
+      taken_over = false;
       if (!stopping()) next = next_run_of(thread_id);
       if (!next && !awaited.empty() && !records_.run(awaited) && look < 20 && !stopping()) {
         co_await sleep_for(std::chrono::milliseconds(100));  // its poster is journaling it
@@ -315,6 +319,32 @@ asio::awaitable<void> run_engine::serve_thread(std::string thread_id, std::strin
     if (!claimed_.contains(thread_id)) co_return;  // let go when its run ended (let_go_if_idle)
   }
   co_await release_thread(thread_id);
+}
+
+// Taking over a thread from a server that stopped renewing: the thread's
+// last ended run may have lost its stream's end with that server (it ends
+// the record, then the stream); it is written here. (Written twice, it is
+// harmless: readers stop at the first.)
+asio::awaitable<void> run_engine::end_stream_left_open(const std::string& thread_id) {
+  std::optional<run_record> last_ended;
+  for (auto& run : records_.runs_of(thread_id))  // oldest first
+    if (is_terminal(run.status)) last_ended = std::move(run);
+  if (!last_ended || co_await stream_has_end(last_ended->run_id)) co_return;
+  spdlog::info("serve: run {} ended on a server that stopped before ending its stream; its stream ends here",
+               last_ended->run_id);
+  co_await end_stream(last_ended->run_id);
+}
+
+// Whether the run's stream holds its end record.
+asio::awaitable<bool> run_engine::stream_has_end(const std::string& run_id) {
+  for (std::int64_t after = 0;;) {
+    const auto events = co_await feed_->read(run_id, after, 256);
+    for (const auto& e : events) {
+      after = e.position;
+      if (split_record(e.event).name == end_of_run) co_return true;
+    }
+    if (events.size() < 256) co_return false;
+  }
 }
 
 // A run of a thread held here ended: when the thread has nothing more to
@@ -394,11 +424,18 @@ asio::awaitable<bool> run_engine::left_to_another_server(const run_record& run, 
   const auto* error = state.first_error();
   // run_exists: another server started the run first (this one stalled
   // before the run's first save, and its thread was taken over).
-  const bool lost = error && (error->type == "lost_ownership" || error->type == "checkpoint_failed" ||
-                              error->type == "run_exists");
+  bool lost = error && (error->type == "lost_ownership" || error->type == "checkpoint_failed" ||
+                        error->type == "run_exists");
+  // Failed here, but the store does not say so: the failure was this
+  // server's losing the run (a tool's record refused by the fence, inside
+  // an agent), and the run is another server's to end.
+  if (!lost && state.status == orch::workflow_status::failed) {
+    const auto stored = co_await workflow_of(run.graph_id).hub->find(run.workflow_run);
+    lost = stored && stored->status != orch::workflow_status::failed;
+  }
   if (!lost && state.status != orch::workflow_status::running) co_return false;
   spdlog::warn("serve: run {} ({}): left for another server to continue", run.run_id,
-               lost ? error->type : "still running elsewhere");
+               error ? error->type : "still running elsewhere");
   co_await release_thread(run.thread_id);
   co_return true;
 }

@@ -95,7 +95,7 @@ process.on("exit", () => {
 });
 
 // Starts `switchboard serve WORKFLOW --listen 127.0.0.1:0 --store sqlite:STORE`
-// with SWITCHBOARD_STATE_DIR=stateDir and the model variables unset (the
+// (or --store STORE when it is a URL: postgresql://…) with SWITCHBOARD_STATE_DIR=stateDir and the model variables unset (the
 // sample then runs its offline agents), and resolves once the first line of
 // its standard output says where it listens. The same store and state
 // directory passed again make a restart of the same server.
@@ -128,7 +128,8 @@ export async function startServer({
     delete childEnv[name];
   }
   Object.assign(childEnv, { SWITCHBOARD_STATE_DIR: stateDir }, env);
-  const argv = ["serve", workflow, "--listen", "127.0.0.1:0", "--store", `sqlite:${store}`, ...args];
+  const storeArg = /^[a-z]+:\/\//.test(store) ? store : `sqlite:${store}`;
+  const argv = ["serve", workflow, "--listen", "127.0.0.1:0", "--store", storeArg, ...args];
   const proc = spawn(switchboardBin, argv, { env: childEnv, stdio: ["ignore", "pipe", "pipe"] });
   let stderr = "";
   proc.stderr.setEncoding("utf8");

@@ -1,0 +1,186 @@
+// Several `switchboard serve` processes on one PostgreSQL database, sharing
+// one state directory (so one calendar: the external ledger of the booking
+// tool), for the many-hubs fault tests: start, kill with any signal,
+// restart, find which one executes a thread, and call whichever is alive
+// with retries that never post a run twice.
+import { randomUUID } from "node:crypto";
+
+import { client, graphId, modelEnv, scratchDir, startServer, statusOf } from "./harness.mjs";
+
+export const leaseSeconds = 2;
+
+// The client of a hub that is not running: every call rejects (no HTTP status).
+const stoppedHub = new Proxy(
+  {},
+  {
+    get: () =>
+      new Proxy(
+        {},
+        {
+          get: () => async () => {
+            throw new Error("the hub is not running");
+          },
+        },
+      ),
+  },
+);
+
+export class Fleet {
+  // `model`: a fake model (lib/fake_model.mjs) for the LLM-backed agents;
+  // without one the sample runs its offline agents.
+  constructor({ url, size = 3, model = null, maxThreads = 16 }) {
+    this.url = url;
+    this.size = size;
+    this.env = model ? modelEnv(model) : {};
+    this.args = ["--lease", String(leaseSeconds), "--max-threads", String(maxThreads), "--grace", "2"];
+    this.stateDir = scratchDir("sb-fleet-state-");
+    this.hubs = new Array(size).fill(null);
+    this.logs = new Array(size).fill("");
+  }
+
+  async start() {
+    for (let i = 0; i < this.size; i++) await this.startHub(i);
+    return this;
+  }
+
+  async startHub(i) {
+    this.hubs[i] = await startServer({ store: this.url, stateDir: this.stateDir, env: this.env, args: this.args });
+    this.hubs[i].client = client(this.hubs[i].url);
+    return this.hubs[i];
+  }
+
+  // Sends `signal` to hub i; for a signal that ends it, resolves once it exited
+  // (its log kept for a failure's message).
+  async signal(i, signal) {
+    const hub = this.hubs[i];
+    if (signal === "SIGSTOP" || signal === "SIGCONT") {
+      hub.proc.kill(signal);
+      return;
+    }
+    await hub.kill(signal, 5000);
+    this.logs[i] += hub.output();
+    this.hubs[i] = null;
+  }
+
+  async stopAll() {
+    for (let i = 0; i < this.size; i++) {
+      const hub = this.hubs[i];
+      if (!hub) continue;
+      hub.proc.kill("SIGCONT");
+      await this.signal(i, "SIGKILL");
+    }
+  }
+
+  alive() {
+    return this.hubs.map((h, i) => (h ? i : -1)).filter((i) => i >= 0);
+  }
+
+  // Hub i's client; one whose calls fail as a network error would when the
+  // hub was stopped since the caller picked it.
+  client(i) {
+    return this.hubs[i]?.client ?? stoppedHub;
+  }
+
+  // The hub whose server holds the thread in the run queue (its owner id
+  // names the process: host:pid:start/serve-…), or -1.
+  hubHolding(pg, database, threadId) {
+    const [row] = pg.psql(`SELECT owner FROM switchboard_queue WHERE workflow_id = '${threadId}'`, database);
+    const pid = Number(/^[^:]*:(\d+):/.exec(row?.owner ?? "")?.[1]);
+    return this.hubs.findIndex((h) => h && h.proc.pid === pid);
+  }
+
+  output() {
+    return this.hubs.map((h, i) => `--- hub ${i}\n${this.logs[i]}${h ? h.output() : ""}`).join("\n");
+  }
+}
+
+// Calls fn(client) on a live hub, the next one on a network error or a 5xx
+// (a hub killed or restarting, a database session cut), until `timeoutMs`.
+// A 4xx is the answer and is thrown.
+export async function onAnyHub(fleet, fn, { timeoutMs = 60000, pick = Math.random } = {}) {
+  const deadline = Date.now() + timeoutMs;
+  let last;
+  for (;;) {
+    const alive = fleet.alive();
+    if (alive.length > 0) {
+      const i = alive[Math.floor(pick() * alive.length)];
+      try {
+        return await fn(fleet.client(i), i);
+      } catch (e) {
+        const status = statusOf(e);
+        if (status !== undefined && status < 500) throw e;
+        last = e;
+      }
+    }
+    if (Date.now() > deadline) throw new Error(`no hub answered in ${timeoutMs} ms; last: ${last?.stack ?? last}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+// Posts a run on the thread (input or command) through any hub, exactly
+// once: the run carries a key of the test's own in its metadata, and after
+// a failure whose outcome is unknown (the hub died, a 5xx, a 409 after such
+// a failure) the thread's runs are searched for the key on every live hub,
+// once their catalogs have had time to converge, before it is posted again.
+export async function postRunOnce(fleet, threadId, payload, options = {}) {
+  const key = randomUUID();
+  const keyed = { ...payload, metadata: { ...(payload.metadata ?? {}), post_key: key } };
+  const deadline = Date.now() + (options.timeoutMs ?? 60000);
+  for (;;) {
+    const alive = fleet.alive();
+    if (alive.length === 0) {
+      await new Promise((r) => setTimeout(r, 100));
+      continue;
+    }
+    const i = alive[Math.floor((options.pick ?? Math.random)() * alive.length)];
+    try {
+      return await fleet.client(i).runs.create(threadId, graphId, keyed); // one attempt: no retry here
+    } catch (e) {
+      // 409 "busy": the thread's holder has not let it go yet (or an earlier
+      // attempt went through); "not waiting for input" is the caller's to judge.
+      const busy = statusOf(e) === 409 && !/is not waiting for input/.test(String(e));
+      if (statusOf(e) !== undefined && statusOf(e) < 500 && !busy) throw e;
+      if (Date.now() > deadline) throw e;
+    }
+    await new Promise((r) => setTimeout(r, catalogLagMs));
+    for (const i of fleet.alive()) {
+      const runs = await fleet.client(i).runs.list(threadId).catch(() => []);
+      const posted = runs.find((r) => r.metadata?.post_key === key);
+      if (posted) return posted;
+    }
+  }
+}
+
+// How long a run journaled by one server may take to show on the others
+// (each follows the catalog's journal with a 500 ms wait).
+const catalogLagMs = 1500;
+
+// Creates a thread with an id of the test's own (so a retry cannot make a second).
+export async function createThread(fleet, options = {}) {
+  const threadId = randomUUID();
+  await onAnyHub(fleet, (c) => c.threads.create({ threadId, ifExists: "do_nothing" }), options);
+  return threadId;
+}
+
+// The run once it ended, read through any live hub.
+export async function endedRun(fleet, threadId, runId, { timeoutMs = 90000 } = {}) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const r = await onAnyHub(fleet, (c) => c.runs.get(threadId, runId), { timeoutMs });
+    if (r.status !== "pending" && r.status !== "running") return r;
+    if (Date.now() > deadline) throw new Error(`run ${runId} still ${r.status} after ${timeoutMs} ms`);
+    await new Promise((res) => setTimeout(res, 100));
+  }
+}
+
+// A small seeded generator (mulberry32): the load's choices replay with the seed.
+export function seededRandom(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
