@@ -67,9 +67,8 @@ if [[ "${SWITCHBOARD_SKIP_SANITIZE:-0}" != 1 ]]; then
   done
   labels=$(IFS='|'; echo "${sanitized_suites[*]}" | sed -e 's/switchboard_//g' -e 's/_tests//g')
   # The PostgreSQL store (label postgres; its fixture starts a private server).
-  # With it, the servers sharing one database (tests/server/many_hubs_test.cpp).
   if [[ -d "$root/tests/stores" ]]; then
-    sanitized_suites+=(switchboard_postgres_store_tests switchboard_server_postgres_tests)
+    sanitized_suites+=(switchboard_postgres_store_tests)
     labels+="|postgres"
   fi
   cmake --build "$root/build-asan" -j "$jobs" --target "${sanitized_suites[@]}"

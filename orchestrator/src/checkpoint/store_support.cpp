@@ -267,35 +267,33 @@ asio::awaitable<void> feed_wakeups::sleep(const std::string& workflow_id, std::u
   waiters_.erase(entry);
 }
 
+namespace {
+
+// Wakes `w` on its strand. Called under the wakeups' lock, while `w` is
+// registered, hence while its wait (and so its io_context) is alive: a
+// copy held past the lock could be the last reference to the waiter after
+// its io_context is gone, and destroy its strand there.
+template <class Waiter>
+void wake(const std::shared_ptr<Waiter>& w) {
+  asio::post(w->strand, [w] {
+    w->woken = true;
+    if (w->timer != nullptr) w->timer->cancel();
+  });
+}
+
+}  // namespace
+
 void feed_wakeups::notify(std::string_view workflow_id) {
-  std::vector<std::shared_ptr<waiter>> woken;
-  {
-    std::lock_guard lock(mutex_);
-    ++notified_;
-    auto [first, last] = waiters_.equal_range(workflow_id);
-    for (auto it = first; it != last; ++it) woken.push_back(it->second);
-  }
-  for (auto& w : woken) {
-    asio::post(w->strand, [w] {
-      w->woken = true;
-      if (w->timer != nullptr) w->timer->cancel();
-    });
-  }
+  std::lock_guard lock(mutex_);
+  ++notified_;
+  auto [first, last] = waiters_.equal_range(workflow_id);
+  for (auto it = first; it != last; ++it) wake(it->second);
 }
 
 void feed_wakeups::notify_all() {
-  std::vector<std::shared_ptr<waiter>> woken;
-  {
-    std::lock_guard lock(mutex_);
-    ++notified_;
-    for (auto& [id, w] : waiters_) woken.push_back(w);
-  }
-  for (auto& w : woken) {
-    asio::post(w->strand, [w] {
-      w->woken = true;
-      if (w->timer != nullptr) w->timer->cancel();
-    });
-  }
+  std::lock_guard lock(mutex_);
+  ++notified_;
+  for (auto& [id, w] : waiters_) wake(w);
 }
 
 struct queue_wakeups::waiter {
@@ -340,18 +338,9 @@ asio::awaitable<void> queue_wakeups::wait(std::chrono::milliseconds timeout) {
 }
 
 void queue_wakeups::notify() {
-  std::vector<std::shared_ptr<waiter>> woken;
-  {
-    std::lock_guard lock(mutex_);
-    ++notified_;
-    woken.assign(waiters_.begin(), waiters_.end());
-  }
-  for (auto& w : woken) {
-    asio::post(w->strand, [w] {
-      w->woken = true;
-      if (w->timer != nullptr) w->timer->cancel();
-    });
-  }
+  std::lock_guard lock(mutex_);
+  ++notified_;
+  for (auto& w : waiters_) wake(w);  // under the lock: see wake()
 }
 
 }  // namespace switchboard::orchestrator::store_support

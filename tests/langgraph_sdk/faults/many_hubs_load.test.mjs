@@ -11,7 +11,7 @@
 // back, and the calendar (the booking tool's external ledger) holds each
 // approved booking once and nothing else.
 //
-//   SWITCHBOARD_FAULT_RUNS  threads to drive (default 300: under a minute on 2 cores)
+//   SWITCHBOARD_FAULT_RUNS  threads to drive (default 150: about half a minute on 2 cores)
 //   SWITCHBOARD_FAULT_SEED  the seed of the choices (default: from the clock; printed)
 //   SWITCHBOARD_FAULT_LOG   a file to write the hubs' logs to at the end
 import assert from "node:assert/strict";
@@ -22,7 +22,7 @@ import { Fleet, createThread, endedRun, leaseSeconds, onAnyHub, postRunOnce, see
 import { requests, sampleInput, statusOf } from "../lib/harness.mjs";
 import { FenceWatcher, checkLedger, checkStore, startPostgres } from "../lib/pg_checker.mjs";
 
-const threads = Number(process.env.SWITCHBOARD_FAULT_RUNS ?? 300);
+const threads = Number(process.env.SWITCHBOARD_FAULT_RUNS ?? 150);
 const seed = Number(process.env.SWITCHBOARD_FAULT_SEED ?? Date.now() % 2 ** 31);
 const concurrency = 6;
 
