@@ -243,6 +243,20 @@ asio::awaitable<std::vector<feed_event>> feed_wakeups::wait_for_events(
   }
 }
 
+namespace {
+
+// On the waiter's strand, where wake() cancels its timer: until `until`,
+// or until woken (the feed's and the queue's waiters alike).
+template <class Waiter>
+asio::awaitable<void> sleep_on_strand(std::shared_ptr<Waiter> w, std::chrono::steady_clock::time_point until) {
+  asio::steady_timer timer(w->strand, until);
+  w->timer = &timer;
+  if (!w->woken) co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+  w->timer = nullptr;
+}
+
+}  // namespace
+
 asio::awaitable<void> feed_wakeups::sleep(const std::string& workflow_id, std::uint64_t seen,
                                           std::chrono::steady_clock::time_point until) {
   auto w = std::make_shared<waiter>(co_await asio::this_coro::executor);
@@ -253,15 +267,7 @@ asio::awaitable<void> feed_wakeups::sleep(const std::string& workflow_id, std::u
     if (notified_ != seen) co_return;
     entry = waiters_.emplace(workflow_id, w);
   }
-  // The timer lives on the waiter's strand, where notify() cancels it.
-  auto on_strand = [](std::shared_ptr<waiter> w, std::chrono::steady_clock::time_point until)
-      -> asio::awaitable<void> {
-    asio::steady_timer timer(w->strand, until);
-    w->timer = &timer;
-    if (!w->woken) co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
-    w->timer = nullptr;
-  };
-  auto sleeping = asio::co_spawn(w->strand, on_strand(w, until), asio::use_awaitable);
+  auto sleeping = asio::co_spawn(w->strand, sleep_on_strand(w, until), asio::use_awaitable);
   co_await std::move(sleeping);
   std::lock_guard lock(mutex_);
   waiters_.erase(entry);
@@ -323,14 +329,7 @@ asio::awaitable<void> queue_wakeups::wait(std::chrono::milliseconds timeout) {
     }
     entry = waiters_.insert(waiters_.end(), w);
   }
-  // The timer lives on the waiter's strand, where notify() cancels it.
-  auto on_strand = [](std::shared_ptr<waiter> w, clock::time_point until) -> asio::awaitable<void> {
-    asio::steady_timer timer(w->strand, until);
-    w->timer = &timer;
-    if (!w->woken) co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
-    w->timer = nullptr;
-  };
-  auto sleeping = asio::co_spawn(w->strand, on_strand(w, until), asio::use_awaitable);
+  auto sleeping = asio::co_spawn(w->strand, sleep_on_strand(w, until), asio::use_awaitable);
   co_await std::move(sleeping);
   std::lock_guard lock(mutex_);
   waiters_.erase(entry);
