@@ -27,6 +27,7 @@ std::string_view to_string(orchestrator_errc code) noexcept {
     case orchestrator_errc::lost_ownership: return "lost_ownership";
     case orchestrator_errc::checkpoint_failed: return "checkpoint_failed";
     case orchestrator_errc::decision_required: return "decision_required";
+    case orchestrator_errc::invalid_update: return "invalid_update";
   }
   return "unknown";
 }
@@ -62,6 +63,7 @@ class category final : public boost::system::error_category {
       case orchestrator_errc::lost_ownership: return "another process took the run over";
       case orchestrator_errc::checkpoint_failed: return "the checkpoint could not be saved";
       case orchestrator_errc::decision_required: return "approve or reject the pending tool calls (and only then)";
+      case orchestrator_errc::invalid_update: return "the state update does not fit the workflow";
     }
     return "unknown orchestrator error";
   }

@@ -12,6 +12,7 @@
 #include "detail/run_control.hpp"
 #include "detail/runner.hpp"
 #include "detail/state_journal.hpp"
+#include "detail/state_update.hpp"
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
@@ -222,6 +223,8 @@ bool is_resumable(workflow_status status) noexcept {
   return is_paused(status) || status == workflow_status::interrupted;
 }
 
+void check_definition(const detail::stored_run& stored, const compiled_workflow& workflow, std::string_view verb);
+
 // Throws unless `stored` may continue under `workflow` with `options`.
 void check_resumable(const detail::stored_run& stored, workflow_status status, const compiled_workflow& workflow,
                      const resume_options& options, const checkpoint* cp) {
@@ -251,17 +254,35 @@ void check_resumable(const detail::stored_run& stored, workflow_status status, c
                              "resume: workflow '" + id + "' was interrupted, not paused for a question; "
                              "continue it without an answer");
   }
+  check_definition(stored, workflow, "resume");
+}
+
+// Throws unless `stored` is a run of `workflow` as it is now.
+void check_definition(const detail::stored_run& stored, const compiled_workflow& workflow, std::string_view verb) {
+  const auto& id = stored.state.id;
   if (stored.state.workflow_name != workflow.name()) {
     throw orchestrator_error(orchestrator_errc::workflow_mismatch,
-                             "resume: workflow '" + id + "' runs definition '" + stored.state.workflow_name +
-                                 "', not '" + workflow.name() + "'");
+                             std::string(verb) + ": workflow '" + id + "' runs definition '" +
+                                 stored.state.workflow_name + "', not '" + workflow.name() + "'");
   }
   if (!stored.definition.fingerprint.empty() && stored.definition.fingerprint != workflow.fingerprint()) {
     throw orchestrator_error(orchestrator_errc::workflow_mismatch,
-                             "resume: the definition of '" + workflow.name() + "' changed since workflow '" + id +
-                                 "' started: " + definition_changes(stored.definition, workflow) +
+                             std::string(verb) + ": the definition of '" + workflow.name() +
+                                 "' changed since workflow '" + id + "' started: " +
+                                 definition_changes(stored.definition, workflow) +
                                  "; the run is kept, restore the definition to continue it");
   }
+}
+
+// Throws unless a stored run with `status` may be updated: paused or
+// interrupted, as for cancel_stored_run().
+void check_updatable(const std::string& id, workflow_status status, const checkpoint& cp) {
+  if (is_resumable(status)) return;
+  const bool owned = status == workflow_status::running;
+  throw orchestrator_error(owned ? orchestrator_errc::run_owned : orchestrator_errc::not_awaiting_clarification,
+                           "update: workflow '" + id + "' is " + std::string(to_string(status)) +
+                               (owned ? " (owner " + cp.owner + ")" : "") +
+                               "; only a paused or interrupted run can be updated");
 }
 
 }  // namespace
@@ -452,6 +473,22 @@ asio::awaitable<workflow_state> hub::cancel_stored_run(std::string workflow_id) 
                           {}});
   co_await options.store->save(
       detail::make_save_request(state, stored.definition, &marks, options.owner_id, claimed.fence));
+  co_return std::move(state);
+}
+
+asio::awaitable<workflow_state> hub::update_stored_run(std::shared_ptr<const compiled_workflow> workflow,
+                                                       std::string workflow_id, state_update update) {
+  const auto run = co_await impl_->read_for_claim(workflow_id, "update");
+  check_updatable(workflow_id, run.status, run.cp);
+  auto stored = detail::read_stored_run(run.cp);
+  check_definition(stored, *workflow, "update");
+  auto& state = stored.state;
+  auto marks = detail::marks_of(state);
+  // Checked before the claim: a refused update leaves the run as it was.
+  detail::apply_state_update(state, *workflow, impl_->registry, std::move(update));
+  const auto claimed = co_await impl_->take(run, run.cp.step);
+  co_await impl_->options.store->save(
+      detail::make_save_request(state, stored.definition, &marks, impl_->options.owner_id, claimed.fence));
   co_return std::move(state);
 }
 

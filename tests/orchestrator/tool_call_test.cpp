@@ -135,6 +135,22 @@ TEST_F(tool_calls, a_rejected_call_is_never_made_and_the_model_is_told_why) {
   EXPECT_THAT(std::string(error.at("message").as_string()), HasSubstr("the minivan is in the garage"));
 }
 
+TEST_F(tool_calls, an_answer_set_in_place_of_a_step_awaiting_approval_drops_its_calls) {
+  tool_setup setup(settings(true));
+  hub h{io_.get_executor(), setup.registry, opts(setup)};
+  ASSERT_EQ(start(h, setup, "by-hand").status, workflow_status::awaiting_approval);
+  auto workflow = testing::booking_workflow().compile(setup.registry);
+  const auto updated =
+      await(h.update_stored_run(workflow, "by-hand", {.node = "booker", .data = {{"status", "booked by phone"}}}));
+  EXPECT_EQ(updated.status, workflow_status::interrupted);
+  EXPECT_FALSE(updated.approval);
+  EXPECT_EQ(updated.next_node, "done");
+  const auto done = await(h.resume(workflow, "by-hand", resume_options{}));
+  ASSERT_EQ(done.status, workflow_status::completed);
+  EXPECT_EQ(result_of(done), "booked by phone");
+  EXPECT_EQ(count_lines(counter("book")), 0);  // the pending call was never made
+}
+
 TEST_F(tool_calls, resume_without_a_decision_or_with_an_answer_is_refused_and_changes_nothing) {
   tool_setup setup(settings(true));
   hub h{io_.get_executor(), setup.registry, opts(setup)};

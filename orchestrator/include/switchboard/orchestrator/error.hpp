@@ -41,6 +41,7 @@ enum class orchestrator_errc {
   lost_ownership,           // a save was refused: another hub claimed the run
   checkpoint_failed,        // the store refused or failed a save
   decision_required,        // resume(): a run awaiting approval needs a decision; another takes none
+  invalid_update,           // update_stored_run(): no such agent node, data its schema refuses, no route
 };
 
 // "invalid_workflow", "timeout", ...: the stable type string.

@@ -159,6 +159,14 @@ struct resume_options {
   std::optional<std::int64_t> expected_step;
 };
 
+// A node's answer given by a person instead of its agent (hub::update_stored_run,
+// the API's POST /threads/{id}/state).
+struct state_update {
+  std::string node;                          // an agent node; "" = where the run stopped
+  boost::json::object data;                  // the answer's `data`, checked against the agent's output schema
+  std::string explanation = "set by a person instead of the agent";
+};
+
 namespace detail { struct run_control; }
 
 // True when `owner_id` is a hub owner id of this host whose process no
@@ -235,6 +243,19 @@ class hub {
   // so a run another hub is working on is refused with run_owned); returns
   // its final state, status `cancelled`.
   boost::asio::awaitable<workflow_state> cancel_stored_run(std::string workflow_id);
+
+  // Records `update.data` as the answer of `update.node`'s agent, as if the
+  // node had run (confidence 1, a step of its own in the audit log), and
+  // leaves the run interrupted where that node's routes lead: resuming it
+  // without an answer goes on from there. Only a paused or interrupted run
+  // (claimed first, like a resume); a pending question or pending tool calls
+  // are dropped, so those calls are never made. Nothing is saved when it
+  // throws orchestrator_error: unknown_workflow; run_owned (running);
+  // not_awaiting_clarification (finished); workflow_mismatch; invalid_update
+  // (no such agent node, data the agent's schema refuses, no route
+  // matches); run_moved_on or lost_ownership (another process moved it on).
+  boost::asio::awaitable<workflow_state> update_stored_run(std::shared_ptr<const compiled_workflow> workflow,
+                                                           std::string workflow_id, state_update update);
 
   // This hub's owner id in the store (hub_options::owner_id, or this
   // process's).
