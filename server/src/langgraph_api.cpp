@@ -194,8 +194,11 @@ asio::awaitable<net::server_response> langgraph_api::route(net::server_request& 
       }
       if (n == 2 && m == "DELETE") co_return co_await delete_thread(tid);
       if (n == 3 && is(2, "state") && m == "GET") co_return co_await thread_state(tid);
-      if (n == 3 && is(2, "state") && m == "POST")
-        throw api_error(422, "updating a thread's state is not supported: answer its pause with command.resume");
+      if (n == 3 && is(2, "state") && m == "POST") {
+        auto body = body_object(request);  // g++ 12: named before co_await
+        const auto checkpoint = co_await runs_.update_state(tid, std::move(body));
+        co_return json_response(checkpoint);
+      }
       if (n == 3 && is(2, "history") && (m == "POST" || m == "GET")) co_return co_await thread_history(tid, request);
       if (n == 3 && is(2, "runs") && m == "POST") co_return co_await create_run(tid, request, "background");
       if (n == 3 && is(2, "runs") && m == "GET") co_return list_runs(tid, request);

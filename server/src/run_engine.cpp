@@ -209,6 +209,7 @@ boost::asio::awaitable<run_record> run_engine::create(std::string thread_id, jso
   {
     std::scoped_lock lock(mutex_);
     if (shutting_down_) throw api_error(503, "the server is shutting down");
+    if (updating_.contains(thread_id)) throw api_error(409, "Thread " + thread_id + " is busy: its state is being updated");
     // Sharing runs, the queue orders a thread's runs: no slot here.
     thread_slot unshared;
     auto& slot = shares_runs() ? unshared : threads_[thread_id];

@@ -113,6 +113,16 @@ class run_engine {
   boost::asio::awaitable<bool> wait_for_end(std::string run_id, std::chrono::milliseconds interval,
                                             std::function<boost::asio::awaitable<bool>()> tick);
 
+  // POST /threads/{id}/state: a person's answer in place of a node's agent
+  // on the thread's paused or interrupted hub run (`values` the answer's
+  // data, `as_node` the node, default where the run stopped;
+  // hub::update_stored_run). The next run without input continues from
+  // where that node routes. Returns {"checkpoint": ...}. api_error 404; 409
+  // busy, finished, no run yet, or moved on since the `checkpoint_id`
+  // given; 422 values the agent's schema refuses, not an agent node, no
+  // route matches (thread_update.cpp).
+  boost::asio::awaitable<boost::json::object> update_state(std::string thread_id, boost::json::object body);
+
   // A thread's hub run, as stored.
   boost::asio::awaitable<std::optional<orchestrator::workflow_state>> state_of(const thread_record& thread);
 
@@ -215,6 +225,7 @@ class run_engine {
   std::map<std::string, std::shared_ptr<sink>> sinks_;           // by hub run id
   std::map<std::string, orchestrator::workflow_handle> handles_;  // by API run id
   std::map<std::string, std::string> cancel_actions_;            // by API run id
+  std::set<std::string> updating_;  // threads whose state is being updated: no run starts on them
   fleet_settings fleet_;                       // queue null: runs are not shared
   std::optional<std::chrono::seconds> retention_;
   std::map<std::string, std::int64_t> claimed_;  // threads this server holds: fence by thread id

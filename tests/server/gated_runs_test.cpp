@@ -92,6 +92,10 @@ TEST_F(gated_test, a_running_run_keeps_its_thread_busy) {
                             json::object{{"assistant_id", "gated"}, {"command", json::object{{"resume", "x"}}}});
   EXPECT_EQ(resumed.status, 409) << resumed.describe();
   EXPECT_EQ(del(port(), "/threads/" + thread + "/runs/" + run).status, 409);  // cancel it first
+  const auto updated = post(port(), "/threads/" + thread + "/state",
+                            json::object{{"values", json::object{}}, {"as_node", "wait"}});
+  EXPECT_EQ(updated.status, 409) << updated.describe();  // POST /threads/{id}/state
+  EXPECT_THAT(std::string(updated.json().at("detail").as_string()), HasSubstr("busy"));
 
   open_gate();
   EXPECT_EQ(join(thread, run).at("status"), "completed");
