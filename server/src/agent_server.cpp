@@ -148,7 +148,7 @@ struct agent_server::impl {
     }
     try {
       auto provider = std::make_shared<host::workflow_tools>(executor, std::move(tools));
-      provider->add_observer(metrics);
+      provider->add_observer(options.metrics->observer());  // its runs count as the hubs' do
       if (options.tracing) provider->trace_with(options.tracing);
       open_a2a_endpoint(provider);
       mcp = std::make_unique<mcp_endpoint>(executor, std::move(provider),
@@ -235,7 +235,6 @@ agent_server::agent_server(asio::any_io_executor executor, serve_options options
     auto hub_options = w->opened.hub_options();
     hub_options.lease = s.options.lease;
     w->hub = std::make_unique<orchestrator::hub>(s.executor, *w->opened.agents.registry, std::move(hub_options));
-    w->hub->add_observer(s.metrics);
     w->hub->add_observer(s.options.metrics->observer());
     s.options.metrics->watch(w->opened, w->graph_id);
     if (s.options.tracing) {

@@ -7,8 +7,6 @@
 
 namespace switchboard::server {
 
-namespace orch = switchboard::orchestrator;
-
 namespace {
 
 std::string escaped(std::string_view value) {
@@ -60,22 +58,23 @@ class page {
   std::ostringstream out_;
 };
 
-std::string_view outcome_of(orch::event_kind kind) {
-  switch (kind) {
-    case orch::event_kind::workflow_completed: return "completed";
-    case orch::event_kind::workflow_failed: return "failed";
-    case orch::event_kind::workflow_cancelled: return "cancelled";
-    case orch::event_kind::workflow_interrupted: return "interrupted";
-    case orch::event_kind::paused: return "awaiting_clarification";
-    case orch::event_kind::approval_requested: return "awaiting_approval";
-    default: return {};
-  }
-}
-
-std::string bucket_text(double bound) {
-  std::ostringstream s;
-  s << bound;
-  return s.str();
+// Samples of the metrics sources that an OpenTelemetry instrument counts
+// too (host::process_metrics): on /metrics once, under the instrument's name.
+bool covered_by_instruments(std::string_view name) {
+  static const std::set<std::string, std::less<>> covered{
+      "switchboard_workflows_total",       // switchboard_workflow_runs_total
+      "switchboard_agent_calls_total",     // switchboard_workflow_steps_total
+      "switchboard_agent_seconds_count",   // switchboard_workflow_step_duration_seconds
+      "switchboard_agent_seconds_sum",
+      "switchboard_parse_total",           // switchboard_parser_outcomes_total
+      "switchboard_parse_failed_total",
+      "switchboard_parse_stage_count",     // switchboard_parser_stage_time_seconds_total
+      "switchboard_parse_stage_seconds_sum",
+      "switchboard_model_requests_total",  // gen_ai_client_operation_duration_seconds
+      "switchboard_model_errors_total",
+      "switchboard_model_tokens_total",    // gen_ai_client_token_usage
+  };
+  return covered.contains(name);
 }
 
 }  // namespace
@@ -96,37 +95,6 @@ std::string route_label(std::string_view path) {
   return out.empty() ? "/" : out;
 }
 
-void server_metrics::on_event(const orch::event& e) noexcept {
-  try {
-    std::scoped_lock lock(mutex_);
-    const std::string workflow(e.workflow_name);
-    if (const auto outcome = outcome_of(e.kind); !outcome.empty()) ++runs_[{workflow, std::string(outcome)}];
-    if (e.kind == orch::event_kind::step_completed || e.kind == orch::event_kind::step_failed) {
-      auto& h = steps_[{workflow, std::string(e.node)}];
-      const double seconds = std::chrono::duration<double>(e.duration).count();
-      for (std::size_t i = 0; i < step_buckets.size(); ++i)
-        if (seconds <= step_buckets[i]) ++h.buckets[i];
-      ++h.count;
-      h.sum += seconds;
-      if (e.kind == orch::event_kind::step_failed) ++step_failures_[{workflow, std::string(e.node)}];
-      tokens_[{workflow, "input"}] += static_cast<std::uint64_t>(std::max<std::int64_t>(e.tokens.prompt_tokens, 0));
-      tokens_[{workflow, "output"}] +=
-          static_cast<std::uint64_t>(std::max<std::int64_t>(e.tokens.completion_tokens, 0));
-    }
-    if (e.kind == orch::event_kind::tool_called && e.tool_call) {
-      const auto* tool = e.tool_call->if_contains("tool");
-      const auto* replayed = e.tool_call->if_contains("replayed");
-      const auto* is_error = e.tool_call->if_contains("is_error");
-      const std::string outcome = replayed && replayed->is_bool() && replayed->get_bool() ? "replayed"
-                                  : is_error && is_error->is_bool() && is_error->get_bool() ? "error"
-                                                                                             : "ok";
-      ++tool_calls_[{tool && tool->is_string() ? std::string(tool->get_string()) : std::string("?"), outcome}];
-    }
-  } catch (...) {
-    // a lost count is better than a lost event
-  }
-}
-
 void server_metrics::count_request(std::string_view method, std::string_view route, int status) {
   std::scoped_lock lock(mutex_);
   ++requests_[{std::string(method), std::string(route), status}];
@@ -137,30 +105,6 @@ std::string server_metrics::render(const std::map<std::string, std::int64_t>& wa
   page p;
   {
     std::scoped_lock lock(mutex_);
-    p.family("switchboard_serve_runs_total", "counter", "Hub runs that stopped, by workflow and outcome.");
-    for (const auto& [key, n] : runs_) p.sample("switchboard_serve_runs_total", {{"workflow", key.first}, {"outcome", key.second}}, static_cast<double>(n));
-    p.family("switchboard_serve_step_seconds", "histogram", "Agent steps by workflow and node, and how long each took.");
-    for (const auto& [key, h] : steps_) {
-      for (std::size_t i = 0; i < step_buckets.size(); ++i) {
-        const auto le = bucket_text(step_buckets[i]);
-        p.sample("switchboard_serve_step_seconds_bucket", {{"workflow", key.first}, {"node", key.second}, {"le", le}},
-                 static_cast<double>(h.buckets[i]));
-      }
-      p.sample("switchboard_serve_step_seconds_bucket", {{"workflow", key.first}, {"node", key.second}, {"le", "+Inf"}},
-               static_cast<double>(h.count));
-      p.sample("switchboard_serve_step_seconds_sum", {{"workflow", key.first}, {"node", key.second}}, h.sum);
-      p.sample("switchboard_serve_step_seconds_count", {{"workflow", key.first}, {"node", key.second}},
-               static_cast<double>(h.count));
-    }
-    p.family("switchboard_serve_step_failures_total", "counter", "Agent steps that failed, by workflow and node.");
-    for (const auto& [key, n] : step_failures_)
-      p.sample("switchboard_serve_step_failures_total", {{"workflow", key.first}, {"node", key.second}}, static_cast<double>(n));
-    p.family("switchboard_serve_tool_calls_total", "counter", "Tool calls by tool and outcome (ok, error, replayed).");
-    for (const auto& [key, n] : tool_calls_)
-      p.sample("switchboard_serve_tool_calls_total", {{"tool", key.first}, {"outcome", key.second}}, static_cast<double>(n));
-    p.family("switchboard_serve_model_tokens_total", "counter", "Model tokens used by agent steps, by workflow and kind.");
-    for (const auto& [key, n] : tokens_)
-      p.sample("switchboard_serve_model_tokens_total", {{"workflow", key.first}, {"kind", key.second}}, static_cast<double>(n));
     p.family("switchboard_serve_http_requests_total", "counter", "HTTP requests by method, route and status.");
     for (const auto& [key, n] : requests_)
       p.sample("switchboard_serve_http_requests_total",
@@ -176,6 +120,7 @@ std::string server_metrics::render(const std::map<std::string, std::int64_t>& wa
   std::map<std::string, std::vector<protocol::metric_sample>> families;
   for (const auto& [workflow, source] : sources)
     for (auto& s : source->collect()) {
+      if (covered_by_instruments(s.name)) continue;
       s.labels["workflow"] = workflow;
       families[s.name].push_back(std::move(s));
     }

@@ -83,7 +83,10 @@ test("over Streamable HTTP: tools, an approval asked through elicitation, progre
   assert.match(client.progress[0].message, /^step 1 parse \(nl_parser\)/);
   // The run is counted on the server's /metrics like the API's runs.
   const metrics = await (await fetch(`${url}/metrics`)).text();
-  assert.match(metrics, /switchboard_serve_runs_total\{workflow="family_scheduling",outcome="completed"\} 1/);
+  assert.match(
+    metrics,
+    /switchboard_workflow_runs_total\{gen_ai_workflow_name="family_scheduling",switchboard_run_outcome="completed"\} 1/,
+  );
 });
 
 test("over Streamable HTTP: a paused run is continued by the resume tool of another session", async (t) => {

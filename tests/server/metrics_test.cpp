@@ -1,8 +1,9 @@
 // `switchboard serve`'s /metrics with the sample's LLM agents talking to a
 // loopback model server: the OpenTelemetry instruments appear in Prometheus
 // form (gen_ai_client_token_usage with the conventions' buckets, the hub's
-// switchboard_* counters) beside the serve_* series, with the counts the
-// runs made, recorded into the process's meter that also feeds OTLP.
+// switchboard_* counters) beside the server's own series, with the counts
+// the runs made, each once, recorded into the process's meter that also
+// feeds OTLP.
 #include "server_fixture.hpp"
 
 #include <switchboard/host/workflow_metrics.hpp>
@@ -14,6 +15,7 @@ namespace switchboard::server::testing {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using switchboard::testing::loopback_model_server;
 using switchboard::testing::server_action;
 
@@ -47,7 +49,7 @@ class metrics_test : public server_test {
       [](std::string_view) -> std::optional<std::string> { return std::nullopt; }, "switchboard-test");
 };
 
-TEST_F(metrics_test, the_page_shows_token_usage_and_the_hubs_counts_beside_the_serve_series) {
+TEST_F(metrics_test, the_page_shows_token_usage_and_the_hubs_counts_once) {
   model_.enqueue(server_action::reply(soccer_answer()));
   start();
   const auto id = create_thread();
@@ -59,8 +61,23 @@ TEST_F(metrics_test, the_page_shows_token_usage_and_the_hubs_counts_beside_the_s
   const auto page = get(port(), "/metrics");
   ASSERT_EQ(page.status, 200);
   const std::string& body = page.body;
-  // The serve_* series stay.
-  EXPECT_THAT(body, HasSubstr("switchboard_serve_runs_total{workflow=\"family_scheduling\",outcome=\"completed\"} 1"));
+  // Each count once, under the instrument's name: no series of the server's
+  // own, or of the hub's and parser's sources, repeats a run, step, tool
+  // call, parse or token count.
+  for (const auto* retired : {"switchboard_serve_runs_total", "switchboard_serve_step_seconds",
+                              "switchboard_serve_tool_calls_total", "switchboard_serve_model_tokens_total",
+                              "switchboard_workflows_total", "switchboard_agent_calls_total",
+                              "switchboard_parse_total", "switchboard_model_tokens_total"})
+    EXPECT_THAT(body, Not(HasSubstr(retired)));
+  EXPECT_THAT(body, HasSubstr("switchboard_workflow_steps_total{gen_ai_agent_name=\"nl_parser\","
+                              "gen_ai_workflow_name=\"family_scheduling\",switchboard_node=\"parse\","
+                              "switchboard_step_outcome=\"ok\"} 1"));
+  EXPECT_THAT(body, HasSubstr("switchboard_tool_calls_total{gen_ai_tool_name=\"calendar.book\","
+                              "gen_ai_workflow_name=\"family_scheduling\",switchboard_tool_outcome=\"ok\"} 1"));
+  // What no instrument covers stays: the server's own, the routes taken.
+  EXPECT_THAT(body, HasSubstr("switchboard_serve_http_requests_total{method=\"POST\","
+                              "route=\"/threads/{id}/runs/wait\",code=\"200\"} 2"));
+  EXPECT_THAT(body, HasSubstr("switchboard_route_total{node=\"parse\",target=\"schedule\""));
   // The GenAI conventions' histogram: 11 prompt tokens lie in (4, 16].
   const std::string labels =
       "gen_ai_operation_name=\"chat\",gen_ai_provider_name=\"openai\",gen_ai_request_model=\"gpt-test\","
