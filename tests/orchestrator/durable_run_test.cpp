@@ -67,6 +67,63 @@ TEST_F(durable_run, an_interrupted_run_gives_up_its_step_in_flight_and_continues
   EXPECT_EQ(read_calls(calls), (calls_t{{"ask", 2}, {"four", 1}, {"one", 1}, {"three", 1}, {"two", 2}}));
 }
 
+// ---------------------------------------------------------------- a save with an unknown outcome
+
+// Fails the n-th save as a cut connection does: before the store took it,
+// or after (it landed, the answer was lost).
+class cut_save_store final : public forwarding_checkpoint_store {
+ public:
+  cut_save_store(std::shared_ptr<checkpoint_store> inner, int cut_at, bool landed)
+      : forwarding_checkpoint_store(std::move(inner)), cut_at_(cut_at), landed_(landed) {}
+  asio::awaitable<void> save(save_request run) override {
+    if (++saves_ != cut_at_) co_return co_await inner().save(std::move(run));
+    if (landed_) co_await inner().save(std::move(run));
+    throw checkpoint_error("the connection was cut");
+  }
+
+ private:
+  int saves_ = 0;
+  const int cut_at_;
+  const bool landed_;
+};
+
+class cut_save : public durable_run, public ::testing::WithParamInterface<bool> {};
+
+// The run stops (its in-memory end says checkpoint_failed); the stored run
+// is not left running under a hub that renews it for ever, but interrupted
+// at the save that last landed, and another hub continues it from there:
+// the step whose save was cut runs again only if the save did not land.
+TEST_P(cut_save, a_run_whose_save_was_cut_is_given_up_and_continued_from_its_last_save) {
+  const bool landed = GetParam();
+  const auto calls = counter("cut");
+  agents::agent_registry registry(testing::test_schemas());
+  auto agents = testing::register_durable_agents(registry, calls);
+  auto workflow = testing::durable_workflow().compile(registry);
+  auto cut = std::make_shared<cut_save_store>(store_, 2, landed);  // the save after step "two"
+  hub first{io_.get_executor(), registry, testing::options(cut, {}, silent())};
+  const auto stopped = await(first.run(workflow, durable_input(), with_id("cut")));
+  EXPECT_EQ(stopped.status, workflow_status::failed);
+  ASSERT_NE(stopped.first_error(), nullptr);
+  EXPECT_EQ(stopped.first_error()->type, "checkpoint_failed");
+
+  const auto stored = await(store_->load("cut"));
+  ASSERT_TRUE(stored);
+  EXPECT_EQ(stored->status, workflow_status::interrupted);
+  EXPECT_EQ(stored->owner, "");
+  EXPECT_EQ(stored->step, landed ? 2 : 1);
+  EXPECT_EQ(await(store_->renew(first.owner_id(), 30s)), 0u) << "nothing left for the first hub to renew";
+
+  hub second{io_.get_executor(), registry, hub_opts()};
+  auto s = await(second.resume(workflow, "cut", resume_options{}));
+  ASSERT_EQ(s.status, workflow_status::awaiting_clarification) << (s.first_error() ? s.first_error()->message : "");
+  s = await(second.resume(workflow, "cut", answer("the answer")));
+  EXPECT_EQ(s.status, workflow_status::completed);
+  EXPECT_EQ(read_calls(calls), (calls_t{{"ask", 2}, {"four", 1}, {"one", 1}, {"three", 1}, {"two", landed ? 1 : 2}}));
+}
+
+INSTANTIATE_TEST_SUITE_P(outcomes, cut_save, ::testing::Bool(),
+                         [](const auto& info) { return info.param ? "landed" : "lost"; });
+
 TEST_F(durable_run, interrupting_a_paused_run_leaves_it_paused) {
   const auto calls = counter("paused");
   // The interrupt arrives while "ask" asks its question, so it lands while

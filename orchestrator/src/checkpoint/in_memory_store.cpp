@@ -79,6 +79,20 @@ class in_memory_checkpoint_store final : public checkpoint_store {
     co_return renewed;
   }
 
+  asio::awaitable<bool> release(std::string workflow_id, std::string owner, std::int64_t fence) override {
+    std::lock_guard lock(mutex_);
+    const auto it = runs_.find(workflow_id);
+    if (it == runs_.end()) co_return false;
+    auto& s = it->second.summary;
+    if (s.status != workflow_status::running || s.owner.empty() || s.owner != owner || s.fence != fence)
+      co_return false;
+    s.status = workflow_status::interrupted;
+    s.owner.clear();
+    s.lease_expires = {};
+    touch(it->second);
+    co_return true;
+  }
+
   asio::awaitable<std::optional<checkpoint>> load(std::string workflow_id) override {
     std::lock_guard lock(mutex_);
     auto it = runs_.find(workflow_id);

@@ -11,7 +11,7 @@ namespace switchboard::orchestrator::detail {
 // a new run creates it in the store; every later one carries the fence the
 // run was given. Marks advance only when the store took the record.
 bool workflow_run::saves_now() const {
-  if (!hub_->options.store || lost_) return false;
+  if (!hub_->options.store || lost_ || gave_up_) return false;
   // The hub's own in-memory store serves one thing: resuming a paused run in
   // this process. Nothing else reads a running or ended run from it, and a
   // crash loses it anyway. So only a pause is written there; the journal
@@ -50,13 +50,34 @@ asio::awaitable<void> workflow_run::save() {
   } catch (const claim_error& err) {
     refused_save(err);
   } catch (const std::exception& err) {
+    // The save may or may not have landed (a connection cut mid-statement):
+    // saving again could write its records twice, so nothing more is saved
+    // here and the run is given up at its end (give_up_stored_run).
     hub_->logger->error("[{}] checkpoint failed: {}", state_.id, err.what());
+    gave_up_ = true;
     if (state_.status == workflow_status::running || state_.status == workflow_status::awaiting_clarification ||
         state_.status == workflow_status::awaiting_approval) {
       state_.clarification.reset();
       state_.approval.reset();
       fail(make_record("checkpoint_failed", "workflow '" + state_.id + "': " + err.what(), false));
     }
+  }
+}
+
+// After a save whose outcome is unknown: the stored run, still running under
+// this hub (the lease keeper would renew it for as long as the hub runs
+// anything), becomes interrupted at whatever save last landed, so another
+// process, or a resume here, continues it from there. A save that did land
+// and ended the run leaves nothing to release.
+asio::awaitable<void> workflow_run::give_up_stored_run() {
+  if (!gave_up_ || lost_) co_return;
+  const auto fence = stored_ ? fence_ : 1;  // a create that failed may still have made the run, with fence 1
+  try {
+    if (co_await hub_->options.store->release(state_.id, hub_->options.owner_id, fence))
+      hub_->logger->warn("[{}] left interrupted at its last save for another process to continue", state_.id);
+  } catch (const std::exception& err) {
+    hub_->logger->error("[{}] cannot give the run up ({}); it is taken over when this hub's lease lapses",
+                        state_.id, err.what());
   }
 }
 

@@ -167,6 +167,7 @@ class workflow_run {
   bool saves_now() const;
   asio::awaitable<void> save();
   void refused_save(const claim_error& e);
+  asio::awaitable<void> give_up_stored_run();
   asio::awaitable<void> prune_finished_runs();
   // Removes the run from a store the hub made for itself (hub::impl::own_store).
   asio::awaitable<void> forget();
@@ -190,6 +191,7 @@ class workflow_run {
   std::shared_ptr<step_records> step_tools_;      // the tool journal of the step in flight
   bool stored_ = false;                           // the run exists in the store (created or claimed)
   bool lost_ = false;                             // a save was refused: the run is no longer ours
+  bool gave_up_ = false;                          // a save failed, its outcome unknown: nothing more is saved
   bool step_in_flight_ = false;                   // begin_step started a step that did not end
   journal_marks marks_;                           // how much of state_ the store has
   definition_identity identity_;                  // built at the first save

@@ -74,6 +74,10 @@ const std::string claim_run_sql =
 const std::string renew_sql =
     "UPDATE switchboard_runs SET lease_expires_ns = " SWITCHBOARD_PG_NOW(3) " + $2::bigint"
     " WHERE owner = $1 AND status = 'running'";
+const std::string release_sql =
+    "UPDATE switchboard_runs SET status = 'interrupted', owner = '', lease_expires_ns = 0,"
+    " save_seq = nextval('switchboard_save_seq')"
+    " WHERE workflow_id = $1 AND owner = $2 AND owner <> '' AND fence = $3::bigint AND status = 'running'";
 // The run's row, then its journal, in one statement: one snapshot, so the
 // head and the journal come from the same save.
 const std::string load_sql =
@@ -123,6 +127,13 @@ class postgres_checkpoint_store final : public checkpoint_store {
       const std::vector<param> params{owner, int_param(nanoseconds_of(lease)), now_param(clock_)};
       const auto renewed = co_await c.query(renew_sql.c_str(), params, statement_timeout);
       co_return renewed.affected();
+    });
+  }
+  asio::awaitable<bool> release(std::string workflow_id, std::string owner, std::int64_t fence) override {
+    co_return co_await db_.run([&](connection& c) -> asio::awaitable<bool> {
+      const std::vector<param> params{workflow_id, owner, int_param(fence)};
+      const auto released = co_await c.query(release_sql.c_str(), params, statement_timeout);
+      co_return released.affected() > 0;
     });
   }
   asio::awaitable<std::optional<checkpoint>> load(std::string workflow_id) override {

@@ -53,6 +53,9 @@ class sqlite_checkpoint_store final : public checkpoint_store {
   asio::awaitable<std::size_t> renew(std::string owner, std::chrono::milliseconds lease) override {
     co_return co_await db_.run([&] { return renew_now(owner, lease); });
   }
+  asio::awaitable<bool> release(std::string workflow_id, std::string owner, std::int64_t fence) override {
+    co_return co_await db_.run([&] { return release_now(workflow_id, owner, fence); });
+  }
   asio::awaitable<std::optional<checkpoint>> load(std::string workflow_id) override {
     co_return co_await db_.run([&] { return load_snapshot(workflow_id); });
   }
@@ -145,6 +148,15 @@ class sqlite_checkpoint_store final : public checkpoint_store {
     db_.bind_int64(use.get(), 2, to_nanoseconds(clock_() + lease));
     db_.step_done(use.get(), "cannot renew the leases of owner '" + owner + "'");
     return db_.changes();
+  }
+
+  bool release_now(const std::string& workflow_id, const std::string& owner, std::int64_t fence) {
+    statement_use use(release_);
+    db_.bind_text(use.get(), 1, workflow_id);
+    db_.bind_text(use.get(), 2, owner);
+    db_.bind_int64(use.get(), 3, fence);
+    db_.step_done(use.get(), "cannot release workflow", workflow_id);
+    return db_.changes() > 0;
   }
 
   // The head and the journal read in one read transaction, so both come
@@ -291,6 +303,9 @@ class sqlite_checkpoint_store final : public checkpoint_store {
         "INSERT INTO journal (workflow_id, seq, record) VALUES "
         "(?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM journal WHERE workflow_id = ?1), ?2)");
     renew_ = db_.prepare("UPDATE runs SET lease_expires_ns = ?2 WHERE owner = ?1 AND status = 'running'");
+    release_ = db_.prepare(
+        "UPDATE runs SET status = 'interrupted', owner = '', lease_expires_ns = 0, save_seq = " + next_save_seq +
+        " WHERE workflow_id = ?1 AND owner = ?2 AND owner <> '' AND fence = ?3 AND status = 'running'");
     list_ = db_.prepare("SELECT " + summary + ", save_seq FROM runs WHERE (?1 = 0 OR save_seq < ?1) "
                     "AND (?2 = '' OR workflow_name = ?2) "
                     "AND (?3 = '' OR (CASE WHEN status = 'running' AND lease_expires_ns <= ?4 THEN 'interrupted' "
@@ -308,7 +323,7 @@ class sqlite_checkpoint_store final : public checkpoint_store {
   store_clock clock_;
   statement select_summary_, select_run_, select_journal_, insert_run_, claim_run_, update_run_, update_step_,
       insert_journal_,
-      renew_, list_, erase_journal_, erase_run_, prune_journal_, prune_runs_;
+      renew_, release_, list_, erase_journal_, erase_run_, prune_journal_, prune_runs_;
 };
 
 }  // namespace

@@ -213,6 +213,19 @@ class checkpoint_store {
   // holds; returns how many.
   virtual boost::asio::awaitable<std::size_t> renew(std::string owner, std::chrono::milliseconds lease) = 0;
 
+  // Gives a run up without saving it: when `owner` still holds
+  // `workflow_id` as running under `fence`, the run becomes interrupted at
+  // its last save (owner cleared, no lease), so renew() no longer extends
+  // it and anyone may claim it; returns whether it did. For an owner whose
+  // last save failed with an outcome it cannot know (a cut connection): a
+  // save that did land ended the run already (nothing to release), one that
+  // lands later is refused (the owner is gone). A store that does not
+  // implement it returns false, and the run waits for its owner's lease.
+  virtual boost::asio::awaitable<bool> release(std::string workflow_id, std::string owner, std::int64_t fence) {
+    (void)workflow_id, (void)owner, (void)fence;
+    co_return false;
+  }
+
   // The checkpoint of `workflow_id` with its whole journal, or nullopt.
   virtual boost::asio::awaitable<std::optional<checkpoint>> load(std::string workflow_id) = 0;
 
@@ -243,6 +256,9 @@ class forwarding_checkpoint_store : public checkpoint_store {
   boost::asio::awaitable<void> save(save_request run) override { return inner_->save(std::move(run)); }
   boost::asio::awaitable<std::size_t> renew(std::string owner, std::chrono::milliseconds lease) override {
     return inner_->renew(std::move(owner), lease);
+  }
+  boost::asio::awaitable<bool> release(std::string workflow_id, std::string owner, std::int64_t fence) override {
+    return inner_->release(std::move(workflow_id), std::move(owner), fence);
   }
   boost::asio::awaitable<std::optional<checkpoint>> load(std::string workflow_id) override {
     return inner_->load(std::move(workflow_id));

@@ -277,6 +277,46 @@ TEST_P(checkpoint_store_conformance, a_dead_owner_is_taken_over_before_its_lease
   EXPECT_EQ(reason_name(claim_refusal(store_->save(next_step(run, 1, workflow_status::running, "{}")))->why()), "stale_fence");
 }
 
+// An owner whose save failed with an outcome it cannot know gives the run
+// up: it reads as interrupted at its last save, is renewed no more, and
+// anyone may claim it; the old owner's late save is refused.
+TEST_P(checkpoint_store_conformance, a_run_given_up_is_interrupted_at_its_last_save_and_claimable) {
+  const save_request run = new_run("wf", "worker-a", R"({"v":1})", {"r1"});
+  run_now(store_->create(run, long_lease));
+  EXPECT_FALSE(run_now(store_->release("wf", "worker-b", 1)));     // not its owner
+  EXPECT_FALSE(run_now(store_->release("wf", "worker-a", 2)));     // not its fence
+  EXPECT_FALSE(run_now(store_->release("unknown", "worker-a", 1)));
+  EXPECT_EQ(load("wf")->status, workflow_status::running);
+
+  EXPECT_TRUE(run_now(store_->release("wf", "worker-a", 1)));
+  const std::optional<checkpoint> released = load("wf");
+  ASSERT_TRUE(released.has_value());
+  EXPECT_EQ(released->status, workflow_status::interrupted);
+  EXPECT_EQ(released->owner, "");
+  EXPECT_EQ(released->fence, 1);
+  EXPECT_EQ(released->state_json, R"({"v":1})");
+  EXPECT_EQ(released->journal, std::vector<std::string>{"r1"});
+  EXPECT_EQ(list_ids(workflow_status::interrupted), std::vector<std::string>{"wf"});
+  EXPECT_EQ(run_now(store_->renew("worker-a", long_lease)), 0u);
+  EXPECT_EQ(load("wf")->status, workflow_status::interrupted);
+  EXPECT_FALSE(run_now(store_->release("wf", "worker-a", 1)));     // once
+  const std::optional<claim_error> late = claim_refusal(store_->save(next_step(run, 1, workflow_status::completed, "{}")));
+  ASSERT_TRUE(late.has_value());
+  EXPECT_EQ(reason_name(late->why()), "stale_fence");
+
+  const checkpoint claimed = run_now(store_->claim(claim_for("wf", "worker-b", workflow_status::interrupted, 0)));
+  EXPECT_EQ(claimed.owner, "worker-b");
+  EXPECT_EQ(claimed.fence, 2);
+  EXPECT_EQ(claimed.state_json, R"({"v":1})");
+
+  // A save that landed and ended the run leaves nothing to give up.
+  const save_request done = new_run("done");
+  run_now(store_->create(done, long_lease));
+  run_now(store_->save(next_step(done, 1, workflow_status::completed, R"({"end":true})")));
+  EXPECT_FALSE(run_now(store_->release("done", "worker-a", 1)));
+  EXPECT_EQ(load("done")->status, workflow_status::completed);
+}
+
 TEST_P(checkpoint_store_conformance, renew_extends_only_the_owners_running_runs) {
   run_now(store_->create(new_run("a-1"), 30s));
   run_now(store_->create(new_run("a-2"), 30s));
