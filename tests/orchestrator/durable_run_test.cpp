@@ -71,12 +71,15 @@ TEST_F(durable_run, an_interrupted_run_gives_up_its_step_in_flight_and_continues
 
 // Fails the n-th save as a cut connection does: before the store took it,
 // or after (it landed, the answer was lost).
+// (the n-th save, or the first that saves `status`)
 class cut_save_store final : public forwarding_checkpoint_store {
  public:
-  cut_save_store(std::shared_ptr<checkpoint_store> inner, int cut_at, bool landed)
-      : forwarding_checkpoint_store(std::move(inner)), cut_at_(cut_at), landed_(landed) {}
+  cut_save_store(std::shared_ptr<checkpoint_store> inner, int cut_at, bool landed,
+                 std::optional<workflow_status> status = std::nullopt)
+      : forwarding_checkpoint_store(std::move(inner)), cut_at_(cut_at), landed_(landed), status_(status) {}
   asio::awaitable<void> save(save_request run) override {
-    if (++saves_ != cut_at_) co_return co_await inner().save(std::move(run));
+    const bool cut = status_ ? run.status == *status_ : ++saves_ == cut_at_;
+    if (!cut) co_return co_await inner().save(std::move(run));
     if (landed_) co_await inner().save(std::move(run));
     throw checkpoint_error("the connection was cut");
   }
@@ -85,6 +88,7 @@ class cut_save_store final : public forwarding_checkpoint_store {
   int saves_ = 0;
   const int cut_at_;
   const bool landed_;
+  const std::optional<workflow_status> status_;
 };
 
 class cut_save : public durable_run, public ::testing::WithParamInterface<bool> {};
@@ -119,6 +123,35 @@ TEST_P(cut_save, a_run_whose_save_was_cut_is_given_up_and_continued_from_its_las
   s = await(second.resume(workflow, "cut", answer("the answer")));
   EXPECT_EQ(s.status, workflow_status::completed);
   EXPECT_EQ(read_calls(calls), (calls_t{{"ask", 2}, {"four", 1}, {"one", 1}, {"three", 1}, {"two", landed ? 1 : 2}}));
+}
+
+// A completion that was not kept is not reported as one: the run says
+// failed (checkpoint_failed), and the store has it where it last landed.
+TEST_P(cut_save, a_completion_whose_save_was_cut_is_reported_failed_and_the_store_decides) {
+  const bool landed = GetParam();
+  const auto calls = counter("cut-end");
+  agents::agent_registry registry(testing::test_schemas());
+  auto agents = testing::register_durable_agents(registry, calls);
+  auto workflow = testing::durable_workflow().compile(registry);
+  hub plain{io_.get_executor(), registry, hub_opts()};
+  ASSERT_EQ(await(plain.run(workflow, durable_input(), with_id("cut-end"))).status,
+            workflow_status::awaiting_clarification);
+
+  auto cut = std::make_shared<cut_save_store>(store_, 0, landed, workflow_status::completed);
+  hub answering{io_.get_executor(), registry, testing::options(cut, {}, silent())};
+  const auto answered = await(answering.resume(workflow, "cut-end", answer("the answer")));
+  EXPECT_EQ(answered.status, workflow_status::failed);
+  ASSERT_NE(answered.first_error(), nullptr);
+  EXPECT_EQ(answered.first_error()->type, "checkpoint_failed");
+
+  const auto stored = await(store_->load("cut-end"));
+  ASSERT_TRUE(stored);
+  EXPECT_EQ(stored->status, landed ? workflow_status::completed : workflow_status::interrupted);
+  if (!landed) {
+    const auto done = await(plain.resume(workflow, "cut-end", resume_options{}));
+    EXPECT_EQ(done.status, workflow_status::completed);
+  }
+  EXPECT_EQ(read_calls(calls), (calls_t{{"ask", 2}, {"four", 1}, {"one", 1}, {"three", 1}, {"two", 1}}));
 }
 
 INSTANTIATE_TEST_SUITE_P(outcomes, cut_save, ::testing::Bool(),

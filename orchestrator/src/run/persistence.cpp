@@ -53,10 +53,13 @@ asio::awaitable<void> workflow_run::save() {
     // The save may or may not have landed (a connection cut mid-statement):
     // saving again could write its records twice, so nothing more is saved
     // here and the run is given up at its end (give_up_stored_run).
+    // A completion that was not kept is not one: the run is reported failed
+    // (checkpoint_failed), so whoever serves it learns the store has it at
+    // an earlier save; a cancel or an interruption stays what it is.
     hub_->logger->error("[{}] checkpoint failed: {}", state_.id, err.what());
     gave_up_ = true;
     if (state_.status == workflow_status::running || state_.status == workflow_status::awaiting_clarification ||
-        state_.status == workflow_status::awaiting_approval) {
+        state_.status == workflow_status::awaiting_approval || state_.status == workflow_status::completed) {
       state_.clarification.reset();
       state_.approval.reset();
       fail(make_record("checkpoint_failed", "workflow '" + state_.id + "': " + err.what(), false));
