@@ -360,7 +360,10 @@ boost::asio::awaitable<run_engine::launched> run_engine::launch(const run_record
     t.graph_id = run.graph_id;
     return true;
   });
-  co_await records_.write(running, busy_thread);  // one write for both
+  const std::function<asio::awaitable<void>()> write_start = [&]() -> asio::awaitable<void> {
+    co_await records_.write(running, busy_thread);  // one write for both
+  };
+  co_await keep_trying(run.run_id, "its start in the catalog", write_start);
 
   std::optional<orch::workflow_state> existing;
   try {
@@ -523,7 +526,10 @@ boost::asio::awaitable<void> run_engine::finish(run_record run, const orch::work
     if (!state.id.empty() && orch::is_paused(state.status)) t.interrupts[task_id_of(state)] = interrupts_of(state);
     return true;
   });
-  co_await records_.write(ended, thread_after);  // one write for both
+  const std::function<asio::awaitable<void>()> write_end = [&]() -> asio::awaitable<void> {
+    co_await records_.write(ended, thread_after);  // one write for both
+  };
+  co_await keep_trying(run.run_id, "its end in the catalog", write_end);
   if (shares_runs()) {
     // The stream ends while the thread is still held here: a server dying
     // before the end is written leaves the thread to one that writes it
@@ -545,29 +551,38 @@ boost::asio::awaitable<void> run_engine::finish(run_record run, const orch::work
   if (action == "rollback") co_await feed_->erase(run.run_id);
 }
 
-// The end record is what every `wait`, `join` and stream of the run waits
-// for: a store that fails to take it is asked again (for up to a minute)
-// rather than leaving them waiting until their clients give up. Kept
-// twice by a retry, it is harmless: readers stop at the first.
-boost::asio::awaitable<void> run_engine::end_stream(const std::string& run_id) {
+// A store that fails to take a run's record or its stream's end (a cut
+// connection) is asked again, for up to a minute: every `wait`, `join` and
+// stream of the run waits for them, and the thread stays busy until the
+// record says the run ended. Written twice by a retry, either is harmless
+// (equal versions: the later wins; readers stop at the first end). False
+// when it kept failing (logged).
+boost::asio::awaitable<bool> run_engine::keep_trying(const std::string& run_id, std::string_view what,
+                                                     const std::function<boost::asio::awaitable<void>()>& write) {
   auto pause = std::chrono::milliseconds(100);
   for (int attempt = 1;; ++attempt) {
-    std::string record = std::string(end_of_run) + "\nnull";  // g++ 12: named before co_await
     try {
-      co_await feed_->append(run_id, std::move(record));
-      tell_end(run_id);
-      co_return;
+      co_await write();
+      co_return true;
     } catch (const std::exception& e) {
       if (attempt == 8) {
-        spdlog::error("serve: run {}: its end could not be kept, its waiters wait on: {}", run_id, e.what());
-        co_return;
+        spdlog::error("serve: run {}: {} could not be kept: {}", run_id, what, e.what());
+        co_return false;
       }
-      spdlog::warn("serve: run {}: its end could not be kept: {}; trying again", run_id, e.what());
+      spdlog::warn("serve: run {}: {} could not be kept: {}; trying again", run_id, what, e.what());
     }
     asio::steady_timer timer(executor_, pause);
     co_await timer.async_wait(asio::use_awaitable);
     pause = std::min(pause * 2, std::chrono::milliseconds(10'000));
   }
+}
+
+boost::asio::awaitable<void> run_engine::end_stream(const std::string& run_id) {
+  const std::function<asio::awaitable<void>()> append_end = [this, &run_id]() -> asio::awaitable<void> {
+    std::string record = std::string(end_of_run) + "\nnull";  // g++ 12: named before co_await
+    co_await feed_->append(run_id, std::move(record));
+  };
+  if (co_await keep_trying(run_id, "its end (its waiters wait on)", append_end)) tell_end(run_id);
 }
 
 void run_engine::start_next(const std::string& thread_id) {
