@@ -141,12 +141,13 @@ hub_options completed(hub_options options) {
   return options;
 }
 
-orchestrator_error refusal(const claim_error& e) {
+orchestrator_error refusal(const claim_error& e, std::string_view verb) {
+  const auto message = std::string(verb) + ": " + e.what();
   switch (e.why()) {
-    case claim_error::reason::not_found: return {orchestrator_errc::unknown_workflow, "resume: " + std::string(e.what())};
-    case claim_error::reason::owned: return {orchestrator_errc::run_owned, "resume: " + std::string(e.what())};
-    case claim_error::reason::step_changed: return {orchestrator_errc::run_moved_on, "resume: " + std::string(e.what())};
-    default: return {orchestrator_errc::not_awaiting_clarification, "resume: " + std::string(e.what())};
+    case claim_error::reason::not_found: return {orchestrator_errc::unknown_workflow, message};
+    case claim_error::reason::owned: return {orchestrator_errc::run_owned, message};
+    case claim_error::reason::step_changed: return {orchestrator_errc::run_moved_on, message};
+    default: return {orchestrator_errc::not_awaiting_clarification, message};
   }
 }
 
@@ -355,7 +356,7 @@ asio::awaitable<hub::impl::claimable> hub::impl::read_for_claim(std::string id, 
   co_return run;
 }
 
-asio::awaitable<checkpoint> hub::impl::take(const claimable& run, std::int64_t expected_step) {
+asio::awaitable<checkpoint> hub::impl::take(const claimable& run, std::int64_t expected_step, std::string_view verb) {
   claim_request request;
   request.workflow_id = run.cp.workflow_id;
   request.owner = options.owner_id;
@@ -366,8 +367,28 @@ asio::awaitable<checkpoint> hub::impl::take(const claimable& run, std::int64_t e
   try {
     co_return co_await options.store->claim(std::move(request));
   } catch (const claim_error& e) {
-    throw refusal(e);
+    throw refusal(e, verb);
   }
+}
+
+asio::awaitable<void> hub::impl::save_taken(save_request request, std::string_view verb) {
+  const auto id = request.workflow_id;
+  const auto fence = request.fence;
+  std::exception_ptr failed;
+  try {
+    co_await options.store->save(std::move(request));
+    co_return;
+  } catch (const claim_error& e) {
+    throw orchestrator_error(orchestrator_errc::lost_ownership, std::string(verb) + ": " + e.what());
+  } catch (...) {
+    failed = std::current_exception();
+  }
+  try {
+    co_await options.store->release(id, options.owner_id, fence);
+  } catch (const std::exception& e) {
+    logger->warn("[{}] {}: cannot give the run back after a failed save: {}", id, verb, e.what());
+  }
+  std::rethrow_exception(failed);
 }
 
 asio::awaitable<detail::prepared_run> hub::impl::claim(std::shared_ptr<const compiled_workflow> workflow,
@@ -462,7 +483,7 @@ asio::awaitable<workflow_state> hub::cancel_stored_run(std::string workflow_id) 
                                  "; only a paused or interrupted run can be cancelled here");
   }
   auto stored = detail::read_stored_run(run.cp);
-  const auto claimed = co_await impl_->take(run, run.cp.step);
+  const auto claimed = co_await impl_->take(run, run.cp.step, "cancel");
   auto& state = stored.state;
   auto marks = detail::marks_of(state);
   state.status = workflow_status::cancelled;
@@ -471,8 +492,8 @@ asio::awaitable<workflow_state> hub::cancel_stored_run(std::string workflow_id) 
   state.errors.push_back({"cancelled", "workflow '" + workflow_id + "' was cancelled while " + std::string(to_string(run.status)),
                           false,
                           {}});
-  co_await options.store->save(
-      detail::make_save_request(state, stored.definition, &marks, options.owner_id, claimed.fence));
+  auto request = detail::make_save_request(state, stored.definition, &marks, options.owner_id, claimed.fence);
+  co_await impl_->save_taken(std::move(request), "cancel");
   co_return std::move(state);
 }
 
@@ -484,11 +505,12 @@ asio::awaitable<workflow_state> hub::update_stored_run(std::shared_ptr<const com
   check_definition(stored, *workflow, "update");
   auto& state = stored.state;
   auto marks = detail::marks_of(state);
+  const auto expected_step = update.expected_step.value_or(run.cp.step);
   // Checked before the claim: a refused update leaves the run as it was.
   detail::apply_state_update(state, *workflow, impl_->registry, std::move(update));
-  const auto claimed = co_await impl_->take(run, run.cp.step);
-  co_await impl_->options.store->save(
-      detail::make_save_request(state, stored.definition, &marks, impl_->options.owner_id, claimed.fence));
+  const auto claimed = co_await impl_->take(run, expected_step, "update");
+  auto request = detail::make_save_request(state, stored.definition, &marks, impl_->options.owner_id, claimed.fence);
+  co_await impl_->save_taken(std::move(request), "update");
   co_return std::move(state);
 }
 

@@ -177,7 +177,7 @@ class run_engine {
                                       bool ended_before = false);
   boost::asio::awaitable<bool> stream_has_end(const std::string& run_id);
   boost::asio::awaitable<void> end_stream(const std::string& run_id);
-  boost::asio::awaitable<bool> keep_trying(const std::string& run_id, std::string_view what,
+  boost::asio::awaitable<bool> keep_trying(std::string_view subject, std::string_view what,
                                            const std::function<boost::asio::awaitable<void>()>& write);
   boost::asio::awaitable<void> withdraw(const run_record& run, const std::string& action);
   bool executes_here(const std::string& run_id) const;

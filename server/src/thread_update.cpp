@@ -98,6 +98,8 @@ boost::asio::awaitable<json::object> run_engine::update_state(std::string thread
     if (!id || *id != json::value(request.checkpoint_id))
       throw api_error(409, "Thread " + thread_id + " moved on since checkpoint " + request.checkpoint_id +
                                ": read its state again (only its current checkpoint can be updated)");
+    // And not after it, by another server, before the hub claims the run.
+    request.update.expected_step = current->step;
   }
   orch::workflow_state state;
   try {
@@ -108,12 +110,21 @@ boost::asio::awaitable<json::object> run_engine::update_state(std::string thread
   }
   const auto values = values_of(state);
   const auto updated = records_.change_thread(thread_id, [&](thread_record& t) {
-    t.status = "idle";
+    // A run posted since (on another server) is the thread's news: busy stays.
+    if (t.status != "busy") t.status = "idle";
     t.values = values;
     t.interrupts.clear();
     return true;
   });
-  if (updated) co_await records_.write(*updated);
+  if (updated) {
+    // The hub has the update: its thread's record must say so (a pause it
+    // dropped may not be answered).
+    const std::function<boost::asio::awaitable<void>()> write = [&]() -> boost::asio::awaitable<void> {
+      co_await records_.write(*updated);
+    };
+    const auto subject = "thread " + thread_id;  // g++ 12: named before co_await
+    co_await keep_trying(subject, "its state after an update", write);
+  }
   co_return json::object{{"checkpoint", server::thread_state(updated ? *updated : *thread, state).at("checkpoint")}};
 }
 

@@ -71,7 +71,7 @@ TEST_F(durable_run, an_interrupted_run_gives_up_its_step_in_flight_and_continues
 
 // Fails the n-th save as a cut connection does: before the store took it,
 // or after (it landed, the answer was lost).
-// (the n-th save, or the first that saves `status`)
+// (the n-th save, or every save of `status`)
 class cut_save_store final : public forwarding_checkpoint_store {
  public:
   cut_save_store(std::shared_ptr<checkpoint_store> inner, int cut_at, bool landed,
@@ -152,6 +152,32 @@ TEST_P(cut_save, a_completion_whose_save_was_cut_is_reported_failed_and_the_stor
     EXPECT_EQ(done.status, workflow_status::completed);
   }
   EXPECT_EQ(read_calls(calls), (calls_t{{"ask", 2}, {"four", 1}, {"one", 1}, {"three", 1}, {"two", 1}}));
+}
+
+// An update whose save was cut gives the run back: never left running under
+// the updating hub; where the save did not land, the question still stands.
+TEST_P(cut_save, an_update_whose_save_was_cut_gives_the_run_back) {
+  const bool landed = GetParam();
+  const auto calls = counter("cut-update");
+  agents::agent_registry registry(testing::test_schemas());
+  auto agents = testing::register_durable_agents(registry, calls);
+  auto workflow = testing::durable_workflow().compile(registry);
+  hub plain{io_.get_executor(), registry, hub_opts()};
+  const auto paused = await(plain.run(workflow, durable_input(), with_id("cut-update")));
+  ASSERT_EQ(paused.status, workflow_status::awaiting_clarification);
+
+  auto cut = std::make_shared<cut_save_store>(store_, 0, landed, workflow_status::interrupted);
+  hub updating{io_.get_executor(), registry, testing::options(cut, {}, silent())};
+  EXPECT_THROW(await(updating.update_stored_run(workflow, "cut-update",
+                                                testing::answer_for("", {{"status", "set by hand"}}))),
+               checkpoint_error);
+  const auto stored = await(store_->load("cut-update"));
+  ASSERT_TRUE(stored);
+  EXPECT_EQ(stored->status, workflow_status::interrupted);
+  EXPECT_EQ(stored->owner, "");
+  EXPECT_EQ(stored->step, landed ? paused.step + 1 : paused.step);
+  const auto done = await(plain.resume(workflow, "cut-update", landed ? resume_options{} : answer("the answer")));
+  EXPECT_EQ(done.status, workflow_status::completed) << (done.first_error() ? done.first_error()->message : "");
 }
 
 INSTANTIATE_TEST_SUITE_P(outcomes, cut_save, ::testing::Bool(),

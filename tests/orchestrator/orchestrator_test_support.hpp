@@ -38,6 +38,16 @@ inline const char* test_output_schema = R"({
   "definitions": {"nested": {"type": "object", "properties": {"value": {"type": "integer"}}}}
 })";
 
+// A person's answer for `node` (hub::update_stored_run).
+inline state_update answer_for(std::string node, boost::json::object data,
+                               std::optional<std::int64_t> expected_step = std::nullopt) {
+  state_update u;
+  u.node = std::move(node);
+  u.data = std::move(data);
+  u.expected_step = expected_step;
+  return u;
+}
+
 inline protocol::envelope make_envelope(boost::json::object data, double confidence = 0.9,
                                         std::string explanation = "done") {
   protocol::envelope e;

@@ -60,7 +60,7 @@ TEST_F(state_update_test, an_answer_set_for_the_unsure_node_routes_on_without_ru
   const auto paused = run(wf);
   ASSERT_EQ(paused.status, workflow_status::awaiting_clarification);
 
-  const auto updated = update(wf, paused.id, {.node = "", .data = {{"status", "Tuesday"}}});
+  const auto updated = update(wf, paused.id, testing::answer_for("", {{"status", "Tuesday"}}));
   EXPECT_EQ(updated.status, workflow_status::interrupted);
   EXPECT_EQ(updated.next_node, "b");
   EXPECT_FALSE(updated.clarification);
@@ -84,7 +84,7 @@ TEST_F(state_update_test, an_answer_set_for_the_unsure_node_routes_on_without_ru
 TEST_F(state_update_test, an_answer_the_agents_schema_refuses_names_the_field_and_changes_nothing) {
   const auto wf = paused_flow();
   const auto paused = run(wf);
-  const auto e = refused_update(wf, paused.id, {.node = "a", .data = {{"score", "high"}}});
+  const auto e = refused_update(wf, paused.id, testing::answer_for("a", {{"score", "high"}}));
   EXPECT_EQ(e.code(), make_error_code(orchestrator_errc::invalid_update));
   EXPECT_THAT(e.what(), HasSubstr("/data/score"));
   EXPECT_THAT(e.what(), HasSubstr("agent 'a'"));
@@ -100,10 +100,10 @@ TEST_F(state_update_test, an_answer_the_agents_schema_refuses_names_the_field_an
 TEST_F(state_update_test, only_an_agent_node_of_the_workflow_can_be_answered_for) {
   const auto wf = paused_flow();
   const auto paused = run(wf);
-  const auto unknown = refused_update(wf, paused.id, {.node = "nowhere", .data = {}});
+  const auto unknown = refused_update(wf, paused.id, testing::answer_for("nowhere", {}));
   EXPECT_EQ(unknown.code(), make_error_code(orchestrator_errc::invalid_update));
   EXPECT_THAT(unknown.what(), HasSubstr("no node 'nowhere'"));
-  const auto end = refused_update(wf, paused.id, {.node = "done", .data = {}});
+  const auto end = refused_update(wf, paused.id, testing::answer_for("done", {}));
   EXPECT_THAT(end.what(), HasSubstr("node 'done' is an end node"));
   EXPECT_EQ(stored(paused.id).status, workflow_status::awaiting_clarification);
 }
@@ -115,7 +115,7 @@ TEST_F(state_update_test, an_answer_no_route_takes_is_refused_with_the_routes) {
   wf.end("done");
   const auto paused = run(wf);
   ASSERT_EQ(paused.status, workflow_status::awaiting_clarification);
-  const auto e = refused_update(wf, paused.id, {.node = "a", .data = {{"status", "Friday"}}});
+  const auto e = refused_update(wf, paused.id, testing::answer_for("a", {{"status", "Friday"}}));
   EXPECT_EQ(e.code(), make_error_code(orchestrator_errc::invalid_update));
   EXPECT_THAT(e.what(), HasSubstr("no route matches"));
   EXPECT_THAT(e.what(), HasSubstr("/status"));
@@ -126,16 +126,29 @@ TEST_F(state_update_test, a_finished_run_is_not_updated) {
   const auto wf = paused_flow();
   const auto paused = run(wf);
   ASSERT_EQ(resume(wf, paused.id, "Friday").status, workflow_status::completed);
-  const auto e = refused_update(wf, paused.id, {.node = "a", .data = {{"status", "Tuesday"}}});
+  const auto e = refused_update(wf, paused.id, testing::answer_for("a", {{"status", "Tuesday"}}));
   EXPECT_EQ(e.code(), make_error_code(orchestrator_errc::not_awaiting_clarification));
   EXPECT_THAT(e.what(), HasSubstr("completed"));
   EXPECT_EQ(b_->calls(), 0);
 }
 
+TEST_F(state_update_test, an_update_made_for_a_step_the_run_has_left_is_refused) {
+  const auto wf = paused_flow();
+  const auto paused = run(wf);
+  const auto e = refused_update(
+      wf, paused.id, testing::answer_for("a", {{"status", "Tuesday"}}, paused.step - 1));
+  EXPECT_EQ(e.code(), make_error_code(orchestrator_errc::run_moved_on));
+  EXPECT_THAT(e.what(), HasSubstr("update:"));
+  EXPECT_EQ(stored(paused.id).status, workflow_status::awaiting_clarification);
+  EXPECT_EQ(update(wf, paused.id, testing::answer_for("a", {{"status", "Tuesday"}}, paused.step))
+                .next_node,
+            "b");
+}
+
 TEST_F(state_update_test, an_unknown_run_is_named) {
   const auto wf = paused_flow();
   make_hub();
-  const auto e = refused_update(wf, "no-such-run", {.node = "a", .data = {}});
+  const auto e = refused_update(wf, "no-such-run", testing::answer_for("a", {}));
   EXPECT_EQ(e.code(), make_error_code(orchestrator_errc::unknown_workflow));
   EXPECT_THAT(e.what(), HasSubstr("no-such-run"));
 }

@@ -141,7 +141,7 @@ TEST_F(tool_calls, an_answer_set_in_place_of_a_step_awaiting_approval_drops_its_
   ASSERT_EQ(start(h, setup, "by-hand").status, workflow_status::awaiting_approval);
   auto workflow = testing::booking_workflow().compile(setup.registry);
   const auto updated =
-      await(h.update_stored_run(workflow, "by-hand", {.node = "booker", .data = {{"status", "booked by phone"}}}));
+      await(h.update_stored_run(workflow, "by-hand", testing::answer_for("booker", {{"status", "booked by phone"}})));
   EXPECT_EQ(updated.status, workflow_status::interrupted);
   EXPECT_FALSE(updated.approval);
   EXPECT_EQ(updated.next_node, "done");

@@ -55,8 +55,14 @@ struct hub::impl {
   // throws unknown_workflow naming `verb`.
   boost::asio::awaitable<claimable> read_for_claim(std::string id, std::string_view verb);
   // Claims `run` for this hub at `expected_step`; the store's refusals
-  // become orchestrator_errors.
-  boost::asio::awaitable<checkpoint> take(const claimable& run, std::int64_t expected_step);
+  // become orchestrator_errors naming `verb`.
+  boost::asio::awaitable<checkpoint> take(const claimable& run, std::int64_t expected_step,
+                                          std::string_view verb = "resume");
+  // Saves a run take() claimed to change it (cancel, update). A refusal
+  // (another process claimed it meanwhile) is lost_ownership; any other
+  // failure may or may not have landed, so the run is given back (release)
+  // rather than left running under this hub's renewed lease, and rethrown.
+  boost::asio::awaitable<void> save_taken(save_request request, std::string_view verb);
   // Claims a paused or interrupted run for resume(); throws the misuse errors.
   boost::asio::awaitable<detail::prepared_run> claim(std::shared_ptr<const compiled_workflow> workflow,
                                                      std::string id, resume_options options);

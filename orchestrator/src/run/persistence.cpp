@@ -3,6 +3,9 @@
 
 #include "workflow_run.hpp"
 
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <spdlog/spdlog.h>
 
 namespace switchboard::orchestrator::detail {
@@ -62,6 +65,7 @@ asio::awaitable<void> workflow_run::save() {
         state_.status == workflow_status::awaiting_approval || state_.status == workflow_status::completed) {
       state_.clarification.reset();
       state_.approval.reset();
+      state_.result.reset();
       fail(make_record("checkpoint_failed", "workflow '" + state_.id + "': " + err.what(), false));
     }
   }
@@ -72,15 +76,26 @@ asio::awaitable<void> workflow_run::save() {
 // anything), becomes interrupted at whatever save last landed, so another
 // process, or a resume here, continues it from there. A save that did land
 // and ended the run leaves nothing to release.
+// Tried three times (the connection that failed the save is often not the
+// only one cut): release is fenced, so a repeat is harmless.
 asio::awaitable<void> workflow_run::give_up_stored_run() {
   if (!gave_up_ || lost_) co_return;
   const auto fence = stored_ ? fence_ : 1;  // a create that failed may still have made the run, with fence 1
-  try {
-    if (co_await hub_->options.store->release(state_.id, hub_->options.owner_id, fence))
-      hub_->logger->warn("[{}] left interrupted at its last save for another process to continue", state_.id);
-  } catch (const std::exception& err) {
-    hub_->logger->error("[{}] cannot give the run up ({}); it is taken over when this hub's lease lapses",
-                        state_.id, err.what());
+  for (int attempt = 1;; ++attempt) {
+    try {
+      if (co_await hub_->options.store->release(state_.id, hub_->options.owner_id, fence))
+        hub_->logger->warn("[{}] left interrupted at its last save for another process to continue", state_.id);
+      co_return;
+    } catch (const std::exception& err) {
+      if (attempt == 3) {
+        hub_->logger->error("[{}] cannot give the run up ({}); it stays running under this hub, and another "
+                            "process takes it over once this hub stops renewing its leases",
+                            state_.id, err.what());
+        co_return;
+      }
+    }
+    asio::steady_timer pause(co_await asio::this_coro::executor, std::chrono::milliseconds(200 * attempt));
+    co_await pause.async_wait(asio::use_awaitable);
   }
 }
 

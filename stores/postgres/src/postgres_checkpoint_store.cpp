@@ -76,7 +76,7 @@ const std::string renew_sql =
     " WHERE owner = $1 AND status = 'running'";
 const std::string release_sql =
     "UPDATE switchboard_runs SET status = 'interrupted', owner = '', lease_expires_ns = 0,"
-    " save_seq = nextval('switchboard_save_seq')"
+    " updated_at_ns = " SWITCHBOARD_PG_NOW(4) ", save_seq = nextval('switchboard_save_seq')"
     " WHERE workflow_id = $1 AND owner = $2 AND owner <> '' AND fence = $3::bigint AND status = 'running'";
 // The run's row, then its journal, in one statement: one snapshot, so the
 // head and the journal come from the same save.
@@ -131,7 +131,7 @@ class postgres_checkpoint_store final : public checkpoint_store {
   }
   asio::awaitable<bool> release(std::string workflow_id, std::string owner, std::int64_t fence) override {
     co_return co_await db_.run([&](connection& c) -> asio::awaitable<bool> {
-      const std::vector<param> params{workflow_id, owner, int_param(fence)};
+      const std::vector<param> params{workflow_id, owner, int_param(fence), now_param(clock_)};
       const auto released = co_await c.query(release_sql.c_str(), params, statement_timeout);
       co_return released.affected() > 0;
     });

@@ -155,6 +155,7 @@ class sqlite_checkpoint_store final : public checkpoint_store {
     db_.bind_text(use.get(), 1, workflow_id);
     db_.bind_text(use.get(), 2, owner);
     db_.bind_int64(use.get(), 3, fence);
+    db_.bind_int64(use.get(), 4, to_nanoseconds(clock_()));
     db_.step_done(use.get(), "cannot release workflow", workflow_id);
     return db_.changes() > 0;
   }
@@ -304,7 +305,8 @@ class sqlite_checkpoint_store final : public checkpoint_store {
         "(?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM journal WHERE workflow_id = ?1), ?2)");
     renew_ = db_.prepare("UPDATE runs SET lease_expires_ns = ?2 WHERE owner = ?1 AND status = 'running'");
     release_ = db_.prepare(
-        "UPDATE runs SET status = 'interrupted', owner = '', lease_expires_ns = 0, save_seq = " + next_save_seq +
+        "UPDATE runs SET status = 'interrupted', owner = '', lease_expires_ns = 0, updated_at_ns = ?4, save_seq = " +
+        next_save_seq +
         " WHERE workflow_id = ?1 AND owner = ?2 AND owner <> '' AND fence = ?3 AND status = 'running'");
     list_ = db_.prepare("SELECT " + summary + ", save_seq FROM runs WHERE (?1 = 0 OR save_seq < ?1) "
                     "AND (?2 = '' OR workflow_name = ?2) "

@@ -3,7 +3,7 @@
 // (422 naming the field), the thread's checkpoint moves on, and a run
 // without input continues from where the node routes; a thread that
 // finished, never ran, or moved on since the checkpoint given: 409 (a busy
-// one: tests/server/state_update_test.cpp, which can hold a run).
+// one: tests/server/gated_runs_test.cpp, which can hold a run).
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 

@@ -165,6 +165,9 @@ struct state_update {
   std::string node;                          // an agent node; "" = where the run stopped
   boost::json::object data;                  // the answer's `data`, checked against the agent's output schema
   std::string explanation = "set by a person instead of the agent";
+  // The step the caller saw: refused (run_moved_on) if the run moved on
+  // since. Unset: the step read when updating.
+  std::optional<std::int64_t> expected_step;
 };
 
 namespace detail { struct run_control; }
@@ -250,10 +253,13 @@ class hub {
   // without an answer goes on from there. Only a paused or interrupted run
   // (claimed first, like a resume); a pending question or pending tool calls
   // are dropped, so those calls are never made. Nothing is saved when it
-  // throws orchestrator_error: unknown_workflow; run_owned (running);
+  // throws one of these orchestrator_errors: unknown_workflow; run_owned (running);
   // not_awaiting_clarification (finished); workflow_mismatch; invalid_update
   // (no such agent node, data the agent's schema refuses, no route
-  // matches); run_moved_on or lost_ownership (another process moved it on).
+  // matches); run_moved_on (not at update.expected_step, or moved on while
+  // being claimed) or lost_ownership (claimed by another process before the
+  // save). A save that fails otherwise (it may have landed) gives the run
+  // back (checkpoint_store::release) and rethrows.
   boost::asio::awaitable<workflow_state> update_stored_run(std::shared_ptr<const compiled_workflow> workflow,
                                                            std::string workflow_id, state_update update);
 
