@@ -118,7 +118,7 @@ asio::awaitable<void> workflow_run::go() {
     e.question = "the pending tool calls still wait for a decision";
     emit(e);
     if (saves_now()) co_await save();
-    co_await give_up_stored_run();
+    if (gave_up_) co_await give_up_stored_run();  // a frame only when needed
     co_return;
   } else if (continuing_ && state_.clarification) {
     // Claimed to be answered, but the answer was never saved (the process
@@ -129,7 +129,7 @@ asio::awaitable<void> workflow_run::go() {
     state_.clarification.reset();
     pause(rerun, std::move(question), agent);
     if (saves_now()) co_await save();
-    co_await give_up_stored_run();
+    if (gave_up_) co_await give_up_stored_run();  // a frame only when needed
     co_return;
   } else if (continuing_) {
     emit(make_event(event_kind::resumed));
@@ -178,7 +178,7 @@ asio::awaitable<void> workflow_run::go() {
     if (saves_now()) co_await save();
   }
   if (leased) hub_->leases->release();
-  co_await give_up_stored_run();
+  if (gave_up_) co_await give_up_stored_run();  // a frame only when needed
   if (hub_->own_store && !is_paused(state_.status)) co_await forget();
   if (hub_->options.retention) co_await prune_finished_runs();
 }
