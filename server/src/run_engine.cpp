@@ -555,41 +555,6 @@ boost::asio::awaitable<void> run_engine::finish(run_record run, const orch::work
   if (action == "rollback") co_await feed_->erase(run.run_id);
 }
 
-// A store that fails to take a run's record or its stream's end (a cut
-// connection) is asked again, 8 times over about 13 s: every `wait`, `join` and
-// stream of the run waits for them, and the thread stays busy until the
-// record says the run ended. Written twice by a retry, either is harmless
-// (equal versions: the later wins; readers stop at the first end). False
-// when it kept failing (logged).
-boost::asio::awaitable<bool> run_engine::keep_trying(std::string_view subject, std::string_view what,
-                                                     const std::function<boost::asio::awaitable<void>()>& write) {
-  auto pause = std::chrono::milliseconds(100);
-  for (int attempt = 1;; ++attempt) {
-    try {
-      co_await write();
-      co_return true;
-    } catch (const std::exception& e) {
-      if (attempt == 8) {
-        spdlog::error("serve: {}: {} could not be kept: {}", subject, what, e.what());
-        co_return false;
-      }
-      spdlog::warn("serve: {}: {} could not be kept: {}; trying again", subject, what, e.what());
-    }
-    asio::steady_timer timer(executor_, pause);
-    co_await timer.async_wait(asio::use_awaitable);
-    pause = std::min(pause * 2, std::chrono::milliseconds(10'000));
-  }
-}
-
-boost::asio::awaitable<void> run_engine::end_stream(const std::string& run_id) {
-  const std::function<asio::awaitable<void>()> append_end = [this, &run_id]() -> asio::awaitable<void> {
-    std::string record = std::string(end_of_run) + "\nnull";  // g++ 12: named before co_await
-    co_await feed_->append(run_id, std::move(record));
-  };
-  const auto subject = "run " + run_id;  // g++ 12: named before co_await
-  if (co_await keep_trying(subject, "its stream's end", append_end)) tell_end(run_id);
-}
-
 void run_engine::start_next(const std::string& thread_id) {
   std::string next;
   {

@@ -1,5 +1,7 @@
 // An API run's events: the hubs' events turned into the records a stream
-// sends (values, updates, debug, custom) and kept in the feed, in order.
+// sends (values, updates, debug, custom) and kept in the feed, in order;
+// the stream's end, and the writes a run's waiters depend on, retried until
+// kept (keep_trying).
 #include "run_events.hpp"
 
 #include <switchboard/orchestrator/event_json.hpp>
@@ -7,11 +9,13 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/value_from.hpp>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <iterator>
 
 namespace switchboard::server {
@@ -114,6 +118,41 @@ void run_engine::on_event(const orch::event& e) {
       e.kind == orch::event_kind::step_failed)
     s->push("debug", debug_record(e, event_json));
   s->push("custom", event_json);
+}
+
+// A store that fails to take a run's record or its stream's end (a cut
+// connection) is asked again, 8 times over about 13 s: every `wait`, `join` and
+// stream of the run waits for them, and the thread stays busy until the
+// record says the run ended. Written twice by a retry, either is harmless
+// (equal versions: the later wins; readers stop at the first end). False
+// when it kept failing (logged).
+boost::asio::awaitable<bool> run_engine::keep_trying(std::string_view subject, std::string_view what,
+                                                     const std::function<boost::asio::awaitable<void>()>& write) {
+  auto pause = std::chrono::milliseconds(100);
+  for (int attempt = 1;; ++attempt) {
+    try {
+      co_await write();
+      co_return true;
+    } catch (const std::exception& e) {
+      if (attempt == 8) {
+        spdlog::error("serve: {}: {} could not be kept: {}", subject, what, e.what());
+        co_return false;
+      }
+      spdlog::warn("serve: {}: {} could not be kept: {}; trying again", subject, what, e.what());
+    }
+    asio::steady_timer timer(executor_, pause);
+    co_await timer.async_wait(asio::use_awaitable);
+    pause = std::min(pause * 2, std::chrono::milliseconds(10'000));
+  }
+}
+
+boost::asio::awaitable<void> run_engine::end_stream(const std::string& run_id) {
+  const std::function<asio::awaitable<void>()> append_end = [this, &run_id]() -> asio::awaitable<void> {
+    std::string record = std::string(end_of_run) + "\nnull";  // g++ 12: named before co_await
+    co_await feed_->append(run_id, std::move(record));
+  };
+  const auto subject = "run " + run_id;  // g++ 12: named before co_await
+  if (co_await keep_trying(subject, "its stream's end", append_end)) tell_end(run_id);
 }
 
 }  // namespace switchboard::server
