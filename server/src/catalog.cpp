@@ -405,11 +405,38 @@ std::vector<thread_record> catalog::threads() const {
 }
 
 boost::asio::awaitable<void> catalog::save(thread_record t) {
+  std::optional<thread_record> before;
   {
     std::scoped_lock lock(mutex_);
+    before = find_kept<thread_record>(threads_, t.thread_id);
     keep_next_version(threads_, t.thread_id, t);
   }
-  co_await write(t);
+  try {
+    co_await write(t);
+  } catch (...) {
+    restore_unwritten(t, before);
+    throw;
+  }
+}
+
+// The thread as it was before `written`, whose write failed (see
+// forget_unwritten); a version kept since stays.
+void catalog::restore_unwritten(const thread_record& written, const std::optional<thread_record>& before) {
+  std::scoped_lock lock(mutex_);
+  const auto it = threads_.find(written.thread_id);
+  if (it == threads_.end() || it->second.version != written.version) return;
+  if (before) it->second = kept(*before);
+  else threads_.erase(it);
+}
+
+void catalog::forget_unwritten(const run_record& run, const std::optional<thread_record>& thread_written,
+                               const std::optional<thread_record>& thread_before) {
+  {
+    std::scoped_lock lock(mutex_);
+    if (const auto it = runs_.find(run.run_id); it != runs_.end() && it->second.version == run.version)
+      runs_.erase(it);
+  }
+  if (thread_written) restore_unwritten(*thread_written, thread_before);
 }
 
 boost::asio::awaitable<void> catalog::erase_thread(const std::string& id) {

@@ -148,6 +148,13 @@ class catalog {
   // Keeps `r` as the next version of its record, in memory only (write()
   // journals it); returns it with its version.
   run_record keep(run_record r);
+  // A new run kept here whose write failed: taken out of memory again, and
+  // its thread (`thread_written`, written with it) put back as it was
+  // (`thread_before`), unless a newer version came meanwhile. Had the write
+  // landed after all, the next sync reads them back from the journal;
+  // otherwise no server lists a run nobody will execute.
+  void forget_unwritten(const run_record& run, const std::optional<thread_record>& thread_written,
+                        const std::optional<thread_record>& thread_before);
 
  private:
   boost::asio::awaitable<void> append(boost::json::object entry);
@@ -158,6 +165,7 @@ class catalog {
   void announce(const std::vector<std::pair<std::string, std::string>>& cancels) const;
   void drop_runs_of_deleted_threads();
   void keep_run(run_record run);  // under mutex_
+  void restore_unwritten(const thread_record& written, const std::optional<thread_record>& before);
   boost::asio::awaitable<void> read_to_end();
 
   std::shared_ptr<orchestrator::event_feed> feed_;

@@ -244,7 +244,6 @@ boost::asio::awaitable<run_record> run_engine::create(std::string thread_id, jso
     if (busy && (strategy == "interrupt" || strategy == "rollback")) {
       // Sharing runs, request_cancel asks whichever server executes it.
       displaced = shares_runs() ? running_run_of(thread_id) : slot.active;
-      if (!shares_runs()) cancel_actions_[displaced] = strategy;
     }
     if (shares_runs()) {
       // Started by whichever server claims the thread (offer_run).
@@ -259,6 +258,7 @@ boost::asio::awaitable<run_record> run_engine::create(std::string thread_id, jso
   const bool exclusive = !resume.is_null() || strategy == "reject";
   if (shares_runs() && exclusive) co_await reserve_thread(run, workflow);
   run = records_.keep(std::move(run));
+  const auto thread_before = records_.thread(thread_id);
   const auto busy_thread = records_.change_thread(thread_id, [&](thread_record& t) {
     t.status = "busy";
     t.graph_id = workflow.graph_id;
@@ -267,10 +267,21 @@ boost::asio::awaitable<run_record> run_engine::create(std::string thread_id, jso
     t.metadata["assistant_id"] = run.assistant_id;
     return true;
   });
-  co_await records_.write(run, busy_thread);  // one write for both
-  json::object metadata{{"run_id", run.run_id}, {"thread_id", thread_id}, {"attempt", 1}};
-  std::string first_record = "metadata\n" + json::serialize(metadata);  // g++ 12: named before co_await
-  co_await feed_->append(run.run_id, std::move(first_record));
+  try {
+    co_await records_.write(run, busy_thread);  // one write for both
+  } catch (...) {
+    unpost(run, busy_thread, thread_before);  // the caller is told it failed: nothing of it stays
+    throw;
+  }
+  // Journaled, the run goes ahead: its stream's first record is retried
+  // rather than failing a request whose run will execute anyway.
+  const std::function<asio::awaitable<void>()> append_metadata = [this, &run]() -> asio::awaitable<void> {
+    json::object metadata{{"run_id", run.run_id}, {"thread_id", run.thread_id}, {"attempt", 1}};
+    std::string first_record = "metadata\n" + json::serialize(metadata);  // g++ 12: named before co_await
+    co_await feed_->append(run.run_id, std::move(first_record));
+  };
+  const auto subject = "run " + run.run_id;  // g++ 12: named before co_await
+  co_await keep_trying(subject, "its stream's first record", append_metadata);
   if (shares_runs()) {
     if (!displaced.empty()) co_await request_cancel(displaced, strategy);
     co_await offer_run(run);
@@ -280,7 +291,10 @@ boost::asio::awaitable<run_record> run_engine::create(std::string thread_id, jso
     std::optional<orch::workflow_handle> handle;
     {
       std::scoped_lock lock(mutex_);
-      if (const auto it = handles_.find(displaced); it != handles_.end()) handle = it->second;
+      if (const auto it = handles_.find(displaced); it != handles_.end()) {
+        cancel_actions_[displaced] = strategy;
+        handle = it->second;
+      }
     }
     if (handle) {
       if (strategy == "rollback") handle->cancel();
@@ -289,6 +303,19 @@ boost::asio::awaitable<run_record> run_engine::create(std::string thread_id, jso
   }
   if (start_now) asio::co_spawn(executor_, execute(run.run_id), asio::detached);
   co_return run;
+}
+
+// A run whose journal write failed, taken back: out of the catalog and of
+// its thread's slot, its thread as it was (catalog::forget_unwritten).
+void run_engine::unpost(const run_record& run, const std::optional<thread_record>& thread_written,
+                        const std::optional<thread_record>& thread_before) {
+  records_.forget_unwritten(run, thread_written, thread_before);
+  if (shares_runs()) return;
+  std::scoped_lock lock(mutex_);
+  const auto it = threads_.find(run.thread_id);
+  if (it == threads_.end()) return;
+  if (it->second.active == run.run_id) it->second.active.clear();
+  std::erase(it->second.waiting, run.run_id);
 }
 
 boost::asio::awaitable<std::optional<orch::workflow_state>> run_engine::state_of(const thread_record& thread) {

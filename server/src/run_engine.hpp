@@ -180,6 +180,8 @@ class run_engine {
   boost::asio::awaitable<bool> keep_trying(std::string_view subject, std::string_view what,
                                            const std::function<boost::asio::awaitable<void>()>& write);
   boost::asio::awaitable<void> withdraw(const run_record& run, const std::string& action);
+  void unpost(const run_record& run, const std::optional<thread_record>& thread_written,
+              const std::optional<thread_record>& thread_before);
   bool executes_here(const std::string& run_id) const;
   bool ended_without_end_record(const std::string& run_id) const;
   boost::asio::awaitable<void> wait_for_end_signal(std::string run_id, std::chrono::milliseconds timeout);

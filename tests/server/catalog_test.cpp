@@ -281,5 +281,118 @@ TEST(catalog_without_journal, keeps_records_and_writes_nothing_to_the_feed) {
   EXPECT_TRUE(await(feed->read(journal, 0, 0)).empty());
 }
 
+// A feed whose appends fail while `failing` says so: before writing
+// (nothing kept) or after (kept, the outcome lost with the connection).
+class failing_feed final : public orch::event_feed {
+ public:
+  enum class mode { none, before_writing, after_writing };
+  mode failing = mode::none;
+
+  boost::asio::awaitable<std::int64_t> append(std::string id, std::string event) override {
+    if (failing == mode::before_writing) throw std::runtime_error("the database went away");
+    const auto position = co_await inner_->append(std::move(id), std::move(event));
+    if (failing == mode::after_writing) throw std::runtime_error("the connection was cut before the commit's answer");
+    co_return position;
+  }
+  boost::asio::awaitable<std::int64_t> append_all(std::string id, std::vector<std::string> events) override {
+    if (failing == mode::before_writing) throw std::runtime_error("the database went away");
+    const auto position = co_await inner_->append_all(std::move(id), std::move(events));
+    if (failing == mode::after_writing) throw std::runtime_error("the connection was cut before the commit's answer");
+    co_return position;
+  }
+  boost::asio::awaitable<std::vector<orch::feed_event>> read(std::string id, std::int64_t after,
+                                                             std::size_t limit) override {
+    co_return co_await inner_->read(std::move(id), after, limit);
+  }
+  boost::asio::awaitable<std::vector<orch::feed_event>> wait(std::string id, std::int64_t after, std::size_t limit,
+                                                             std::chrono::milliseconds timeout) override {
+    co_return co_await inner_->wait(std::move(id), after, limit, timeout);
+  }
+  boost::asio::awaitable<std::size_t> erase(std::string id) override { co_return co_await inner_->erase(std::move(id)); }
+
+ private:
+  std::shared_ptr<orch::event_feed> inner_ = orch::make_in_memory_event_feed();
+};
+
+// What serve does to post a run: keep it, mark its thread busy, write both.
+struct posting {
+  run_record run;
+  std::optional<thread_record> before, busy;
+};
+posting post_run(catalog& records, const std::string& thread_id, const std::string& run_id) {
+  posting p;
+  p.run = records.keep(a_run(run_id, thread_id, now_iso8601()));
+  p.before = records.thread(thread_id);
+  p.busy = records.change_thread(thread_id, [](thread_record& t) {
+    t.status = "busy";
+    return true;
+  });
+  return p;
+}
+
+class catalog_failing_writes : public ::testing::Test {
+ protected:
+  std::shared_ptr<failing_feed> feed_ = std::make_shared<failing_feed>();
+  catalog records_{feed_};
+  const std::string thread_id = "70000000-0000-4000-8000-0000000000f1";
+  const std::string run_id = "01900000-0000-7000-8000-0000000000f1";
+};
+
+TEST_F(catalog_failing_writes, a_run_whose_write_failed_is_forgotten_and_its_thread_put_back) {
+  await(records_.save(a_thread(thread_id)));
+  const auto p = post_run(records_, thread_id, run_id);
+  feed_->failing = failing_feed::mode::before_writing;
+  EXPECT_THROW(await(records_.write(p.run, p.busy)), std::runtime_error);
+  records_.forget_unwritten(p.run, p.busy, p.before);
+  EXPECT_FALSE(records_.run(run_id));
+  EXPECT_EQ(records_.thread(thread_id)->status, "idle");
+  EXPECT_EQ(records_.thread(thread_id)->version, 1);
+  feed_->failing = failing_feed::mode::none;
+  await(records_.sync());
+  EXPECT_FALSE(records_.run(run_id)) << "nothing was journaled";
+  EXPECT_EQ(records_.thread(thread_id)->status, "idle");
+}
+
+TEST_F(catalog_failing_writes, a_run_whose_write_landed_though_it_failed_is_read_back) {
+  await(records_.save(a_thread(thread_id)));
+  const auto p = post_run(records_, thread_id, run_id);
+  feed_->failing = failing_feed::mode::after_writing;
+  EXPECT_THROW(await(records_.write(p.run, p.busy)), std::runtime_error);
+  records_.forget_unwritten(p.run, p.busy, p.before);
+  EXPECT_FALSE(records_.run(run_id));
+  feed_->failing = failing_feed::mode::none;
+  await(records_.sync());
+  ASSERT_TRUE(records_.run(run_id)) << "the journal has it: every server reads it";
+  EXPECT_EQ(records_.thread(thread_id)->status, "busy");
+}
+
+TEST_F(catalog_failing_writes, a_newer_version_kept_meanwhile_stays) {
+  await(records_.save(a_thread(thread_id)));
+  const auto p = post_run(records_, thread_id, run_id);
+  feed_->failing = failing_feed::mode::before_writing;
+  EXPECT_THROW(await(records_.write(p.run, p.busy)), std::runtime_error);
+  const auto later = records_.change_thread(thread_id, [](thread_record& t) {
+    t.status = "interrupted";
+    return true;
+  });
+  ASSERT_TRUE(later);
+  records_.forget_unwritten(p.run, p.busy, p.before);
+  EXPECT_EQ(records_.thread(thread_id)->status, "interrupted");
+}
+
+TEST_F(catalog_failing_writes, a_thread_whose_save_failed_is_not_kept) {
+  feed_->failing = failing_feed::mode::before_writing;
+  EXPECT_THROW(await(records_.save(a_thread(thread_id))), std::runtime_error);
+  EXPECT_FALSE(records_.thread(thread_id));
+  // and a change of one that exists goes back to what was journaled
+  feed_->failing = failing_feed::mode::none;
+  await(records_.save(a_thread(thread_id)));
+  feed_->failing = failing_feed::mode::before_writing;
+  auto renamed = a_thread(thread_id);
+  renamed.metadata = {{"owner", "sam"}};
+  EXPECT_THROW(await(records_.save(renamed)), std::runtime_error);
+  EXPECT_EQ(records_.thread(thread_id)->metadata, (json::object{{"owner", "ana"}}));
+}
+
 }  // namespace
 }  // namespace switchboard::server
