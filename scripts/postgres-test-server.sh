@@ -6,6 +6,7 @@
 #
 #   scripts/postgres-test-server.sh start STATE_DIR
 #   scripts/postgres-test-server.sh stop  STATE_DIR
+#   scripts/postgres-test-server.sh restart STATE_DIR [DOWN_SECONDS]
 #
 # start: initdb in a fresh directory under /tmp (a short path: a unix
 # socket's path is at most 107 bytes), as the `postgres` user when run as
@@ -20,6 +21,9 @@
 #   tcp_url    postgresql://swb@127.0.0.1:PORT/switchboard_test
 #   port, server_dir, bin_dir
 # stop: pg_ctl stop -m immediate, then removes the server's directory.
+# restart: the server crashes (pg_ctl stop -m immediate: no checkpoint, its
+# clients cut), stays down DOWN_SECONDS (default 1), and starts again on
+# the same port and directory, recovering from its WAL (the fault tests).
 # A start on a STATE_DIR whose server still runs stops that one first.
 set -euo pipefail
 
@@ -27,7 +31,7 @@ pg_bin="${SWITCHBOARD_POSTGRES_BIN:-/usr/lib/postgresql/15/bin}"
 command="${1:-}"
 state_dir="${2:-}"
 if [[ -z "$command" || -z "$state_dir" ]]; then
-  echo "usage: $0 start|stop STATE_DIR" >&2
+  echo "usage: $0 start|stop|restart STATE_DIR [DOWN_SECONDS]" >&2
   exit 2
 fi
 
@@ -54,6 +58,31 @@ stop_server() {
   rm -f "$state_dir/server_dir" "$state_dir/url" "$state_dir/tcp_url" "$state_dir/port"
 }
 
+# Starts the server of `server_dir` on `port`; fails when it does not come up.
+run_server() {
+  local server_dir="$1" port="$2"
+  as_postgres "$pg_bin/pg_ctl" -D "$server_dir/data" -l "$server_dir/log" -w -t 60 start -o \
+    "-p $port -c listen_addresses=127.0.0.1 -c unix_socket_directories=$server_dir -c fsync=off \
+     -c full_page_writes=off -c max_connections=200 -c shared_buffers=32MB" >/dev/null
+}
+
+# A crash and a start again on the same port (clients reconnect to the same URL).
+restart_server() {
+  local down="${1:-1}" server_dir port attempt
+  server_dir=$(cat "$state_dir/server_dir")
+  port=$(cat "$state_dir/port")
+  as_postgres "$pg_bin/pg_ctl" -D "$server_dir/data" -m immediate -w stop >/dev/null
+  sleep "$down"
+  # A client's connection attempt may hold the port for a moment: retry.
+  for attempt in 1 2 3 4 5 6 7 8 9 10; do
+    run_server "$server_dir" "$port" && return 0
+    sleep 0.5
+  done
+  echo "postgres-test-server: the server did not start again on port $port; its log:" >&2
+  tail -n 50 "$server_dir/log" >&2 || true
+  exit 1
+}
+
 start_server() {
   if [[ ! -x "$pg_bin/initdb" ]]; then
     echo "postgres-test-server: no PostgreSQL server at $pg_bin (scripts/setup.sh installs postgresql-15)" >&2
@@ -76,9 +105,7 @@ HBA
   # Another process may take the port between picking and binding: retry.
   for attempt in 1 2 3 4 5; do
     port=$(free_port)
-    if as_postgres "$pg_bin/pg_ctl" -D "$server_dir/data" -l "$server_dir/log" -w -t 60 start -o \
-        "-p $port -c listen_addresses=127.0.0.1 -c unix_socket_directories=$server_dir -c fsync=off \
-         -c full_page_writes=off -c max_connections=200 -c shared_buffers=32MB" >/dev/null; then
+    if run_server "$server_dir" "$port"; then
       break
     fi
     port=""
@@ -103,5 +130,6 @@ HBA
 case "$command" in
   start) start_server ;;
   stop) stop_server ;;
-  *) echo "usage: $0 start|stop STATE_DIR" >&2; exit 2 ;;
+  restart) restart_server "${3:-1}" ;;
+  *) echo "usage: $0 start|stop|restart STATE_DIR [DOWN_SECONDS]" >&2; exit 2 ;;
 esac

@@ -5,7 +5,10 @@
 //      an approval refused while a dead server's claim lapses leaves the thread answerable;
 //   c. SIGKILL of the hub executing a run held mid-step: another continues it;
 //   d. SIGSTOP of the executing hub past its lease, SIGCONT after a takeover;
-//   e. pg_terminate_backend of every hub's sessions under load.
+//   e. pg_terminate_backend of every hub's sessions under load;
+//   f. PostgreSQL itself crashed and restarted (-m immediate) twice under load;
+//   g. the executing hub cut off from the database by a network partition
+//      (a TCP proxy stalls its connections, then drops them) past its lease.
 // Each scenario has a database of its own; after each, the checker
 // (lib/pg_checker.mjs) reads the tables and the calendar (the booking tool's
 // external ledger, shared by the three hubs through one state directory).
@@ -19,6 +22,7 @@ import { parsedEvent, parsedQuestion, answeredQuestion, startFakeModel, vagueEve
 import { Fleet, createThread, leaseSeconds, endedRun, onAnyHub, postRunOnce } from "../lib/fleet.mjs";
 import { collect, compareEventIds, graphId, rejection, requests, sampleInput, soleInterrupt, statusOf, waitFor } from "../lib/harness.mjs";
 import { FenceWatcher, checkLedger, checkStore, startPostgres } from "../lib/pg_checker.mjs";
+import { TcpProxy } from "../lib/tcp_proxy.mjs";
 
 let pg;
 const cleanups = [];
@@ -36,10 +40,11 @@ const knownProblems = []; // what the checker found of those in scenario e
 const staleEnds = []; // scenario d's stream events after the run's end (the known bug of d2)
 const isStaleEnd = (problem) => /: events after its end: /.test(problem);
 // A database, three hubs on it (with the fake model when given one), and a fence watcher.
-async function scenario(model = null) {
+// `urlOf(database, url)`: hub i's URL of the database, when not `url`.
+async function scenario(model = null, urlOf = null) {
   const database = `many_hubs_${++databases}`;
   const url = pg.createDatabase(database);
-  const fleet = await new Fleet({ url, model }).start();
+  const fleet = await new Fleet({ url, urlOf: urlOf ? urlOf(database, url) : undefined, model }).start();
   cleanups.push(() => fleet.stopAll());
   const fences = new FenceWatcher(pg, database);
   cleanups.push(() => fences.stop());
@@ -256,14 +261,6 @@ describe("three hubs on one PostgreSQL", { timeout: 120000 }, () => {
     await assertChecked(s, [run.run_id], isStaleEnd);
   });
 
-  // Known bug: the woken hub's save is refused, but the events of the step
-  // it was in reach the run's stream, after the end the hub that took over
-  // wrote (readers stop at that end; the store holds them). The streams'
-  // writes are not fenced by the thread's claim. Reported here, not hidden.
-  test("d2. a hub woken past its lease appends nothing to the stream of the run it lost", { todo: "known bug: see the comment" }, () => {
-    assert.deepEqual(staleEnds, []);
-  });
-
   test("e. every hub's database sessions terminated under load: the hubs reconnect, every run finishes", async (t) => {
     const s = await scenario();
     const posted = [];
@@ -338,5 +335,112 @@ describe("three hubs on one PostgreSQL", { timeout: 120000 }, () => {
   // again until kept, so no stream is left without its end.
   test("e2. a save or append that meets a cut session leaves no run running and no stream unended", () => {
     assert.deepEqual({ leftRunning, knownProblems }, { leftRunning: [], knownProblems: [] });
+  });
+
+  // A PostgreSQL that crashes loses no committed write but cuts every
+  // session at once, mid-statement or idle, and refuses connections while
+  // it recovers: the hubs' pools, their listeners and their retried writes
+  // all meet it together.
+  test("f. PostgreSQL crashed and restarted under load: the hubs reconnect, every run ends once, nothing twice", async (t) => {
+    const s = await scenario();
+    const posted = [];
+    const load = (async () => {
+      for (let k = 0; k < 30; k++) {
+        const threadId = await createThread(s.fleet);
+        const request = k % 3 === 0 ? dentist : requests.question;
+        const run = await postRunOnce(s.fleet, threadId, { input: sampleInput(request) });
+        posted.push({ threadId, run, request });
+      }
+    })();
+    for (const when of [6, 18]) {
+      await waitFor(() => posted.length >= when, { what: `${when} runs posted`, timeoutMs: 60000 });
+      await pg.restart(1);
+    }
+    await load;
+    const failed = [];
+    for (const { threadId, run, request } of posted) {
+      const done = await endedRun(s.fleet, threadId, run.run_id).catch((e) => {
+        throw new Error(`${e}\n${s.fleet.output().slice(-30000)}`);
+      });
+      if (done.status === "error") {
+        failed.push(run.run_id);
+        continue;
+      }
+      assert.equal(done.status, "success", `${JSON.stringify(done)}\n${s.fleet.output().slice(-30000)}`);
+      const state = await onAnyHub(s.fleet, (c) => c.threads.getState(threadId));
+      assert.equal(state.values.status, request === dentist ? "awaiting_approval" : "completed", JSON.stringify(state.values));
+    }
+    t.diagnostic(`of ${posted.length} runs ${failed.length} failed on the crash`);
+    // The hubs still take new work, each of them.
+    const threadId = await createThread(s.fleet);
+    for (const i of [0, 1, 2]) {
+      const completed = await waitFor(async () => {
+        const v = await s.fleet.client(i).runs.wait(threadId, graphId, { input: sampleInput(requests.question) });
+        return v?.status === "completed";
+      }, { what: `hub ${i} to complete a run`, intervalMs: 100 });
+      assert.ok(completed);
+    }
+    await assertChecked(s, []);
+  });
+
+  test("g. the executing hub partitioned from the database past its lease: another continues, the partitioned one's writes are refused", async () => {
+    const model = await modelWithQuestions();
+    const proxies = [];
+    for (let i = 0; i < 3; i++) proxies.push(await TcpProxy.start(pg.port));
+    cleanups.push(() => Promise.all(proxies.map((p) => p.close())));
+    const s = await scenario(model, (database) => (i) => pg.tcpUrl(database, proxies[i].port));
+    const event = parsedEvent({ title: "Dentist appointment", date: "2026-11-24", start: "16:00", end: "17:00", participants: ["Leo"], resources: ["minivan"] });
+    const gate = model.hold("nl_parser", event);
+    model.answerAlways("nl_parser", event);
+    const threadId = await createThread(s.fleet);
+    const run = await s.fleet.client(0).runs.create(threadId, graphId, { input: sampleInput(dentist) });
+    await gate.asked;
+    const cut = s.fleet.hubHolding(pg, s.database, threadId);
+    assert.ok(cut >= 0, "a hub holds the thread");
+    proxies[cut].stall();
+
+    // Its renewals unanswered, its lease lapses: another hub claims the
+    // thread and runs the step again, to the pause.
+    await waitFor(() => s.fleet.hubHolding(pg, s.database, threadId) !== cut,
+                  { what: "another hub to claim the thread", timeoutMs: 30000 });
+    const others = s.fleet.alive().filter((i) => i !== cut);
+    const pick = () => 0;
+    const onOthers = { ...s.fleet, alive: () => others, client: (i) => s.fleet.client(i) };
+    const paused = await endedRun(onOthers, threadId, run.run_id);
+    assert.equal(paused.status, "success", JSON.stringify(paused));
+
+    // The partitioned hub gets its model's answer and saves into the
+    // silence; the partition ends with its connections dropped.
+    gate.release();
+    await new Promise((r) => setTimeout(r, 500));
+    proxies[cut].cut();
+    proxies[cut].heal();
+    await waitFor(() => /left for another server to continue|refused: fencing number \d+ .* is stale/.test(s.fleet.hubs[cut].output()), {
+      what: "the partitioned hub to let the run go",
+      timeoutMs: 30000,
+    });
+    const approved = await postRunOnce(onOthers, threadId, { command: { resume: { decision: "approve" } } }, { pick });
+    assert.equal((await endedRun(onOthers, threadId, approved.run_id)).status, "success");
+    // The partitioned hub serves again, and tells the run as it is.
+    const final = await waitFor(async () => {
+      const v = (await s.fleet.client(cut).threads.getState(threadId)).values;
+      return v?.status === "completed" ? v : null;
+    }, { what: "the healed hub to see the run completed" });
+    assert.equal(final.outputs.booking.data.action, "booked", JSON.stringify(final));
+    const runs = await s.fleet.client(cut).runs.list(threadId);
+    assert.deepEqual(runs.map((r) => r.status), ["success", "success"], `runs: ${JSON.stringify(runs)}\n${s.fleet.hubs[cut].output()}`);
+    // the parser: asked by the partitioned hub (its answer never saved), then by the one that took over
+    assert.equal(model.agents().filter((a) => a === "nl_parser").length, 2, JSON.stringify(model.agents()));
+    staleEnds.push(...checkStore(pg, s.database).problems.filter(isStaleEnd));
+    const { store } = await assertChecked(s, [run.run_id], isStaleEnd);
+    assert.deepEqual(store.approvals.map((a) => a.n), [1]);
+  });
+
+  // Known bug: the woken hub's save is refused, but the events of the step
+  // it was in reach the run's stream, after the end the hub that took over
+  // wrote (readers stop at that end; the store holds them). The streams'
+  // writes are not fenced by the thread's claim. Reported here, not hidden.
+  test("d2. a hub woken past its lease appends nothing to the stream of the run it lost", { todo: "known bug: see the comment" }, () => {
+    assert.deepEqual(staleEnds, []);
   });
 });

@@ -27,9 +27,10 @@ const stoppedHub = new Proxy(
 
 export class Fleet {
   // `model`: a fake model (lib/fake_model.mjs) for the LLM-backed agents;
-  // without one the sample runs its offline agents.
-  constructor({ url, size = 3, model = null, maxThreads = 16 }) {
-    this.url = url;
+  // without one the sample runs its offline agents. `urlOf(i)`: hub i's
+  // store URL when hubs reach the database differently (through a proxy each).
+  constructor({ url, urlOf = () => url, size = 3, model = null, maxThreads = 16 }) {
+    this.urlOf = urlOf;
     this.size = size;
     this.env = model ? modelEnv(model) : {};
     this.args = ["--lease", String(leaseSeconds), "--max-threads", String(maxThreads), "--grace", "2"];
@@ -44,7 +45,7 @@ export class Fleet {
   }
 
   async startHub(i) {
-    this.hubs[i] = await startServer({ store: this.url, stateDir: this.stateDir, env: this.env, args: this.args });
+    this.hubs[i] = await startServer({ store: this.urlOf(i), stateDir: this.stateDir, env: this.env, args: this.args });
     this.hubs[i].client = client(this.hubs[i].url);
     return this.hubs[i];
   }
@@ -129,6 +130,7 @@ export async function postRunOnce(fleet, threadId, payload, options = {}) {
   for (;;) {
     const alive = fleet.alive();
     if (alive.length === 0) {
+      if (Date.now() > deadline) throw new Error(`no hub alive to post a run to in ${options.timeoutMs ?? 60000} ms`);
       await new Promise((r) => setTimeout(r, 100));
       continue;
     }

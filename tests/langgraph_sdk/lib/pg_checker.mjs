@@ -17,7 +17,7 @@
 // The server comes from scripts/postgres-test-server.sh (initdb in /tmp,
 // a free loopback port, stopped and removed at the end); SQL goes through
 // the psql of the same installation (no client library of our own here).
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFile, execFileSync, spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 
@@ -32,7 +32,8 @@ process.on("exit", () => {
 // the servers and remove the scratch directories.
 for (const [signal, number] of [["SIGTERM", 15], ["SIGINT", 2], ["SIGHUP", 1]]) process.once(signal, () => process.exit(128 + number));
 
-// Starts a private server; returns {url(database), psql(sql, database), createDatabase(name), stop()}.
+// Starts a private server; returns {url(database), tcpUrl(database, port),
+// psql(sql, database), createDatabase(name), restart(downSeconds), stop()}.
 export function startPostgres() {
   const dir = scratchDir("sb-pg-state-");
   const r = spawnSync("bash", [serverScript, "start", dir], { encoding: "utf8" });
@@ -45,6 +46,10 @@ export function startPostgres() {
   const pg = {
     port: Number(read("port")),
     url,
+    // The database over TCP as user swb, through `port` (a proxy's) or the server's own.
+    tcpUrl(database, port = pg.port) {
+      return `postgresql://swb@127.0.0.1:${port}/${database}`;
+    },
     // Runs `sql` (one statement) and returns its rows as objects.
     psql(sql, database) {
       const out = execFileSync(
@@ -70,6 +75,17 @@ export function startPostgres() {
         database,
       );
       return rows.filter((r) => r.ended).length;
+    },
+    // The server crashes (-m immediate: every session cut, no checkpoint),
+    // stays down `downSeconds`, and starts again on the same port. The
+    // caller's requests go on meanwhile (resolves when it accepts again).
+    restart(downSeconds = 1) {
+      return new Promise((resolve, reject) => {
+        execFile("bash", [serverScript, "restart", dir, String(downSeconds)], (error, stdout, stderr) => {
+          if (error) reject(new Error(`${serverScript} restart failed: ${error.message}\n${stdout}\n${stderr}`));
+          else resolve();
+        });
+      });
     },
     stop() {
       spawnSync("bash", [serverScript, "stop", dir], { stdio: "ignore" });
