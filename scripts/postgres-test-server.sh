@@ -71,10 +71,10 @@ restart_server() {
   local down="${1:-1}" server_dir port attempt
   server_dir=$(cat "$state_dir/server_dir")
   port=$(cat "$state_dir/port")
-  as_postgres "$pg_bin/pg_ctl" -D "$server_dir/data" -m immediate -w stop >/dev/null
+  as_postgres "$pg_bin/pg_ctl" -D "$server_dir/data" -m immediate -w stop >/dev/null 2>&1 || true
   sleep "$down"
   # A client's connection attempt may hold the port for a moment: retry.
-  for attempt in 1 2 3 4 5 6 7 8 9 10; do
+  for attempt in 1 2 3 4 5; do
     run_server "$server_dir" "$port" && return 0
     sleep 0.5
   done

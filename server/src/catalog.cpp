@@ -348,6 +348,7 @@ void keep_next_version(std::map<std::string, kept_record>& records, const std::s
   auto& slot = records[id];
   r.version = slot.version + 1;
   slot = kept(r);
+  slot.unconfirmed = true;
 }
 
 template <class Record, class Change>
@@ -360,6 +361,7 @@ std::optional<Record> change_kept(std::map<std::string, kept_record>& records, c
   record.version = it->second.version + 1;
   record.updated_at = now_iso8601();
   it->second = kept(record);
+  it->second.unconfirmed = true;
   return record;
 }
 
@@ -424,19 +426,25 @@ boost::asio::awaitable<void> catalog::save(thread_record t) {
 void catalog::restore_unwritten(const thread_record& written, const std::optional<thread_record>& before) {
   std::scoped_lock lock(mutex_);
   const auto it = threads_.find(written.thread_id);
-  if (it == threads_.end() || it->second.version != written.version) return;
+  if (it == threads_.end() || it->second.version != written.version || !it->second.unconfirmed) return;
   if (before) it->second = kept(*before);
   else threads_.erase(it);
 }
 
-void catalog::forget_unwritten(const run_record& run, const std::optional<thread_record>& thread_written,
+bool catalog::forget_unwritten(const run_record& run, const std::optional<thread_record>& thread_written,
                                const std::optional<thread_record>& thread_before) {
+  bool forgotten = false;
   {
     std::scoped_lock lock(mutex_);
-    if (const auto it = runs_.find(run.run_id); it != runs_.end() && it->second.version == run.version)
+    const auto it = runs_.find(run.run_id);
+    if (it != runs_.end() && it->second.version == run.version && it->second.unconfirmed) {
       runs_.erase(it);
+      cancels_.erase(run.run_id);
+      forgotten = true;
+    }
   }
   if (thread_written) restore_unwritten(*thread_written, thread_before);
+  return forgotten;
 }
 
 boost::asio::awaitable<void> catalog::erase_thread(const std::string& id) {

@@ -88,6 +88,7 @@ struct kept_record {
   std::string json;
   std::int64_t version = 0;
   std::string thread_id;  // a run's thread, for the lookups by thread
+  bool unconfirmed = false;  // changed here and not read back from the journal yet
 };
 
 class catalog {
@@ -150,10 +151,11 @@ class catalog {
   run_record keep(run_record r);
   // A new run kept here whose write failed: taken out of memory again, and
   // its thread (`thread_written`, written with it) put back as it was
-  // (`thread_before`), unless a newer version came meanwhile. Had the write
-  // landed after all, the next sync reads them back from the journal;
-  // otherwise no server lists a run nobody will execute.
-  void forget_unwritten(const run_record& run, const std::optional<thread_record>& thread_written,
+  // (`thread_before`) — each only while it is the version kept here and not
+  // yet read back from the journal. Had the write landed after all, the next
+  // sync reads them back; otherwise no server lists a run nobody will
+  // execute. True when the run was taken out.
+  bool forget_unwritten(const run_record& run, const std::optional<thread_record>& thread_written,
                         const std::optional<thread_record>& thread_before);
 
  private:

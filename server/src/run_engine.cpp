@@ -258,8 +258,9 @@ boost::asio::awaitable<run_record> run_engine::create(std::string thread_id, jso
   const bool exclusive = !resume.is_null() || strategy == "reject";
   if (shares_runs() && exclusive) co_await reserve_thread(run, workflow);
   run = records_.keep(std::move(run));
-  const auto thread_before = records_.thread(thread_id);
+  std::optional<thread_record> thread_before;
   const auto busy_thread = records_.change_thread(thread_id, [&](thread_record& t) {
+    thread_before = t;
     t.status = "busy";
     t.graph_id = workflow.graph_id;
     if (input) t.workflow_run = run.workflow_run;
@@ -273,15 +274,18 @@ boost::asio::awaitable<run_record> run_engine::create(std::string thread_id, jso
     unpost(run, busy_thread, thread_before);  // the caller is told it failed: nothing of it stays
     throw;
   }
-  // Journaled, the run goes ahead: its stream's first record is retried
-  // rather than failing a request whose run will execute anyway.
-  const std::function<asio::awaitable<void>()> append_metadata = [this, &run]() -> asio::awaitable<void> {
-    json::object metadata{{"run_id", run.run_id}, {"thread_id", run.thread_id}, {"attempt", 1}};
-    std::string first_record = "metadata\n" + json::serialize(metadata);  // g++ 12: named before co_await
+  // Journaled, the run executes whatever follows (another server's sweep
+  // finds it): a failure to keep its stream's first record must not tell
+  // the caller otherwise (a client retrying would post a second run), and
+  // is not retried either (the run may have ended meanwhile: a late first
+  // record would follow its end).
+  json::object metadata{{"run_id", run.run_id}, {"thread_id", thread_id}, {"attempt", 1}};
+  std::string first_record = "metadata\n" + json::serialize(metadata);  // g++ 12: named before co_await
+  try {
     co_await feed_->append(run.run_id, std::move(first_record));
-  };
-  const auto subject = "run " + run.run_id;  // g++ 12: named before co_await
-  co_await keep_trying(subject, "its stream's first record", append_metadata);
+  } catch (const std::exception& e) {
+    spdlog::warn("serve: run {}: its stream's first record (metadata) could not be kept: {}", run.run_id, e.what());
+  }
   if (shares_runs()) {
     if (!displaced.empty()) co_await request_cancel(displaced, strategy);
     co_await offer_run(run);
@@ -291,10 +295,10 @@ boost::asio::awaitable<run_record> run_engine::create(std::string thread_id, jso
     std::optional<orch::workflow_handle> handle;
     {
       std::scoped_lock lock(mutex_);
-      if (const auto it = handles_.find(displaced); it != handles_.end()) {
-        cancel_actions_[displaced] = strategy;
-        handle = it->second;
-      }
+      // Recorded now the new run is written: the displaced run, still
+      // starting (no handle yet), finds it when it gets one (follow).
+      if (threads_[thread_id].active == displaced) cancel_actions_[displaced] = strategy;
+      if (const auto it = handles_.find(displaced); it != handles_.end()) handle = it->second;
     }
     if (handle) {
       if (strategy == "rollback") handle->cancel();
@@ -306,16 +310,21 @@ boost::asio::awaitable<run_record> run_engine::create(std::string thread_id, jso
 }
 
 // A run whose journal write failed, taken back: out of the catalog and of
-// its thread's slot, its thread as it was (catalog::forget_unwritten).
+// its thread's slot, its thread as it was (catalog::forget_unwritten) —
+// unless it started meanwhile (the run before it ended during the write:
+// its start wrote it again), in which case it goes on.
 void run_engine::unpost(const run_record& run, const std::optional<thread_record>& thread_written,
                         const std::optional<thread_record>& thread_before) {
-  records_.forget_unwritten(run, thread_written, thread_before);
+  if (!records_.forget_unwritten(run, thread_written, thread_before)) return;
   if (shares_runs()) return;
-  std::scoped_lock lock(mutex_);
-  const auto it = threads_.find(run.thread_id);
-  if (it == threads_.end()) return;
-  if (it->second.active == run.run_id) it->second.active.clear();
-  std::erase(it->second.waiting, run.run_id);
+  {
+    std::scoped_lock lock(mutex_);
+    cancel_actions_.erase(run.run_id);
+    auto& slot = threads_[run.thread_id];
+    if (slot.active == run.run_id) slot.active.clear();
+    std::erase(slot.waiting, run.run_id);
+  }
+  start_next(run.thread_id);  // runs posted behind it meanwhile
 }
 
 boost::asio::awaitable<std::optional<orch::workflow_state>> run_engine::state_of(const thread_record& thread) {

@@ -343,7 +343,7 @@ TEST_F(catalog_failing_writes, a_run_whose_write_failed_is_forgotten_and_its_thr
   const auto p = post_run(records_, thread_id, run_id);
   feed_->failing = failing_feed::mode::before_writing;
   EXPECT_THROW(await(records_.write(p.run, p.busy)), std::runtime_error);
-  records_.forget_unwritten(p.run, p.busy, p.before);
+  EXPECT_TRUE(records_.forget_unwritten(p.run, p.busy, p.before));
   EXPECT_FALSE(records_.run(run_id));
   EXPECT_EQ(records_.thread(thread_id)->status, "idle");
   EXPECT_EQ(records_.thread(thread_id)->version, 1);
@@ -358,11 +358,23 @@ TEST_F(catalog_failing_writes, a_run_whose_write_landed_though_it_failed_is_read
   const auto p = post_run(records_, thread_id, run_id);
   feed_->failing = failing_feed::mode::after_writing;
   EXPECT_THROW(await(records_.write(p.run, p.busy)), std::runtime_error);
-  records_.forget_unwritten(p.run, p.busy, p.before);
+  EXPECT_TRUE(records_.forget_unwritten(p.run, p.busy, p.before));
   EXPECT_FALSE(records_.run(run_id));
   feed_->failing = failing_feed::mode::none;
   await(records_.sync());
   ASSERT_TRUE(records_.run(run_id)) << "the journal has it: every server reads it";
+  EXPECT_EQ(records_.thread(thread_id)->status, "busy");
+}
+
+TEST_F(catalog_failing_writes, a_run_read_back_before_it_is_forgotten_stays) {
+  await(records_.save(a_thread(thread_id)));
+  const auto p = post_run(records_, thread_id, run_id);
+  feed_->failing = failing_feed::mode::after_writing;
+  EXPECT_THROW(await(records_.write(p.run, p.busy)), std::runtime_error);
+  feed_->failing = failing_feed::mode::none;
+  await(records_.sync());  // a follower read the landed entries first
+  EXPECT_FALSE(records_.forget_unwritten(p.run, p.busy, p.before));
+  ASSERT_TRUE(records_.run(run_id));
   EXPECT_EQ(records_.thread(thread_id)->status, "busy");
 }
 
@@ -376,7 +388,7 @@ TEST_F(catalog_failing_writes, a_newer_version_kept_meanwhile_stays) {
     return true;
   });
   ASSERT_TRUE(later);
-  records_.forget_unwritten(p.run, p.busy, p.before);
+  EXPECT_TRUE(records_.forget_unwritten(p.run, p.busy, p.before));
   EXPECT_EQ(records_.thread(thread_id)->status, "interrupted");
 }
 

@@ -81,7 +81,7 @@ function modelWithQuestions() {
   });
 }
 
-describe("three hubs on one PostgreSQL", { timeout: 120000 }, () => {
+describe("three hubs on one PostgreSQL", { timeout: 300000 }, () => {
   test("a. posted to one hub, streamed from another, state read from a third: every event once, in order", async () => {
     const model = await modelWithQuestions();
     const s = await scenario(model);
@@ -352,6 +352,7 @@ describe("three hubs on one PostgreSQL", { timeout: 120000 }, () => {
         posted.push({ threadId, run, request });
       }
     })();
+    load.catch(() => {}); // awaited below; a failure meanwhile is not left unhandled
     for (const when of [6, 18]) {
       await waitFor(() => posted.length >= when, { what: `${when} runs posted`, timeoutMs: 60000 });
       await pg.restart(1);
@@ -371,6 +372,9 @@ describe("three hubs on one PostgreSQL", { timeout: 120000 }, () => {
       assert.equal(state.values.status, request === dentist ? "awaiting_approval" : "completed", JSON.stringify(state.values));
     }
     t.diagnostic(`of ${posted.length} runs ${failed.length} failed on the crash`);
+    // A save cut by the crash gives its run up at its last save that landed
+    // and another claim continues it: none fails for it.
+    assert.deepEqual(failed, [], s.fleet.output().slice(-30000));
     // The hubs still take new work, each of them.
     const threadId = await createThread(s.fleet);
     for (const i of [0, 1, 2]) {
@@ -386,8 +390,8 @@ describe("three hubs on one PostgreSQL", { timeout: 120000 }, () => {
   test("g. the executing hub partitioned from the database past its lease: another continues, the partitioned one's writes are refused", async () => {
     const model = await modelWithQuestions();
     const proxies = [];
-    for (let i = 0; i < 3; i++) proxies.push(await TcpProxy.start(pg.port));
     cleanups.push(() => Promise.all(proxies.map((p) => p.close())));
+    for (let i = 0; i < 3; i++) proxies.push(await TcpProxy.start(pg.port));
     const s = await scenario(model, (database) => (i) => pg.tcpUrl(database, proxies[i].port));
     const event = parsedEvent({ title: "Dentist appointment", date: "2026-11-24", start: "16:00", end: "17:00", participants: ["Leo"], resources: ["minivan"] });
     const gate = model.hold("nl_parser", event);
@@ -415,8 +419,10 @@ describe("three hubs on one PostgreSQL", { timeout: 120000 }, () => {
     await new Promise((r) => setTimeout(r, 500));
     proxies[cut].cut();
     proxies[cut].heal();
-    await waitFor(() => /left for another server to continue|refused: fencing number \d+ .* is stale/.test(s.fleet.hubs[cut].output()), {
-      what: "the partitioned hub to let the run go",
+    // Its save met the dropped connection (outcome unknown: it gives the run
+    // up, refused by the fence) or, sent again, was refused by the fence.
+    await waitFor(() => /checkpoint failed: |refused: fencing number \d+ .* is stale/.test(s.fleet.hubs[cut].output()), {
+      what: "the partitioned hub's save to fail",
       timeoutMs: 30000,
     });
     const approved = await postRunOnce(onOthers, threadId, { command: { resume: { decision: "approve" } } }, { pick });
