@@ -81,6 +81,72 @@ function modelWithQuestions() {
   });
 }
 
+// 30 runs posted one after the other through any hub, a booking every
+// third (it pauses for approval), else a question; each pushed to `posted`.
+async function postThirtyRuns(s, posted) {
+  for (let k = 0; k < 30; k++) {
+    const threadId = await createThread(s.fleet);
+    const request = k % 3 === 0 ? dentist : requests.question;
+    const run = await postRunOnce(s.fleet, threadId, { input: sampleInput(request) });
+    posted.push({ threadId, run, request });
+  }
+}
+
+// Each of the three hubs completes a run of its own (it still takes work).
+async function eachHubCompletesARun(s) {
+  const threadId = await createThread(s.fleet);
+  for (const i of [0, 1, 2]) {
+    const completed = await waitFor(async () => {
+      const v = await s.fleet.client(i).runs.wait(threadId, graphId, { input: sampleInput(requests.question) });
+      return v?.status === "completed";
+    }, { what: `hub ${i} to complete a run`, intervalMs: 100 });
+    assert.ok(completed);
+  }
+}
+
+// A booking posted to hub 0, held in its parser's model call: the thread,
+// the run, the model's gate, and the hub executing it.
+async function heldBooking(s, model) {
+  const event = parsedEvent({ title: "Dentist appointment", date: "2026-11-24", start: "16:00", end: "17:00", participants: ["Leo"], resources: ["minivan"] });
+  const gate = model.hold("nl_parser", event);
+  model.answerAlways("nl_parser", event);
+  const threadId = await createThread(s.fleet);
+  const run = await s.fleet.client(0).runs.create(threadId, graphId, { input: sampleInput(dentist) });
+  await gate.asked;
+  const holder = s.fleet.hubHolding(pg, s.database, threadId);
+  assert.ok(holder >= 0, "a hub holds the thread");
+  return { gate, threadId, run, holder };
+}
+
+// Another hub claims the thread `lost` held once its lease lapsed, and runs
+// it to the pause (it may have let the thread go again by the time this
+// looks: nobody holding it is `lost` no longer holding it too). Returns the
+// fleet without `lost`.
+async function takenOverToThePause(s, { threadId, run }, lost) {
+  await waitFor(() => s.fleet.hubHolding(pg, s.database, threadId) !== lost,
+                { what: "another hub to claim the thread", timeoutMs: 30000 });
+  const others = s.fleet.alive().filter((i) => i !== lost);
+  const onOthers = { ...s.fleet, alive: () => others, client: (i) => s.fleet.client(i) };
+  const paused = await endedRun(onOthers, threadId, run.run_id);
+  assert.equal(paused.status, "success", JSON.stringify(paused));
+  return onOthers;
+}
+
+// The booking approved through `onOthers`; then `lost`, serving again,
+// tells the thread completed, booked, with its two runs, idle.
+async function approvedAndSeenBy(s, onOthers, threadId, lost) {
+  const approved = await postRunOnce(onOthers, threadId, { command: { resume: { decision: "approve" } } }, { pick: () => 0 });
+  assert.equal((await endedRun(onOthers, threadId, approved.run_id)).status, "success");
+  const final = await waitFor(async () => {
+    const v = (await s.fleet.client(lost).threads.getState(threadId)).values;
+    return v?.status === "completed" ? v : null;
+  }, { what: "the hub that lost the thread to tell it completed" });
+  assert.equal(final.outputs.booking.data.action, "booked", JSON.stringify(final));
+  const runs = await s.fleet.client(lost).runs.list(threadId);
+  assert.deepEqual(runs.map((r) => r.status), ["success", "success"], `runs: ${JSON.stringify(runs)}\n${s.fleet.hubs[lost].output()}`);
+  assert.equal((await s.fleet.client(lost).threads.get(threadId)).status, "idle");
+}
+
 describe("three hubs on one PostgreSQL", { timeout: 300000 }, () => {
   test("a. posted to one hub, streamed from another, state read from a third: every event once, in order", async () => {
     const model = await modelWithQuestions();
@@ -220,59 +286,29 @@ describe("three hubs on one PostgreSQL", { timeout: 300000 }, () => {
   test("d. SIGSTOP of the executing hub past its lease, SIGCONT after the takeover: its writes are refused", async () => {
     const model = await modelWithQuestions();
     const s = await scenario(model);
-    const event = parsedEvent({ title: "Dentist appointment", date: "2026-11-24", start: "16:00", end: "17:00", participants: ["Leo"], resources: ["minivan"] });
-    const gate = model.hold("nl_parser", event);
-    model.answerAlways("nl_parser", event);
-    const threadId = await createThread(s.fleet);
-    const run = await s.fleet.client(0).runs.create(threadId, graphId, { input: sampleInput(dentist) });
-    await gate.asked;
-    const frozen = s.fleet.hubHolding(pg, s.database, threadId);
-    assert.ok(frozen >= 0, "a hub holds the thread");
+    const held = await heldBooking(s, model);
+    const frozen = held.holder;
     await s.fleet.signal(frozen, "SIGSTOP");
     cleanups.push(() => s.fleet.hubs[frozen]?.proc.kill("SIGCONT"));
-
-    // Another hub claims the thread once the lease lapsed and runs it to the
-    // pause (it may have let the thread go again by the time this looks:
-    // nobody holding it is the frozen hub no longer holding it too).
-    await waitFor(() => s.fleet.hubHolding(pg, s.database, threadId) !== frozen,
-                  { what: "another hub to claim the thread", timeoutMs: 30000 });
-    const others = s.fleet.alive().filter((i) => i !== frozen);
-    const pick = () => 0;
-    const onOthers = { ...s.fleet, alive: () => others, client: (i) => s.fleet.client(i) };
-    const paused = await endedRun(onOthers, threadId, run.run_id);
-    assert.equal(paused.status, "success", JSON.stringify(paused));
+    const onOthers = await takenOverToThePause(s, held, frozen);
 
     // The frozen hub wakes up inside its model call and gets the answer: its save must be refused.
     await s.fleet.signal(frozen, "SIGCONT");
-    gate.release();
+    held.gate.release();
     await waitFor(() => /save of workflow '[^']+' refused: fencing number \d+ .* is stale/.test(s.fleet.hubs[frozen].output()), {
       what: "the woken hub's save to be refused as stale",
       timeoutMs: 30000,
     });
-    const approved = await postRunOnce(onOthers, threadId, { command: { resume: { decision: "approve" } } }, { pick });
-    assert.equal((await endedRun(onOthers, threadId, approved.run_id)).status, "success");
-    const final = await s.fleet.client(frozen).threads.getState(threadId);
-    assert.equal(final.values.status, "completed", JSON.stringify(final.values));
-    assert.equal(final.values.outputs.booking.data.action, "booked", JSON.stringify(final.values));
-    const runs = await s.fleet.client(frozen).runs.list(threadId);
-    assert.deepEqual(runs.map((r) => r.status), ["success", "success"], `runs: ${JSON.stringify(runs)}\n${s.fleet.hubs[frozen].output()}`);
-    assert.equal((await s.fleet.client(frozen).threads.get(threadId)).status, "idle");
+    await approvedAndSeenBy(s, onOthers, held.threadId, frozen);
     staleEnds.push(...checkStore(pg, s.database).problems.filter(isStaleEnd));
-    await assertChecked(s, [run.run_id], isStaleEnd);
+    await assertChecked(s, [held.run.run_id], isStaleEnd);
   });
 
   test("e. every hub's database sessions terminated under load: the hubs reconnect, every run finishes", async (t) => {
     const s = await scenario();
     const posted = [];
     let terminated = 0;
-    const load = (async () => {
-      for (let k = 0; k < 30; k++) {
-        const threadId = await createThread(s.fleet);
-        const request = k % 3 === 0 ? dentist : requests.question;
-        const run = await postRunOnce(s.fleet, threadId, { input: sampleInput(request) });
-        posted.push({ threadId, run, request });
-      }
-    })();
+    const load = postThirtyRuns(s, posted);
     for (let round = 0; round < 5; round++) {
       await waitFor(() => posted.length >= round * 6, { what: `${round * 6} runs posted`, timeoutMs: 60000 });
       terminated += pg.terminateSessions(s.database);
@@ -309,14 +345,7 @@ describe("three hubs on one PostgreSQL", { timeout: 300000 }, () => {
     // and the hubs still claim new work after it all
     // (a pooled session cut while idle is found on its next use: that run
     // may fail; the next one runs on a new session)
-    const threadId = await createThread(s.fleet);
-    for (const i of [0, 1, 2]) {
-      const completed = await waitFor(async () => {
-        const v = await s.fleet.client(i).runs.wait(threadId, graphId, { input: sampleInput(requests.question) });
-        return v?.status === "completed";
-      }, { what: `hub ${i} to complete a run`, intervalMs: 100 });
-      assert.ok(completed);
-    }
+    await eachHubCompletesARun(s);
     // What e2 checks: a run whose save, or whose stream's end, met a cut
     // session left `running` under its live server, its stream unended.
     const known = (p) => / ended as running$| is still owned by | ended 0 times$/.test(p);
@@ -344,14 +373,7 @@ describe("three hubs on one PostgreSQL", { timeout: 300000 }, () => {
   test("f. PostgreSQL crashed and restarted under load: the hubs reconnect, every run ends once, nothing twice", async (t) => {
     const s = await scenario();
     const posted = [];
-    const load = (async () => {
-      for (let k = 0; k < 30; k++) {
-        const threadId = await createThread(s.fleet);
-        const request = k % 3 === 0 ? dentist : requests.question;
-        const run = await postRunOnce(s.fleet, threadId, { input: sampleInput(request) });
-        posted.push({ threadId, run, request });
-      }
-    })();
+    const load = postThirtyRuns(s, posted);
     load.catch(() => {}); // awaited below; a failure meanwhile is not left unhandled
     for (const when of [6, 18]) {
       await waitFor(() => posted.length >= when, { what: `${when} runs posted`, timeoutMs: 60000 });
@@ -376,14 +398,7 @@ describe("three hubs on one PostgreSQL", { timeout: 300000 }, () => {
     // and another claim continues it: none fails for it.
     assert.deepEqual(failed, [], s.fleet.output().slice(-30000));
     // The hubs still take new work, each of them.
-    const threadId = await createThread(s.fleet);
-    for (const i of [0, 1, 2]) {
-      const completed = await waitFor(async () => {
-        const v = await s.fleet.client(i).runs.wait(threadId, graphId, { input: sampleInput(requests.question) });
-        return v?.status === "completed";
-      }, { what: `hub ${i} to complete a run`, intervalMs: 100 });
-      assert.ok(completed);
-    }
+    await eachHubCompletesARun(s);
     await assertChecked(s, []);
   });
 
@@ -393,29 +408,16 @@ describe("three hubs on one PostgreSQL", { timeout: 300000 }, () => {
     cleanups.push(() => Promise.all(proxies.map((p) => p.close())));
     for (let i = 0; i < 3; i++) proxies.push(await TcpProxy.start(pg.port));
     const s = await scenario(model, (database) => (i) => pg.tcpUrl(database, proxies[i].port));
-    const event = parsedEvent({ title: "Dentist appointment", date: "2026-11-24", start: "16:00", end: "17:00", participants: ["Leo"], resources: ["minivan"] });
-    const gate = model.hold("nl_parser", event);
-    model.answerAlways("nl_parser", event);
-    const threadId = await createThread(s.fleet);
-    const run = await s.fleet.client(0).runs.create(threadId, graphId, { input: sampleInput(dentist) });
-    await gate.asked;
-    const cut = s.fleet.hubHolding(pg, s.database, threadId);
-    assert.ok(cut >= 0, "a hub holds the thread");
+    const held = await heldBooking(s, model);
+    const cut = held.holder;
     proxies[cut].stall();
-
-    // Its renewals unanswered, its lease lapses: another hub claims the
-    // thread and runs the step again, to the pause.
-    await waitFor(() => s.fleet.hubHolding(pg, s.database, threadId) !== cut,
-                  { what: "another hub to claim the thread", timeoutMs: 30000 });
-    const others = s.fleet.alive().filter((i) => i !== cut);
-    const pick = () => 0;
-    const onOthers = { ...s.fleet, alive: () => others, client: (i) => s.fleet.client(i) };
-    const paused = await endedRun(onOthers, threadId, run.run_id);
-    assert.equal(paused.status, "success", JSON.stringify(paused));
+    // Its renewals unanswered, its lease lapses: another hub takes the run
+    // over and runs the step again, to the pause.
+    const onOthers = await takenOverToThePause(s, held, cut);
 
     // The partitioned hub gets its model's answer and saves into the
     // silence; the partition ends with its connections dropped.
-    gate.release();
+    held.gate.release();
     await new Promise((r) => setTimeout(r, 500));
     proxies[cut].cut();
     proxies[cut].heal();
@@ -425,20 +427,11 @@ describe("three hubs on one PostgreSQL", { timeout: 300000 }, () => {
       what: "the partitioned hub's save to fail",
       timeoutMs: 30000,
     });
-    const approved = await postRunOnce(onOthers, threadId, { command: { resume: { decision: "approve" } } }, { pick });
-    assert.equal((await endedRun(onOthers, threadId, approved.run_id)).status, "success");
-    // The partitioned hub serves again, and tells the run as it is.
-    const final = await waitFor(async () => {
-      const v = (await s.fleet.client(cut).threads.getState(threadId)).values;
-      return v?.status === "completed" ? v : null;
-    }, { what: "the healed hub to see the run completed" });
-    assert.equal(final.outputs.booking.data.action, "booked", JSON.stringify(final));
-    const runs = await s.fleet.client(cut).runs.list(threadId);
-    assert.deepEqual(runs.map((r) => r.status), ["success", "success"], `runs: ${JSON.stringify(runs)}\n${s.fleet.hubs[cut].output()}`);
+    await approvedAndSeenBy(s, onOthers, held.threadId, cut);
     // the parser: asked by the partitioned hub (its answer never saved), then by the one that took over
     assert.equal(model.agents().filter((a) => a === "nl_parser").length, 2, JSON.stringify(model.agents()));
     staleEnds.push(...checkStore(pg, s.database).problems.filter(isStaleEnd));
-    const { store } = await assertChecked(s, [run.run_id], isStaleEnd);
+    const { store } = await assertChecked(s, [held.run.run_id], isStaleEnd);
     assert.deepEqual(store.approvals.map((a) => a.n), [1]);
   });
 
