@@ -85,6 +85,9 @@ asio::awaitable<void> workflow_run::give_up_stored_run() {
     try {
       if (co_await hub_->options.store->release(state_.id, hub_->options.owner_id, fence))
         hub_->logger->warn("[{}] left interrupted at its last save for another process to continue", state_.id);
+      else
+        hub_->logger->info("[{}] not given up: the save that failed ended it, or another process holds it now",
+                           state_.id);
       co_return;
     } catch (const std::exception& err) {
       if (attempt == 3) {

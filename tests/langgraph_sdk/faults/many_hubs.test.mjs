@@ -422,9 +422,10 @@ describe("three hubs on one PostgreSQL", { timeout: 300000 }, () => {
     proxies[cut].cut();
     proxies[cut].heal();
     // Its save met the dropped connection (outcome unknown: it gives the run
-    // up, refused by the fence) or, sent again, was refused by the fence.
-    await waitFor(() => /checkpoint failed: |refused: fencing number \d+ .* is stale/.test(s.fleet.hubs[cut].output()), {
-      what: "the partitioned hub's save to fail",
+    // up, and the store refuses, another hub holding it) or, sent again, was
+    // refused by the fence.
+    await waitFor(() => /not given up: |refused: fencing number \d+ .* is stale/.test(s.fleet.hubs[cut].output()), {
+      what: "the store to refuse the partitioned hub",
       timeoutMs: 30000,
     });
     await approvedAndSeenBy(s, onOthers, held.threadId, cut);
