@@ -591,17 +591,4 @@ boost::asio::awaitable<void> run_engine::finish(run_record run, const orch::work
   if (action == "rollback") co_await feed_->erase(run.run_id);
 }
 
-void run_engine::start_next(const std::string& thread_id) {
-  std::string next;
-  {
-    std::scoped_lock lock(mutex_);
-    auto& slot = threads_[thread_id];
-    if (!slot.active.empty() || slot.waiting.empty() || shutting_down_) return;
-    next = slot.waiting.front();
-    slot.waiting.erase(slot.waiting.begin());
-    slot.active = next;
-  }
-  asio::co_spawn(executor_, execute(next), asio::detached);
-}
-
 }  // namespace switchboard::server

@@ -75,6 +75,21 @@ boost::asio::awaitable<void> run_engine::cancel(std::string thread_id, std::stri
   }
 }
 
+// One server alone: the thread's oldest waiting run starts when none is
+// active.
+void run_engine::start_next(const std::string& thread_id) {
+  std::string next;
+  {
+    std::scoped_lock lock(mutex_);
+    auto& slot = threads_[thread_id];
+    if (!slot.active.empty() || slot.waiting.empty() || shutting_down_) return;
+    next = slot.waiting.front();
+    slot.waiting.erase(slot.waiting.begin());
+    slot.active = next;
+  }
+  asio::co_spawn(executor_, execute(next), asio::detached);
+}
+
 // A pending run cancelled before it started: removed with its stream
 // (rollback), or ended `interrupted`; its thread is idle again when it has
 // nothing else to run.
