@@ -38,7 +38,8 @@ using testing::execute_sql;
 checkpoint_store_backend in_memory_backend() {
   return {"in_memory", [](const std::filesystem::path&) { return make_in_memory_checkpoint_store(); },
           [](const std::filesystem::path&, store_clock clock) { return make_in_memory_run_queue(std::move(clock)); },
-          [](const std::filesystem::path&, store_clock clock) { return make_in_memory_event_feed(std::move(clock)); }};
+          [](const std::filesystem::path&, store_clock clock) { return make_in_memory_event_feed(std::move(clock)); },
+          false};
 }
 
 checkpoint_store_backend sqlite_backend() {

@@ -84,7 +84,7 @@ TEST(postgres_store, processes_opening_an_empty_database_at_once_all_come_up) {
   }
   for (auto& t : threads) t.join();
   for (int i = 0; i < openers; ++i) EXPECT_EQ(errors[i], "") << "opener " << i;
-  EXPECT_EQ(exec_sql(url, "SELECT count(*) FROM switchboard_schema_version"), "1") << "migrated once";
+  EXPECT_EQ(exec_sql(url, "SELECT count(*) FROM switchboard_schema_version"), "2") << "each version applied once";
   EXPECT_EQ(exec_sql(url, "SELECT count(*) FROM switchboard_runs"), std::to_string(openers));
 }
 
@@ -152,6 +152,26 @@ TEST(postgres_store, a_database_of_a_newer_schema_is_refused) {
   } catch (const checkpoint_error& e) {
     EXPECT_THAT(e.what(), HasSubstr("schema version 99"));
   }
+}
+
+// A database of version 1 numbered claims from the queue's row; version 2
+// from one sequence, which starts above every fence already queued.
+TEST(postgres_store, a_version_1_database_is_migrated_and_its_claims_keep_counting_up) {
+  scratch_directory dir;
+  const auto url = url_for(dir.path());
+  {
+    auto queue = stores::make_postgres_run_queue(url);
+    run_now(queue->enqueue(testing::queued("thread")));
+  }
+  exec_sql(url, "DROP SEQUENCE switchboard_claim_fence_seq");
+  exec_sql(url, "DELETE FROM switchboard_schema_version WHERE version = 2");
+  exec_sql(url, "UPDATE switchboard_queue SET fence = 41");  // claimed 41 times under version 1
+
+  auto queue = stores::make_postgres_run_queue(url);
+  const auto claimed = run_now(queue->claim_next("worker-a", long_lease));
+  ASSERT_TRUE(claimed.has_value());
+  EXPECT_GT(claimed->fence, 41) << "a fence the run had before";
+  EXPECT_EQ(exec_sql(url, "SELECT max(version) FROM switchboard_schema_version"), "2");
 }
 
 TEST(postgres_store, texts_round_trip_byte_for_byte) {

@@ -94,6 +94,13 @@ asio::awaitable<std::int64_t> event_feed::append_all(std::string workflow_id, st
   co_return last;
 }
 
+asio::awaitable<std::int64_t> event_feed::append_claimed(std::string workflow_id, std::vector<std::string>,
+                                                         feed_claim claim) {
+  throw checkpoint_error("event feed: append to the feed of workflow '" + workflow_id + "' under the claim of '" +
+                         claim.workflow_id + "' refused: this store has no run queue to check claims against");
+  co_return 0;
+}
+
 std::shared_ptr<event_feed> make_in_memory_event_feed(store_clock clock) {
   return std::make_shared<in_memory_event_feed>(std::move(clock));
 }

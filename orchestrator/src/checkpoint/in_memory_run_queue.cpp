@@ -61,10 +61,11 @@ class in_memory_run_queue final : public run_queue {
       return r.owner.empty() || r.lease_expires <= now;
     });
     if (it == runs_.end()) co_return std::nullopt;
-    if (!it->owner.empty()) it->why = ready_reason::lease_lapsed;
+    it->previous_owner = it->owner.empty() ? std::string() : std::move(it->owner);
+    if (!it->previous_owner.empty()) it->why = ready_reason::lease_lapsed;
     it->owner = std::move(owner);
     it->lease_expires = now + lease;
-    ++it->fence;
+    it->fence = ++last_fence_;
     co_return *it;
   }
 
@@ -108,6 +109,7 @@ class in_memory_run_queue final : public run_queue {
   store_clock clock_;
   std::mutex mutex_;
   std::list<queued_run> runs_;  // enqueue order
+  std::int64_t last_fence_ = 0;  // of any run: a run enqueued again never gets a fence it had
   store_support::queue_wakeups wakeups_;
 };
 

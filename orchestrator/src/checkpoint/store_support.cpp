@@ -214,6 +214,21 @@ void check_feed_id(std::string_view feed_name, const std::string& workflow_id) {
   if (workflow_id.empty()) throw checkpoint_error(std::string(feed_name) + ": append refused: empty workflow_id");
 }
 
+void check_feed_claim(std::string_view feed_name, const std::string& workflow_id, const feed_claim& claim) {
+  check_feed_id(feed_name, workflow_id);
+  if (claim.workflow_id.empty() || claim.owner.empty())
+    throw checkpoint_error(std::string(feed_name) + ": append to the feed of workflow '" + workflow_id +
+                           "' refused: its claim names no " + (claim.owner.empty() ? "owner" : "queued workflow"));
+}
+
+void throw_claim_not_held(std::string_view feed_name, const std::string& workflow_id, const feed_claim& claim) {
+  throw claim_error(claim_error::reason::stale_fence,
+                    std::string(feed_name) + ": append to the feed of workflow '" + workflow_id +
+                        "' refused: the claim of '" + claim.workflow_id + "' with fencing number " +
+                        std::to_string(claim.fence) + " is no longer held by '" + claim.owner + "'",
+                    std::nullopt);
+}
+
 struct feed_wakeups::waiter {
   explicit waiter(const asio::any_io_executor& executor) : strand(asio::make_strand(executor)) {}
   asio::strand<asio::any_io_executor> strand;

@@ -176,6 +176,12 @@ asio::awaitable<void> database::migrate(connection& c) {
     co_await c.query(record_version_sql, applied, statement_timeout);
     spdlog::info("postgres: created the store's tables (schema version 1) in {}", server_.text);
   }
+  if (version < 2) {
+    for (const char* statement : version_2_sql) co_await c.query(statement, none, statement_timeout);
+    const std::vector<param> applied{std::to_string(2)};
+    co_await c.query(record_version_sql, applied, statement_timeout);
+    spdlog::info("postgres: migrated the store's tables to schema version 2 in {}", server_.text);
+  }
   co_await c.query("COMMIT", none, statement_timeout);
   const auto schema = co_await c.query("SELECT md5(COALESCE(current_schema(), ''))", none, statement_timeout);
   schema_md5_ = schema.text(0, 0);

@@ -16,7 +16,7 @@
 
 namespace switchboard::stores::postgres {
 
-inline constexpr int schema_version = 1;
+inline constexpr int schema_version = 2;
 
 // pg_advisory_xact_lock key of the migration ("SwbS").
 inline constexpr const char* migration_lock_sql = "SELECT pg_advisory_xact_lock(1400332883)";
@@ -53,6 +53,15 @@ inline constexpr std::array<const char*, 11> version_1_sql{
     " workflow_id text NOT NULL, position bigint NOT NULL, event text NOT NULL, at_ns bigint NOT NULL,"
     " PRIMARY KEY (workflow_id, position))",
     "COMMENT ON TABLE switchboard_runs IS 'Switchboard checkpoint store: one row per workflow run'",
+};
+
+// Version 2. Claim fences come from one sequence (the run queue's claims),
+// not from the row, which done() removes: a thread done and queued again
+// never gets a fence it had (ADR 0037). It starts above every fence queued.
+inline constexpr std::array<const char*, 2> version_2_sql{
+    "CREATE SEQUENCE switchboard_claim_fence_seq",
+    "SELECT setval('switchboard_claim_fence_seq', GREATEST(1, m), m > 0)"
+    " FROM (SELECT COALESCE(max(fence), 0) AS m FROM switchboard_queue) AS queued",
 };
 
 // The server's clock in nanoseconds. It ticks in microseconds: a time it

@@ -23,6 +23,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <algorithm>
 #include <exception>
 #include <memory>
 #include <utility>
@@ -70,6 +71,34 @@ const std::string append_many_sql =
     " SELECT b.workflow_id, head.last_position - b.n + b.ord, b.event, now.now_ns"
     " FROM numbered b JOIN head USING (workflow_id), now)"
     " SELECT head.last_position - b.n + b.ord FROM numbered b JOIN head USING (workflow_id) ORDER BY b.idx";
+// As append_many_sql, each element with the claim it is made under ($3
+// the queued id, '' for none; $4 the owner; $5 the fence). The claims'
+// queue rows are locked FOR SHARE, in id order (the run queue's renewal
+// locks its rows in the same order): a claim committed before the lock is
+// seen (read committed reads the row's newest version under a lock), and
+// none can be committed after it until this statement commits. Elements
+// whose claim is not held take no position (NULL).
+const std::string append_claimed_sql =
+    "WITH input AS (SELECT t.k AS workflow_id, t.e AS event, t.c AS claim, t.o AS owner, t.f AS fence, t.i AS idx"
+    " FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[]) WITH ORDINALITY AS t(k, e, c, o, f, i)),"
+    " held AS MATERIALIZED (SELECT q.workflow_id, q.owner, q.fence FROM switchboard_queue q"
+    " WHERE q.workflow_id IN (SELECT claim FROM input WHERE claim <> '') ORDER BY q.workflow_id FOR SHARE OF q),"
+    " accepted AS MATERIALIZED (SELECT i.workflow_id, i.event, i.idx FROM input i WHERE i.claim = ''"
+    " OR EXISTS (SELECT 1 FROM held h WHERE h.workflow_id = i.claim AND h.owner = i.owner AND h.fence = i.fence)),"
+    " numbered AS (SELECT workflow_id, event, idx,"
+    " row_number() OVER (PARTITION BY workflow_id ORDER BY idx) AS ord,"
+    " count(*) OVER (PARTITION BY workflow_id) AS n FROM accepted),"
+    " counts AS (SELECT DISTINCT workflow_id, n FROM numbered),"
+    " head AS (INSERT INTO switchboard_feed_heads AS h (workflow_id, last_position)"
+    " SELECT workflow_id, n FROM counts ORDER BY workflow_id"
+    " ON CONFLICT (workflow_id) DO UPDATE SET last_position = h.last_position + EXCLUDED.last_position"
+    " RETURNING h.workflow_id, h.last_position),"
+    " now AS (SELECT " SWITCHBOARD_PG_NOW(6) " AS now_ns),"
+    " added AS (INSERT INTO switchboard_events (workflow_id, position, event, at_ns)"
+    " SELECT b.workflow_id, head.last_position - b.n + b.ord, b.event, now.now_ns"
+    " FROM numbered b JOIN head USING (workflow_id), now)"
+    " SELECT head.last_position - b.n + b.ord FROM input i LEFT JOIN numbered b ON b.idx = i.idx"
+    " LEFT JOIN head ON head.workflow_id = b.workflow_id ORDER BY i.idx";
 const std::string read_sql =
     "SELECT position, event, at_ns FROM switchboard_events WHERE workflow_id = $1 AND position > $2::bigint"
     " ORDER BY position LIMIT $3::bigint";
@@ -98,20 +127,16 @@ class postgres_event_feed final : public event_feed {
   // next statement (group commit), whatever their runs.
   asio::awaitable<std::int64_t> append_all(std::string workflow_id, std::vector<std::string> events) override {
     store_support::check_feed_id(db_.name(), workflow_id);
-    if (events.empty()) co_return 0;
-    auto queued = std::make_shared<pending_append>();
-    queued->workflow_id = std::move(workflow_id);
-    queued->events = std::move(events);
-    // On the pool's thread: the queue and its timers need no lock there.
-    // Not cancellable (as the interface says): no slot of the caller's is
-    // handed to the pool's thread.
-    auto token = asio::bind_cancellation_slot(asio::cancellation_slot(), asio::use_awaitable);
-    auto appending = asio::co_spawn(db_.io(), append_in_turn(queued), std::move(token));
-    co_await std::move(appending);
-    if (queued->error) std::rethrow_exception(queued->error);
-    wakeups_.notify(queued->workflow_id);
-    notifier_.poke(queued->workflow_id);
-    co_return queued->position;
+    auto appending = append_in_group(std::move(workflow_id), std::move(events), std::nullopt);
+    co_return co_await std::move(appending);
+  }
+
+  // Checked and appended in the statement of its group (append_claimed_sql).
+  asio::awaitable<std::int64_t> append_claimed(std::string workflow_id, std::vector<std::string> events,
+                                               feed_claim claim) override {
+    store_support::check_feed_claim(db_.name(), workflow_id, claim);
+    auto appending = append_in_group(std::move(workflow_id), std::move(events), std::move(claim));
+    co_return co_await std::move(appending);
   }
 
   asio::awaitable<std::vector<feed_event>> read(std::string workflow_id, std::int64_t after,
@@ -158,9 +183,29 @@ class postgres_event_feed final : public event_feed {
     }
   }
 
+  asio::awaitable<std::int64_t> append_in_group(std::string workflow_id, std::vector<std::string> events,
+                                                std::optional<feed_claim> claim) {
+    if (events.empty()) co_return 0;
+    auto queued = std::make_shared<pending_append>();
+    queued->workflow_id = std::move(workflow_id);
+    queued->events = std::move(events);
+    queued->claim = std::move(claim);
+    // On the pool's thread: the queue and its timers need no lock there.
+    // Not cancellable (as the interface says): no slot of the caller's is
+    // handed to the pool's thread.
+    auto token = asio::bind_cancellation_slot(asio::cancellation_slot(), asio::use_awaitable);
+    auto appending = asio::co_spawn(db_.io(), append_in_turn(queued), std::move(token));
+    co_await std::move(appending);
+    if (queued->error) std::rethrow_exception(queued->error);
+    wakeups_.notify(queued->workflow_id);
+    notifier_.poke(queued->workflow_id);
+    co_return queued->position;
+  }
+
   struct pending_append {
     std::string workflow_id;
     std::vector<std::string> events;
+    std::optional<feed_claim> claim;  // appended only while held
     std::int64_t position = 0;  // its last event's
     std::exception_ptr error;
     bool written = false;
@@ -195,8 +240,11 @@ class postgres_event_feed final : public event_feed {
     writing_ = false;
   }
 
+  // One statement for the batch; a caller whose claim is not held is told
+  // so alone, the others' events land.
   asio::awaitable<void> write(const std::vector<std::shared_ptr<pending_append>>& batch) {
-    if (batch.size() == 1) {
+    const bool claimed = std::any_of(batch.begin(), batch.end(), [](const auto& a) { return a->claim.has_value(); });
+    if (batch.size() == 1 && !claimed) {
       auto& only = *batch.front();
       only.position = co_await db_.run([&](connection& c) -> asio::awaitable<std::int64_t> {
         const std::vector<param> params{only.workflow_id, text_array(only.events), now_param(clock_)};
@@ -205,28 +253,58 @@ class postgres_event_feed final : public event_feed {
       });
       co_return;
     }
+    const auto positions = co_await db_.run([&](connection& c) -> asio::awaitable<std::vector<std::int64_t>> {
+      const auto params = claimed ? claimed_params(batch) : unclaimed_params(batch);
+      const auto rows = co_await c.query(claimed ? append_claimed_sql.c_str() : append_many_sql.c_str(), params,
+                                         statement_timeout);
+      std::vector<std::int64_t> out;
+      out.reserve(static_cast<std::size_t>(rows.rows()));
+      for (int row = 0; row < rows.rows(); ++row) out.push_back(rows.is_null(row, 0) ? 0 : rows.int64(row, 0));
+      co_return out;
+    });
+    std::size_t events = 0;
+    for (const auto& a : batch) events += a->events.size();
+    if (positions.size() != events)
+      throw checkpoint_error(db_.name() + ": an append of " + std::to_string(events) + " events answered " +
+                             std::to_string(positions.size()) + " positions");
+    std::size_t at = 0;
+    for (auto& a : batch) {
+      at += a->events.size();
+      a->position = positions[at - 1];
+      if (a->position == 0 && a->claim) {
+        try {
+          store_support::throw_claim_not_held(db_.name(), a->workflow_id, *a->claim);
+        } catch (...) {
+          a->error = std::current_exception();
+        }
+      }
+    }
+  }
+
+  // append_many_sql's parameters: each event with its run.
+  std::vector<param> unclaimed_params(const std::vector<std::shared_ptr<pending_append>>& batch) const {
     std::vector<std::string> runs, events;
     for (const auto& a : batch)
       for (const auto& e : a->events) {
         runs.push_back(a->workflow_id);
         events.push_back(e);
       }
-    const auto positions = co_await db_.run([&](connection& c) -> asio::awaitable<std::vector<std::int64_t>> {
-      const std::vector<param> params{text_array(runs), text_array(events), now_param(clock_)};
-      const auto rows = co_await c.query(append_many_sql.c_str(), params, statement_timeout);
-      std::vector<std::int64_t> out;
-      out.reserve(static_cast<std::size_t>(rows.rows()));
-      for (int row = 0; row < rows.rows(); ++row) out.push_back(rows.int64(row, 0));
-      co_return out;
-    });
-    if (positions.size() != events.size())
-      throw checkpoint_error(db_.name() + ": an append of " + std::to_string(events.size()) + " events answered " +
-                             std::to_string(positions.size()) + " positions");
-    std::size_t at = 0;
-    for (auto& a : batch) {
-      at += a->events.size();
-      a->position = positions[at - 1];
-    }
+    return {text_array(runs), text_array(events), now_param(clock_)};
+  }
+
+  // append_claimed_sql's: each event with its run and its caller's claim.
+  std::vector<param> claimed_params(const std::vector<std::shared_ptr<pending_append>>& batch) const {
+    std::vector<std::string> runs, events, claims, owners, fences;
+    for (const auto& a : batch)
+      for (const auto& e : a->events) {
+        runs.push_back(a->workflow_id);
+        events.push_back(e);
+        claims.push_back(a->claim ? a->claim->workflow_id : "");
+        owners.push_back(a->claim ? a->claim->owner : "");
+        fences.push_back(std::to_string(a->claim ? a->claim->fence : 0));
+      }
+    return {text_array(runs), text_array(events), text_array(claims), text_array(owners), text_array(fences),
+            now_param(clock_)};
   }
 
   // `workflow_id` lives in the frame of the read() or wait() that calls it.

@@ -32,17 +32,26 @@ const std::string enqueue_sql =
     " ON CONFLICT (workflow_id) DO NOTHING";
 // The previous claimant's owner (read in SET, before the update) says why
 // the run is ready again: it had one, so its lease lapsed.
+// The fence comes from one sequence for the whole queue: a run done and
+// enqueued again never gets a fence it had (its row went with done()).
 const std::string claim_next_sql =
     "WITH n AS (SELECT " SWITCHBOARD_PG_NOW(3) " AS now_ns),"
-    " next AS (SELECT q.workflow_id FROM switchboard_queue q, n WHERE q.owner = '' OR q.lease_expires_ns <= n.now_ns"
+    " next AS (SELECT q.workflow_id, q.owner AS previous_owner FROM switchboard_queue q, n"
+    " WHERE q.owner = '' OR q.lease_expires_ns <= n.now_ns"
     " ORDER BY q.enqueue_seq LIMIT 1 FOR UPDATE OF q SKIP LOCKED)"
-    " UPDATE switchboard_queue q SET owner = $1, lease_expires_ns = n.now_ns + $2::bigint, fence = q.fence + 1,"
+    " UPDATE switchboard_queue q SET owner = $1, lease_expires_ns = n.now_ns + $2::bigint,"
+    " fence = nextval('switchboard_claim_fence_seq'),"
     " reason = CASE WHEN q.owner <> '' THEN 'lease_lapsed' ELSE q.reason END"
     " FROM next, n WHERE q.workflow_id = next.workflow_id"
-    " RETURNING q.workflow_id, q.workflow_name, q.reason, q.payload, q.lease_expires_ns, q.fence";
+    " RETURNING q.workflow_id, q.workflow_name, q.reason, q.payload, q.lease_expires_ns, q.fence, next.previous_owner";
+// The rows are locked in id order, the order in which a claimed append to
+// the event feed locks them (FOR SHARE): the two never wait on each other
+// in a cycle.
 const std::string renew_sql =
-    "UPDATE switchboard_queue SET lease_expires_ns = " SWITCHBOARD_PG_NOW(3) " + $2::bigint"
-    " WHERE owner = $1 AND owner <> ''";
+    "WITH mine AS (SELECT workflow_id FROM switchboard_queue WHERE owner = $1 AND owner <> ''"
+    " ORDER BY workflow_id FOR NO KEY UPDATE)"
+    " UPDATE switchboard_queue q SET lease_expires_ns = " SWITCHBOARD_PG_NOW(3) " + $2::bigint"
+    " FROM mine WHERE q.workflow_id = mine.workflow_id AND q.owner = $1";
 const std::string done_sql = "DELETE FROM switchboard_queue WHERE workflow_id = $1 AND fence = $2::bigint";
 const std::string fence_sql = "SELECT fence FROM switchboard_queue WHERE workflow_id = $1";
 const std::string count_sql = "SELECT count(*) FROM switchboard_queue";
@@ -92,6 +101,7 @@ class postgres_run_queue final : public run_queue {
       run.owner = owner;
       run.lease_expires = from_nanoseconds(rows.int64(0, 4));
       run.fence = rows.int64(0, 5);
+      run.previous_owner = rows.text(0, 6);
       co_return run;
     });
   }

@@ -34,6 +34,7 @@ class sqlite_event_feed final : public event_feed {
         "SELECT position, event, at_ns FROM events WHERE workflow_id = ?1 AND position > ?2 ORDER BY position "
         "LIMIT ?3");
     erase_ = db_.prepare("DELETE FROM events WHERE workflow_id = ?1");
+    held_ = db_.prepare("SELECT 1 FROM queue WHERE workflow_id = ?1 AND owner = ?2 AND fence = ?3");
   }
 
   ~sqlite_event_feed() override { db_.stop(); }
@@ -53,6 +54,25 @@ class sqlite_event_feed final : public event_feed {
     if (events.empty()) co_return 0;
     std::int64_t last = 0;
     auto committed = batch_.submit([&] {
+      const auto at_ns = to_nanoseconds(clock_());
+      for (const auto& event : events) last = insert_now(workflow_id, event, at_ns);
+    });
+    co_await std::move(committed);
+    wakeups_.notify(workflow_id);
+    co_return last;
+  }
+
+  // The claim is checked inside the write transaction (BEGIN IMMEDIATE:
+  // no other process can claim the thread between the check and the
+  // append); refused, the append changes nothing and the batch's other
+  // writes still land.
+  asio::awaitable<std::int64_t> append_claimed(std::string workflow_id, std::vector<std::string> events,
+                                               feed_claim claim) override {
+    store_support::check_feed_claim(db_.name(), workflow_id, claim);
+    if (events.empty()) co_return 0;
+    std::int64_t last = 0;
+    auto committed = batch_.submit([&] {
+      if (!holds(claim)) store_support::throw_claim_not_held(db_.name(), workflow_id, claim);
       const auto at_ns = to_nanoseconds(clock_());
       for (const auto& event : events) last = insert_now(workflow_id, event, at_ns);
     });
@@ -99,6 +119,14 @@ class sqlite_event_feed final : public event_feed {
     return position;
   }
 
+  bool holds(const feed_claim& claim) {
+    statement_use use(held_);
+    db_.bind_text(use.get(), 1, claim.workflow_id);
+    db_.bind_text(use.get(), 2, claim.owner);
+    db_.bind_int64(use.get(), 3, claim.fence);
+    return db_.step_row(use.get(), "cannot read the claim of '" + claim.workflow_id + "'");
+  }
+
   std::vector<feed_event> read_now(const std::string& workflow_id, std::int64_t after, std::size_t limit) {
     statement_use use(read_);
     db_.bind_text(use.get(), 1, workflow_id);
@@ -115,7 +143,7 @@ class sqlite_event_feed final : public event_feed {
   connection db_;  // first: destroyed after the statements
   write_batch batch_{db_};
   store_clock clock_;
-  statement insert_, read_, erase_;
+  statement insert_, read_, erase_, held_;
   store_support::feed_wakeups wakeups_;
 };
 

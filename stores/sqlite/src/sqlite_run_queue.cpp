@@ -38,7 +38,12 @@ class sqlite_run_queue final : public run_queue {
         "SELECT workflow_id, workflow_name, reason, payload, owner, fence FROM queue "
         "WHERE owner = '' OR lease_expires_ns <= ?1 ORDER BY enqueue_seq LIMIT 1");
     claim_ = db_.prepare(
-        "UPDATE queue SET owner = ?2, lease_expires_ns = ?3, fence = fence + 1, reason = ?4 WHERE workflow_id = ?1");
+        "UPDATE queue SET owner = ?2, lease_expires_ns = ?3, fence = ?5, reason = ?4 WHERE workflow_id = ?1");
+    // One counter for the whole queue: a run done and enqueued again never
+    // gets a fence it had (its row, and its fence, went with done()).
+    next_fence_ = db_.prepare(
+        "INSERT INTO queue_fences (id, last_fence) VALUES (1, (SELECT COALESCE(MAX(fence), 0) + 1 FROM queue)) "
+        "ON CONFLICT (id) DO UPDATE SET last_fence = last_fence + 1 RETURNING last_fence");
     renew_ = db_.prepare("UPDATE queue SET lease_expires_ns = ?2 WHERE owner = ?1 AND owner <> ''");
     remove_ = db_.prepare("DELETE FROM queue WHERE workflow_id = ?1");
     count_ = db_.prepare("SELECT COUNT(*) FROM queue");
@@ -113,9 +118,15 @@ class sqlite_run_queue final : public run_queue {
       if (!db_.step_row(use.get(), "cannot read the queue")) return std::nullopt;
       run.workflow_id = column_text(use.get(), 0);
       run.workflow_name = column_text(use.get(), 1);
-      run.why = column_text(use.get(), 4).empty() ? reason_of(column_text(use.get(), 2)) : ready_reason::lease_lapsed;
+      run.previous_owner = column_text(use.get(), 4);
+      run.why = run.previous_owner.empty() ? reason_of(column_text(use.get(), 2)) : ready_reason::lease_lapsed;
       run.payload = column_text(use.get(), 3);
-      run.fence = sqlite3_column_int64(use.get(), 5) + 1;
+    }
+    {
+      statement_use use(next_fence_);
+      if (!db_.step_row(use.get(), "cannot number the claim")) db_.fail("cannot number the claim");
+      run.fence = sqlite3_column_int64(use.get(), 0);
+      db_.step_done(use.get(), "cannot number the claim");
     }
     run.owner = owner;
     run.lease_expires = now + lease;
@@ -124,6 +135,7 @@ class sqlite_run_queue final : public run_queue {
     db_.bind_text(use.get(), 2, owner);
     db_.bind_int64(use.get(), 3, to_nanoseconds(run.lease_expires));
     db_.bind_text(use.get(), 4, reason_text(run.why));
+    db_.bind_int64(use.get(), 5, run.fence);
     db_.step_done(use.get(), "cannot claim workflow '" + run.workflow_id + "' from the queue");
     tx.commit();
     return run;
@@ -131,7 +143,7 @@ class sqlite_run_queue final : public run_queue {
 
   connection db_;  // first: destroyed after the statements
   store_clock clock_;
-  statement insert_, select_fence_, next_ready_, claim_, renew_, remove_, count_;
+  statement insert_, select_fence_, next_ready_, claim_, next_fence_, renew_, remove_, count_;
 };
 
 }  // namespace

@@ -29,8 +29,9 @@ inline constexpr int busy_timeout_ms = 5000;
 // Bumped when the table layout changes; a file written by a newer layout is
 // refused instead of being misread. Format 1 (one row with the whole state)
 // is migrated when opened; format 2 lacks only the queue and events tables,
-// which opening adds.
-inline constexpr int schema_version = 3;
+// and format 3 only the queue's fence counter, which opening adds (its
+// first value above every fence of the queue).
+inline constexpr int schema_version = 4;
 
 inline constexpr const char* create_schema_sql = R"sql(
 CREATE TABLE IF NOT EXISTS runs (
@@ -64,6 +65,10 @@ CREATE TABLE IF NOT EXISTS queue (
   enqueue_seq      INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS queue_by_enqueue_seq ON queue (enqueue_seq);
+CREATE TABLE IF NOT EXISTS queue_fences (
+  id         INTEGER PRIMARY KEY CHECK (id = 1),
+  last_fence INTEGER NOT NULL
+);
 CREATE TABLE IF NOT EXISTS events (
   workflow_id TEXT    NOT NULL,
   position    INTEGER NOT NULL,

@@ -42,6 +42,16 @@ struct feed_event {
   system_time at{};           // when it was appended, by the feed's clock
 };
 
+// A claim in the run queue of the feed's own store, which an append may
+// be made under: it lands only while `owner` holds `workflow_id` with
+// `fence` (ADR 0037). A server whose claim on a thread lapsed and was taken
+// by another then adds nothing to the streams of that thread's runs.
+struct feed_claim {
+  std::string workflow_id;  // the queued id (serve: the thread's)
+  std::string owner;
+  std::int64_t fence = 0;
+};
+
 class event_feed {
  public:
   virtual ~event_feed() = default;
@@ -55,6 +65,16 @@ class event_feed {
   // run's burst of events costs one commit); returns the last position, 0
   // for no events. This default appends them one by one.
   virtual boost::asio::awaitable<std::int64_t> append_all(std::string workflow_id, std::vector<std::string> events);
+
+  // As append_all(), but only while `claim` is held, checked in the same
+  // transaction as the append (no claim can be taken between the check
+  // and the write). Refuses (claim_error stale_fence) when the queue holds
+  // `claim.workflow_id` under another owner or fence, or not at all;
+  // nothing is appended then. A feed whose store has no run queue
+  // (in-memory) refuses every claimed append (checkpoint_error): a claim
+  // it cannot check is never taken as held.
+  virtual boost::asio::awaitable<std::int64_t> append_claimed(std::string workflow_id,
+                                                              std::vector<std::string> events, feed_claim claim);
 
   // Up to `limit` (0: no limit) events of `workflow_id` after position
   // `after` (0: from the first), oldest first; empty when there are none

@@ -7,9 +7,11 @@
 // first and makes the caller its owner for a lease: it is a
 // compare-and-set, so of any number of racing claimants, across threads
 // and processes, exactly one gets a given run; the others get another run
-// or none. Every claim hands out a fencing number one higher than the
-// last; done() must carry it, so a claimant whose lease lapsed and whose run
-// was claimed again can no longer remove it.
+// or none. Every claim hands out a fencing number higher than any the
+// queue handed out before, for any run, so a run done and enqueued again
+// never hands out a number it had (ADR 0037: a claimant from before cannot
+// pass for the new one); done() must carry it, so a claimant whose lease
+// lapsed and whose run was claimed again can no longer remove it.
 //
 // The queue says who works on a run; the checkpoint store keeps what the
 // run did. A worker that claims a run from the queue then creates it in
@@ -65,6 +67,9 @@ struct queued_run {
   std::string owner;
   system_time lease_expires{};  // by the queue's clock
   std::int64_t fence = 0;       // done() carries it
+  // The claimant whose lease lapsed (why: lease_lapsed), else empty. When
+  // it is the caller itself, nobody held the run in between.
+  std::string previous_owner;
 };
 
 class run_queue {

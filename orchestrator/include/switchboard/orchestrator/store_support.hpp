@@ -88,6 +88,12 @@ void check_done(std::string_view queue_name, const std::string& workflow_id, std
 
 // Throws checkpoint_error for an empty id.
 void check_feed_id(std::string_view feed_name, const std::string& workflow_id);
+// Throws checkpoint_error for an empty id, claim id or owner.
+void check_feed_claim(std::string_view feed_name, const std::string& workflow_id, const feed_claim& claim);
+// Throws claim_error (stale_fence): an append to `workflow_id` under
+// `claim`, which the queue no longer holds.
+[[noreturn]] void throw_claim_not_held(std::string_view feed_name, const std::string& workflow_id,
+                                       const feed_claim& claim);
 
 // Wakes the wait()s of a feed when an append arrives in this process. A
 // waiter sleeps on a timer of its own strand; notify() cancels it there, so

@@ -53,6 +53,9 @@ struct checkpoint_store_backend {
   // `clock` (which the tests move by hand). Unset: those tests are skipped.
   std::function<std::shared_ptr<run_queue>(const std::filesystem::path& scratch_dir, store_clock clock)> open_queue;
   std::function<std::shared_ptr<event_feed>(const std::filesystem::path& scratch_dir, store_clock clock)> open_feed;
+  // Whether the feed checks a claimed append against the queue of the same
+  // store (false: the store has no queue it can see, and refuses them all).
+  bool feed_checks_claims = true;
 };
 
 // A clock that stands still until the test moves it: a lease lapses when the

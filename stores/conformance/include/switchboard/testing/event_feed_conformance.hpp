@@ -1,16 +1,21 @@
 // The event-feed half of the store conformance suite (included by
 // checkpoint_store_conformance.hpp): positions, reading from a position,
-// a waiter woken by an append. Skipped for a backend without a feed
-// (checkpoint_store_backend::open_feed unset).
+// a waiter woken by an append, appends made under a run-queue claim.
+// Skipped for a backend without a feed (checkpoint_store_backend::open_feed
+// unset).
 #pragma once
 
 #include <switchboard/testing/checkpoint_store_conformance_support.hpp>
+#include <switchboard/testing/run_queue_conformance.hpp>
 
 #include <switchboard/orchestrator/event_feed.hpp>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_future.hpp>
+
+#include <future>
+#include <thread>
 
 namespace switchboard::orchestrator::testing {
 
@@ -85,6 +90,104 @@ TEST_P(checkpoint_store_conformance, a_feed_waiter_is_woken_by_an_append) {
 
   EXPECT_TRUE(run_now(feed->wait("wf", 2, 0, std::chrono::milliseconds(0))).empty())
       << "a wait that times out returns nothing";
+}
+
+// An append under a claim lands while the queue holds the claim as given
+// (owner and fence), lapsed or not, and is refused, appending nothing, once
+// another claimant took it, or once it left the queue.
+TEST_P(checkpoint_store_conformance, a_claimed_append_lands_only_while_its_claim_is_held) {
+  auto feed = open_feed();
+  auto queue = open_queue();
+  if (!feed || !queue) GTEST_SKIP() << "no event feed or no run queue in this backend";
+  using texts = std::vector<std::string>;
+  const auto append_as = [&](std::string owner, std::int64_t fence, texts events) {
+    return feed->append_claimed("run", std::move(events), feed_claim{"thread", std::move(owner), fence});
+  };
+  if (!GetParam().feed_checks_claims) {
+    run_now(queue->enqueue(queued("thread")));
+    const auto held = run_now(queue->claim_next("worker-a", 10s));
+    ASSERT_TRUE(held.has_value());
+    EXPECT_THAT(refusal_message(append_as("worker-a", held->fence, texts{"x"})), ::testing::HasSubstr("no run queue"))
+        << "a claim the feed cannot check is never taken as held";
+    EXPECT_TRUE(run_now(feed->read("run", 0, 0)).empty());
+    return;
+  }
+  const auto refusal = [](std::optional<claim_error> e) { return e ? reason_name(e->why()) : "none"; };
+  EXPECT_EQ(refusal(claim_refusal(append_as("worker-a", 1, texts{"x"}))), "stale_fence") << "not queued";
+  run_now(queue->enqueue(queued("thread")));
+  EXPECT_EQ(refusal(claim_refusal(append_as("worker-a", 0, texts{"x"}))), "stale_fence") << "queued, not claimed";
+
+  const auto first = run_now(queue->claim_next("worker-a", 10s));
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(run_now(append_as("worker-a", first->fence, texts{"a1", "a2"})), 2);
+  EXPECT_EQ(refusal(claim_refusal(append_as("worker-b", first->fence, texts{"x"}))), "stale_fence")
+      << "another owner's";
+  EXPECT_EQ(refusal(claim_refusal(append_as("worker-a", first->fence + 1, texts{"x"}))), "stale_fence")
+      << "another fence";
+  clock_.advance(11s);
+  EXPECT_EQ(run_now(append_as("worker-a", first->fence, texts{"a3"})), 3) << "lapsed, but nobody claimed it since";
+
+  const auto second = run_now(queue->claim_next("worker-b", 10s));
+  ASSERT_TRUE(second.has_value());
+  const auto stale = claim_refusal(append_as("worker-a", first->fence, texts{"stale"}));
+  ASSERT_TRUE(stale.has_value()) << "appended after another claimant took the claim";
+  EXPECT_EQ(reason_name(stale->why()), "stale_fence");
+  EXPECT_THAT(stale->what(), ::testing::HasSubstr("'run'"));
+  EXPECT_THAT(stale->what(), ::testing::HasSubstr("claim of 'thread' with fencing number " +
+                                                  std::to_string(first->fence) + " is no longer held by 'worker-a'"));
+  EXPECT_EQ(run_now(append_as("worker-b", second->fence, texts{"b1"})), 4);
+  EXPECT_EQ(run_now(feed->append("run", "unclaimed")), 5) << "an append made under no claim is not checked";
+  run_now(queue->done("thread", second->fence));
+  EXPECT_EQ(refusal(claim_refusal(append_as("worker-b", second->fence, texts{"x"}))), "stale_fence")
+      << "no longer queued";
+
+  EXPECT_EQ(texts_of(run_now(feed->read("run", 0, 0))), (texts{"a1", "a2", "a3", "b1", "unclaimed"}))
+      << "nothing refused was appended";
+  EXPECT_THAT(refusal_message(feed->append_claimed("run", texts{"x"}, feed_claim{"thread", "", 1})),
+              ::testing::HasSubstr("no owner"));
+  EXPECT_THAT(refusal_message(feed->append_claimed("", texts{"x"}, feed_claim{"thread", "worker-b", 1})),
+              ::testing::HasSubstr("empty workflow_id"));
+}
+
+// Appends made at the same moment may be written together (group commit):
+// one refused for its claim costs the others nothing. (A feed that checks
+// no claims refuses them all.)
+TEST_P(checkpoint_store_conformance, a_refused_claimed_append_costs_appends_written_with_it_nothing) {
+  auto feed = open_feed();
+  auto queue = open_queue();
+  if (!feed || !queue) GTEST_SKIP() << "no event feed or no run queue in this backend";
+  run_now(queue->enqueue(queued("thread")));
+  const auto held = run_now(queue->claim_next("worker-a", 10s));
+  ASSERT_TRUE(held.has_value());
+
+  boost::asio::io_context io;
+  constexpr int appends = 40;
+  std::vector<std::future<std::int64_t>> outcomes;
+  for (int i = 0; i < appends; ++i) {
+    feed_claim claim{"thread", i % 2 == 1 ? "worker-gone" : "worker-a", held->fence};
+    const auto run = "run-" + std::to_string(i % 4);
+    outcomes.push_back(boost::asio::co_spawn(
+        io, feed->append_claimed(run, std::vector<std::string>{"e" + std::to_string(i)}, std::move(claim)),
+        boost::asio::use_future));
+  }
+  std::thread runner([&] { io.run(); });
+  int landed = 0;
+  for (int i = 0; i < appends; ++i) {
+    if (i % 2 == 0 && GetParam().feed_checks_claims) {
+      EXPECT_GT(outcomes[i].get(), 0) << "append " << i << " was held";
+      ++landed;
+    } else {
+      EXPECT_THROW(outcomes[i].get(), checkpoint_error) << "append " << i << " was not held, or not checked";
+    }
+  }
+  runner.join();
+  std::size_t read = 0;
+  for (int r = 0; r < 4; ++r) {
+    const auto events = run_now(feed->read("run-" + std::to_string(r), 0, 0));
+    for (std::size_t k = 0; k < events.size(); ++k) EXPECT_EQ(events[k].position, static_cast<std::int64_t>(k) + 1);
+    read += events.size();
+  }
+  EXPECT_EQ(read, static_cast<std::size_t>(landed)) << "every held append, and nothing else";
 }
 
 }  // namespace switchboard::orchestrator::testing

@@ -35,7 +35,8 @@ TEST_P(checkpoint_store_conformance, the_queue_hands_out_ready_runs_in_enqueue_o
   EXPECT_EQ(first->why, ready_reason::new_run);
   EXPECT_EQ(first->payload, R"({"input":1})");
   EXPECT_EQ(first->owner, "worker-a");
-  EXPECT_EQ(first->fence, 1);
+  EXPECT_GT(first->fence, 0);
+  EXPECT_EQ(first->previous_owner, "") << "nobody held it before";
   EXPECT_EQ(first->lease_expires, clock_.now() + long_lease) << "the lease ends by the queue's clock";
 
   const auto second = run_now(queue->claim_next("worker-b", long_lease));
@@ -69,13 +70,36 @@ TEST_P(checkpoint_store_conformance, a_lapsed_queue_lease_is_reclaimed_and_fence
   EXPECT_EQ(second->workflow_id, "wf");
   EXPECT_EQ(second->why, ready_reason::lease_lapsed);
   EXPECT_EQ(second->owner, "worker-b");
-  EXPECT_EQ(second->fence, first->fence + 1);
+  EXPECT_EQ(second->previous_owner, "worker-a");
+  EXPECT_GT(second->fence, first->fence);
   EXPECT_EQ(run_now(queue->renew("worker-a", 10s)), 0u) << "worker-a holds nothing now";
 
   EXPECT_EQ(reason_name(claim_refusal(queue->done("wf", first->fence))->why()), "stale_fence");
   EXPECT_EQ(run_now(queue->size()), 1u) << "a stale done() changes nothing";
   run_now(queue->done("wf", second->fence));
   EXPECT_EQ(run_now(queue->size()), 0u);
+}
+
+// A run done and enqueued again starts from a new row: its fences still
+// count up, so a claimant from before cannot pass for the new one.
+TEST_P(checkpoint_store_conformance, a_run_enqueued_again_never_gets_a_fence_it_had) {
+  auto queue = open_queue();
+  if (!queue) GTEST_SKIP() << "no run queue in this backend";
+  std::int64_t last = 0;
+  for (int round = 0; round < 3; ++round) {
+    run_now(queue->enqueue(queued("thread")));
+    const auto claimed = run_now(queue->claim_next("worker-a", 10s));
+    ASSERT_TRUE(claimed.has_value());
+    EXPECT_GT(claimed->fence, last) << "round " << round;
+    EXPECT_EQ(claimed->previous_owner, "") << "a new row: nobody held it";
+    EXPECT_EQ(claimed->why, ready_reason::new_run);
+    last = claimed->fence;
+    run_now(queue->done("thread", claimed->fence));
+  }
+  run_now(queue->enqueue(queued("other")));
+  const auto other = run_now(queue->claim_next("worker-b", 10s));
+  ASSERT_TRUE(other.has_value());
+  EXPECT_GT(other->fence, last) << "one count for the whole queue";
 }
 
 TEST_P(checkpoint_store_conformance, racing_queue_claimants_each_get_a_different_run) {
