@@ -151,8 +151,9 @@ bool run_engine::thread_active(const std::string& thread_id) const {
 }
 
 std::shared_ptr<run_engine::sink> run_engine::open_sink(const run_record& run, json::object values) {
-  auto s = std::make_shared<sink>(executor_, feed_, run.run_id, std::move(values));
+  auto s = std::make_shared<sink>(executor_, *this, run.run_id, run.thread_id, std::move(values));
   std::scoped_lock lock(mutex_);
+  if (const auto it = claimed_.find(run.thread_id); it != claimed_.end()) s->fence = it->second;
   sinks_[run.workflow_run] = s;
   return s;
 }
@@ -575,7 +576,7 @@ boost::asio::awaitable<void> run_engine::finish(run_record run, const orch::work
     // before the end is written leaves the thread to one that writes it
     // (end_stream_left_open). An answer posted the moment a wait returns
     // waits out the moment this server takes to let go (reserve_thread).
-    if (!stream_ended) co_await end_stream(run.run_id);
+    if (!stream_ended) co_await end_stream(run, fence_of(s.get()));
     co_await let_go_if_idle(run.thread_id);
   } else {
     // The thread is free before anyone learns that the run ended: a caller
@@ -586,7 +587,7 @@ boost::asio::awaitable<void> run_engine::finish(run_record run, const orch::work
       if (slot.active == run.run_id) slot.active.clear();
     }
     start_next(run.thread_id);
-    co_await end_stream(run.run_id);
+    co_await end_stream(run);
   }
   if (action == "rollback") co_await feed_->erase(run.run_id);
 }

@@ -176,7 +176,10 @@ class run_engine {
   boost::asio::awaitable<void> finish(run_record run, const orchestrator::workflow_state& state,
                                       bool ended_before = false);
   boost::asio::awaitable<bool> stream_has_end(const std::string& run_id);
-  boost::asio::awaitable<void> end_stream(const std::string& run_id);
+  boost::asio::awaitable<void> end_stream(const run_record& run, std::optional<std::int64_t> fence = std::nullopt);
+  boost::asio::awaitable<bool> append_to_stream(const std::string& run_id, const std::string& thread_id,
+                                                std::vector<std::string> records, std::optional<std::int64_t> fence);
+  std::optional<std::int64_t> fence_of(const sink* s) const;
   boost::asio::awaitable<bool> keep_trying(std::string_view subject, std::string_view what,
                                            const std::function<boost::asio::awaitable<void>()>& write);
   boost::asio::awaitable<void> withdraw(const run_record& run, const std::string& action);

@@ -24,13 +24,17 @@ namespace switchboard::server {
 // coroutine of their own, a batch at a time, so the feed's order is the
 // events' order.
 struct run_engine::sink : std::enable_shared_from_this<run_engine::sink> {
-  sink(boost::asio::any_io_executor ex, std::shared_ptr<orchestrator::event_feed> f, std::string id,
-       boost::json::object v)
-      : executor(std::move(ex)), feed(std::move(f)), run_id(std::move(id)), values(std::move(v)) {}
+  sink(boost::asio::any_io_executor ex, run_engine& e, std::string id, std::string thread, boost::json::object v)
+      : executor(std::move(ex)), engine(e), run_id(std::move(id)), thread_id(std::move(thread)), values(std::move(v)) {}
 
   boost::asio::any_io_executor executor;
-  std::shared_ptr<orchestrator::event_feed> feed;
+  run_engine& engine;  // appends through it (append_to_stream)
   std::string run_id;
+  std::string thread_id;
+  // Sharing runs: the fence of the thread's claim this run executes under
+  // (engine.mutex_). A claim this server takes again after losing it to
+  // another server is not this run's: its records are refused.
+  std::int64_t fence = 0;
   boost::json::object values;  // the thread's values as the run goes (touched on the workflow's strand)
 
   std::mutex mutex;

@@ -23,6 +23,7 @@
 // thread only; other servers ask for a cancel with an entry of its own
 // (catalog::request_cancel), which the holder acts on.
 #include "run_engine.hpp"
+#include "run_events.hpp"
 
 #include <switchboard/orchestrator/error.hpp>
 
@@ -168,10 +169,17 @@ asio::awaitable<bool> run_engine::claim_one() {
                  claimed->workflow_id);
   {
     std::scoped_lock lock(mutex_);
-    // This server's own claim that lapsed (its renewals failed for a lease)
-    // and was claimed again: the coroutine serving it goes on, with the new fence.
+    // A thread this server is still serving, claimed again: the coroutine
+    // serving it goes on, with the new fence. When nobody held it in between
+    // (this server's own claim lapsed: its renewals failed for a lease), the
+    // run executing goes on under the new claim too; when another server
+    // did, that server continued the run, and what this one still executes
+    // of it is refused by the store (its saves, and its stream's records).
     const bool serving = claimed_.contains(claimed->workflow_id);
     claimed_[claimed->workflow_id] = claimed->fence;
+    if (serving && claimed->previous_owner == fleet_.owner)
+      for (auto& [hub_run, s] : sinks_)
+        if (s->thread_id == claimed->workflow_id) s->fence = claimed->fence;
     if (serving) co_return true;
     ++background_tasks_;
   }
@@ -332,7 +340,7 @@ asio::awaitable<void> run_engine::end_stream_left_open(const std::string& thread
   if (!last_ended || co_await stream_has_end(last_ended->run_id)) co_return;
   spdlog::info("serve: run {} ended on a server that stopped before ending its stream; its stream ends here",
                last_ended->run_id);
-  co_await end_stream(last_ended->run_id);
+  co_await end_stream(*last_ended);
 }
 
 // Whether the run's stream holds its end record.

@@ -103,7 +103,7 @@ boost::asio::awaitable<void> run_engine::withdraw(const run_record& run, const s
       return true;
     }))
       co_await records_.write(*changed);
-    co_await end_stream(run.run_id);
+    co_await end_stream(run);
   }
   if (!thread_active(run.thread_id))
     if (const auto changed = records_.change_thread(run.thread_id, [](thread_record& t) {

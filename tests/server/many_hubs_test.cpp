@@ -4,7 +4,8 @@
 // answers posted to two servers at once, one is taken (200) and the other
 // refused (409); a server at its limit leaves threads to another; a server
 // that stops hands its threads over and another continues them; a cancel
-// posted to one server stops a run executing on another.
+// posted to one server stops a run executing on another; a server that
+// claims its own lapsed thread again keeps streaming the run it executes.
 //
 // Each server serves the gated workflow with a gate directory of its own,
 // so a test can tell which server executed a step (its directory's logs).
@@ -178,6 +179,34 @@ TEST_F(many_hubs_test, a_cancel_posted_to_one_server_stops_the_run_executing_on_
   EXPECT_NE(get_json(a->port(), "/threads/" + thread).at("status"), "busy");
   EXPECT_EQ(gate_calls("a"), 1);
   EXPECT_EQ(gate_calls("b"), 0);
+}
+
+// A server whose own claim on a thread lapsed (its renewal late, nobody
+// else took the thread) claims it again and goes on with the run it is
+// executing: the run's stream takes what it records under the new claim
+// (ADR 0037), to its end.
+TEST_F(many_hubs_test, a_server_that_claims_its_own_lapsed_thread_again_keeps_streaming_its_run) {
+  auto a = start_server("a");
+  const auto thread = new_thread_on(a->port());
+  const auto run = start_gated_on(a->port(), thread);
+  wait_for_gate_calls("a", 1);
+  const auto fence_sql = "SELECT fence FROM switchboard_queue WHERE workflow_id = '" + thread + "'";
+  const auto first_fence = stores::testing::exec_sql(url_, fence_sql);
+  // The server's renewal may come first and extend the lease: again, until it claims the thread anew.
+  while (stores::testing::exec_sql(url_, fence_sql) == first_fence) {
+    stores::testing::exec_sql(url_, "UPDATE switchboard_queue SET lease_expires_ns = 0 WHERE workflow_id = '" + thread + "'");
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  open_gate("a");
+  const auto joined = get_json(a->port(), "/threads/" + thread + "/runs/" + run + "/join");
+  EXPECT_EQ(joined.at("status"), "completed") << json::serialize(joined);
+  const auto records = [&](const std::string& name) {
+    return stores::testing::exec_sql(url_, "SELECT count(*) FROM switchboard_events WHERE workflow_id = '" + run +
+                              "' AND event LIKE '" + name + "%'");
+  };
+  EXPECT_EQ(records("__end__"), "1") << "the stream ended, once";
+  EXPECT_EQ(records("values"), "3") << "after each step and at the end: the last two made under the new claim";
+  EXPECT_EQ(gate_calls("a"), 1) << "the run went on: the gate step was not run again";
 }
 
 }  // namespace

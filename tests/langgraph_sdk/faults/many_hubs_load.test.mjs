@@ -28,7 +28,7 @@ const concurrency = 6;
 
 let pg;
 let fleet;
-const staleEnds = []; // what the checker found of a known bug a todo test reports
+const staleEnds = []; // stream events after a run's end (the stale-end test asserts there are none)
 const refusedYetApplied = []; // answers refused with 409 and yet applied (a known bug a todo test reports)
 const isStaleEnd = (problem) => /: events after its end: /.test(problem);
 let fences;
@@ -202,14 +202,13 @@ test("a seeded load across three hubs killed and restarted at random: every run 
   );
 });
 
-// Known bug: a server paused past its lease in the moment it was ending a
-// run (its thread journaled, not yet the run) wakes up and writes the run's
-// end and its stream's end, while the server that took the thread over,
-// having read the run as still running, ends it again: the stream then holds
-// that server's last values after its first end (readers stop at the first;
-// the run's steps ran once). The catalog's and the streams' writes are not
-// fenced by the thread's claim. Reported here, not hidden.
-test("a server paused while ending a run writes nothing after the run's end (stale end)", { todo: "known bug: see the comment" }, () => {
+// A server paused past its lease in the moment it was ending a run (its
+// thread journaled, not yet the run) wakes up and tries to write the run's
+// last values and its stream's end, while the server that took the thread
+// over, having read the run as still running, ends it again: the woken
+// server's records are refused (they are made under its claim on the
+// thread, which it lost), so the stream holds one end, and nothing after it.
+test("a server paused while ending a run writes nothing after the run's end (stale end)", () => {
   assert.deepEqual(staleEnds, []);
 });
 
