@@ -4,6 +4,7 @@
 #include "ids.hpp"
 #include "wire.hpp"
 
+#include <switchboard/orchestrator/crash_point.hpp>
 #include <switchboard/orchestrator/error.hpp>
 #include <switchboard/telemetry/trace_context.hpp>
 #include <switchboard/orchestrator/event_json.hpp>
@@ -288,6 +289,7 @@ boost::asio::awaitable<run_record> run_engine::create(std::string thread_id, jso
     spdlog::warn("serve: run {}: its stream's first record (metadata) could not be kept: {}", run.run_id, e.what());
   }
   if (shares_runs()) {
+    if (!resume.is_null()) orch::crash_point("serve.answer_journaled");
     if (!displaced.empty()) co_await request_cancel(displaced, strategy);
     co_await offer_run(run);
     co_return run;
@@ -524,6 +526,8 @@ boost::asio::awaitable<void> run_engine::finish(run_record run, const orch::work
     if (s) co_await s->flushed();
     co_return;
   }
+  if (orch::is_paused(state.status)) orch::crash_point("serve.pause_saved");
+  if (state.status == orch::workflow_status::completed) orch::crash_point("serve.completion_saved");
   auto [run_status, thread_status] = statuses_of(state.status);
   json::value values = state.id.empty() ? json::value(nullptr) : json::value(values_of(state));
   // Ended before, with its stream ended too: the stream is told nothing

@@ -25,6 +25,7 @@
 #include "run_engine.hpp"
 #include "run_events.hpp"
 
+#include <switchboard/orchestrator/crash_point.hpp>
 #include <switchboard/orchestrator/error.hpp>
 
 #include <boost/asio/bind_cancellation_slot.hpp>
@@ -164,6 +165,7 @@ asio::awaitable<bool> run_engine::claim_one() {
   }
   auto claimed = co_await fleet_.queue->claim_next(fleet_.owner, fleet_.lease);
   if (!claimed) co_return false;
+  orch::crash_point("serve.claimed");
   if (claimed->why == orch::ready_reason::lease_lapsed)
     spdlog::info("serve: thread {} was held by a server that stopped renewing; it continues here",
                  claimed->workflow_id);

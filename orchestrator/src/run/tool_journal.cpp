@@ -2,6 +2,8 @@
 
 #include "tool_journal.hpp"
 
+#include <switchboard/orchestrator/crash_point.hpp>
+
 #include <boost/json/serialize.hpp>
 
 #include <stdexcept>
@@ -45,8 +47,12 @@ boost::asio::awaitable<void> step_records::append(std::string agent, json::objec
     }
   }
   if (cp) {
+    const auto* kind = record.if_contains("kind");
+    const bool result = kind != nullptr && kind->is_string() && kind->get_string() == "result";
+    if (result) crash_point("tool.effect_made");
     cp->journal.push_back(json::serialize(json::object{{"tool_records", json::array{record}}}));
     co_await store->save(std::move(*cp));
+    if (result) crash_point("tool.result_recorded");
   }
   std::lock_guard lock(mutex_);
   records_.push_back(std::move(record));

@@ -44,8 +44,9 @@ export class Fleet {
     return this;
   }
 
-  async startHub(i) {
-    this.hubs[i] = await startServer({ store: this.urlOf(i), stateDir: this.stateDir, env: this.env, args: this.args });
+  // `env`: variables for this start of hub i only (a crash point).
+  async startHub(i, env = {}) {
+    this.hubs[i] = await startServer({ store: this.urlOf(i), stateDir: this.stateDir, env: { ...this.env, ...env }, args: this.args });
     this.hubs[i].client = client(this.hubs[i].url);
     return this.hubs[i];
   }
