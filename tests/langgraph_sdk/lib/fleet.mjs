@@ -120,15 +120,19 @@ export async function onAnyHub(fleet, fn, { timeoutMs = 60000, pick = Math.rando
 }
 
 // Posts a run on the thread (input or command) through any hub, exactly
-// once: the run carries a key of the test's own in its metadata, and after
-// a failure whose outcome is unknown (the hub died, a 5xx, a 409 after such
-// a failure) the thread's runs are searched for the key on every live hub,
-// once their catalogs have had time to converge, before it is posted again.
+// once. Each attempt carries a key of its own in the run's metadata
+// (post_key). After an attempt whose outcome is unknown (the hub died, a
+// 5xx) the thread's runs are searched for its key on every live hub, once
+// their catalogs have had time to converge, before posting again; so is
+// the thread when a later attempt is refused because it waits for nothing
+// ("is not waiting for input": that earlier attempt may have answered it).
+// The keys of attempts refused with a 4xx go to `options.refused`: a run
+// carrying one must never exist (the caller checks).
 export async function postRunOnce(fleet, threadId, payload, options = {}) {
-  const key = randomUUID();
-  const keyed = { ...payload, metadata: { ...(payload.metadata ?? {}), post_key: key } };
+  const base = randomUUID();
+  const uncertain = []; // keys of attempts that may have posted the run
   const deadline = Date.now() + (options.timeoutMs ?? 60000);
-  for (;;) {
+  for (let attempt = 1; ; ) {
     const alive = fleet.alive();
     if (alive.length === 0) {
       if (Date.now() > deadline) throw new Error(`no hub alive to post a run to in ${options.timeoutMs ?? 60000} ms`);
@@ -136,22 +140,44 @@ export async function postRunOnce(fleet, threadId, payload, options = {}) {
       continue;
     }
     const i = alive[Math.floor((options.pick ?? Math.random)() * alive.length)];
+    const key = `${base}/${attempt++}`;
+    const keyed = { ...payload, metadata: { ...(payload.metadata ?? {}), post_key: key } };
     try {
       return await fleet.client(i).runs.create(threadId, graphId, keyed); // one attempt: no retry here
     } catch (e) {
+      const status = statusOf(e);
+      if (status !== undefined && status < 500) options.refused?.push(key);
+      const notWaiting = status === 409 && /is not waiting for input/.test(String(e));
+      if (notWaiting && uncertain.length > 0) {
+        const posted = await postedWithKey(fleet, threadId, uncertain);
+        if (posted) return posted;
+      }
       // 409 "busy": the thread's holder has not let it go yet (or an earlier
       // attempt went through); "not waiting for input" is the caller's to judge.
-      const busy = statusOf(e) === 409 && !/is not waiting for input/.test(String(e));
-      if (statusOf(e) !== undefined && statusOf(e) < 500 && !busy) throw e;
+      const busy = status === 409 && !notWaiting;
+      if (status !== undefined && status < 500 && !busy) throw e;
+      if (status === undefined || status >= 500) uncertain.push(key);
       if (Date.now() > deadline) throw e;
     }
-    await new Promise((r) => setTimeout(r, catalogLagMs));
-    for (const i of fleet.alive()) {
-      const runs = await fleet.client(i).runs.list(threadId).catch(() => []);
-      const posted = runs.find((r) => r.metadata?.post_key === key);
-      if (posted) return posted;
+    if (uncertain.length === 0) {
+      await new Promise((r) => setTimeout(r, catalogLagMs));
+      continue;
     }
+    const posted = await postedWithKey(fleet, threadId, uncertain);
+    if (posted) return posted;
   }
+}
+
+// The thread's run posted with one of `keys`, looked for on every live hub
+// once their catalogs have had time to converge; null when none has it.
+async function postedWithKey(fleet, threadId, keys) {
+  await new Promise((r) => setTimeout(r, catalogLagMs));
+  for (const i of fleet.alive()) {
+    const runs = await fleet.client(i).runs.list(threadId).catch(() => []);
+    const posted = runs.find((r) => keys.includes(r.metadata?.post_key));
+    if (posted) return posted;
+  }
+  return null;
 }
 
 // How long a run journaled by one server may take to show on the others
