@@ -6,8 +6,12 @@
 
 #include <switchboard/orchestrator/event_json.hpp>
 
+#include <boost/asio/associated_executor.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/execution/outstanding_work.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/prefer.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -39,15 +43,23 @@ void run_engine::sink::push(std::string_view name, const json::value& data) {
 }
 
 asio::awaitable<void> run_engine::sink::flushed() {
-  auto timer = std::make_shared<asio::steady_timer>(co_await asio::this_coro::executor);
   {
     std::scoped_lock lock(mutex);
     if (!draining) co_return;
-    timer->expires_at(asio::steady_timer::time_point::max());
-    flush_waiters.push_back(timer);
   }
-  boost::system::error_code ignored;
-  co_await timer->async_wait(asio::redirect_error(asio::use_awaitable, ignored));
+  auto initiate = [this](auto handler) {
+    asio::any_io_executor resume_on =
+        asio::prefer(asio::get_associated_executor(handler), asio::execution::outstanding_work.tracked);
+    std::unique_lock lock(mutex);
+    if (draining) {
+      flush_waiters.push_back({std::move(handler), std::move(resume_on)});
+      return;
+    }
+    lock.unlock();  // drained meanwhile
+    asio::post(resume_on, [done = std::move(handler)]() mutable { std::move(done)(); });
+  };
+  auto waiting = asio::async_initiate<decltype(asio::use_awaitable), void()>(std::move(initiate), asio::use_awaitable);
+  co_await std::move(waiting);  // g++ 12: named before co_await
 }
 
 // A step's burst of events (values, updates, debug, custom) costs the
@@ -55,16 +67,20 @@ asio::awaitable<void> run_engine::sink::flushed() {
 asio::awaitable<void> run_engine::sink::drain(std::shared_ptr<sink> self) {
   for (;;) {
     std::vector<std::string> batch;
+    std::vector<flush_waiter> released;
     {
       std::scoped_lock lock(self->mutex);
       if (self->pending.empty()) {
         self->draining = false;
-        for (auto& w : self->flush_waiters) w->cancel();
-        self->flush_waiters.clear();
-        co_return;
+        released.swap(self->flush_waiters);
+      } else {
+        batch.assign(std::make_move_iterator(self->pending.begin()), std::make_move_iterator(self->pending.end()));
+        self->pending.clear();
       }
-      batch.assign(std::make_move_iterator(self->pending.begin()), std::make_move_iterator(self->pending.end()));
-      self->pending.clear();
+    }
+    if (batch.empty()) {
+      for (auto& w : released) asio::post(w.resume_on, [done = std::move(w.done)]() mutable { std::move(done)(); });
+      co_return;
     }
     try {
       const auto fence = self->engine.fence_of(self.get());

@@ -6,6 +6,8 @@
 
 #include "run_engine.hpp"
 
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/json/object.hpp>
@@ -37,10 +39,19 @@ struct run_engine::sink : std::enable_shared_from_this<run_engine::sink> {
   std::int64_t fence = 0;
   boost::json::object values;  // the thread's values as the run goes (touched on the workflow's strand)
 
+  // A flushed() waiting for the drain to end: its completion, and where to
+  // run it. Completed by posting, from whichever thread the drain ends on
+  // (a timer cancelled from there could be cancelled before its wait began,
+  // and the wait then never ended: a run stuck at its end under load).
+  struct flush_waiter {
+    boost::asio::any_completion_handler<void()> done;
+    boost::asio::any_io_executor resume_on;
+  };
+
   std::mutex mutex;
   std::vector<std::string> pending;
   bool draining = false;
-  std::vector<std::shared_ptr<boost::asio::steady_timer>> flush_waiters;
+  std::vector<flush_waiter> flush_waiters;
 
   // Queues the record `name` + "\n" + `data` for the feed.
   void push(std::string_view name, const boost::json::value& data);
