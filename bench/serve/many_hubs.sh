@@ -128,6 +128,9 @@ run_case() {  # label hubs store schema
     sql "$base_url" "ANALYZE" >/dev/null  # fresh statistics for the counts below
     dead="$(sql "$base_url" "SELECT coalesce(sum(n_dead_tup), 0) FROM pg_stat_user_tables WHERE schemaname = '$schema'")"
     live="$(sql "$base_url" "SELECT coalesce(sum(n_live_tup), 0) FROM pg_stat_user_tables WHERE schemaname = '$schema'")"
+    echo "== $label, $hubs hubs: dead / live tuples and autovacuums by table" >&2
+    sql "$base_url" "SELECT relname, n_dead_tup, n_live_tup, autovacuum_count FROM pg_stat_user_tables
+                     WHERE schemaname = '$schema' ORDER BY relname" >&2
   fi
   stop_servers
   [[ "$smoke" == 1 ]] && return  # bench_serve_load failed the script if a run failed

@@ -87,7 +87,9 @@ run_record run_from(const json::object& o) {
 }
 
 kept_record kept(const thread_record& t) { return {json::serialize(to_json(t)), t.version, t.thread_id}; }
-kept_record kept(const run_record& r) { return {json::serialize(to_json(r)), r.version, r.thread_id}; }
+kept_record kept(const run_record& r) {
+  return {.json = json::serialize(to_json(r)), .version = r.version, .thread_id = r.thread_id, .status = r.status};
+}
 
 // The catalog wrote every kept text itself: it is always an object.
 json::object object_of(const kept_record& k) { return json::parse(k.json).as_object(); }
@@ -159,9 +161,9 @@ std::vector<std::pair<std::string, std::string>> catalog::apply(const std::vecto
     } else if (kind == "thread_deleted") {
       const auto id = text(o, "id");
       threads_.erase(id);
-      std::erase_if(runs_, [&](const auto& r) { return r.second.thread_id == id; });
+      erase_runs_where([&](const kept_record& r) { return r.thread_id == id; });
     } else if (kind == "run_deleted") {
-      runs_.erase(text(o, "id"));
+      erase_run_now(text(o, "id"));
       cancels_.erase(text(o, "id"));
     }
   }
@@ -178,7 +180,29 @@ void catalog::keep_run(run_record run) {
     return;
   if (is_terminal_status(run.status)) cancels_.erase(run.run_id);
   const auto id = run.run_id;
+  index_run(run.thread_id, id);
   keep_newest(runs_, id, kept(run));
+}
+
+void catalog::index_run(const std::string& thread_id, const std::string& run_id) {
+  runs_by_thread_[thread_id].insert(run_id);
+}
+
+void catalog::erase_run_now(const std::string& run_id) {
+  const auto it = runs_.find(run_id);
+  if (it == runs_.end()) return;
+  if (const auto of = runs_by_thread_.find(it->second.thread_id); of != runs_by_thread_.end()) {
+    of->second.erase(run_id);
+    if (of->second.empty()) runs_by_thread_.erase(of);
+  }
+  runs_.erase(it);
+}
+
+void catalog::erase_runs_where(const std::function<bool(const kept_record&)>& doomed) {
+  std::vector<std::string> ids;
+  for (const auto& [id, r] : runs_)
+    if (doomed(r)) ids.push_back(id);
+  for (const auto& id : ids) erase_run_now(id);
 }
 
 void catalog::announce(const std::vector<std::pair<std::string, std::string>>& cancels) const {
@@ -204,7 +228,7 @@ std::string catalog::cancel_requested(const std::string& id) const {
 // Runs of deleted threads go with them.
 void catalog::drop_runs_of_deleted_threads() {
   std::scoped_lock lock(mutex_);
-  std::erase_if(runs_, [&](const auto& r) { return !threads_.contains(r.second.thread_id); });
+  erase_runs_where([&](const kept_record& r) { return !threads_.contains(r.thread_id); });
 }
 
 // One read of the journal at a time: a sync that finds a read under way
@@ -438,7 +462,7 @@ bool catalog::forget_unwritten(const run_record& run, const std::optional<thread
     std::scoped_lock lock(mutex_);
     const auto it = runs_.find(run.run_id);
     if (it != runs_.end() && it->second.version == run.version && it->second.unconfirmed) {
-      runs_.erase(it);
+      erase_run_now(run.run_id);
       cancels_.erase(run.run_id);
       forgotten = true;
     }
@@ -451,7 +475,7 @@ boost::asio::awaitable<void> catalog::erase_thread(const std::string& id) {
   {
     std::scoped_lock lock(mutex_);
     threads_.erase(id);
-    std::erase_if(runs_, [&](const auto& r) { return r.second.thread_id == id; });
+    erase_runs_where([&](const kept_record& r) { return r.thread_id == id; });
   }
   json::object entry{{"kind", "thread_deleted"}, {"id", id}};
   co_await append(std::move(entry));
@@ -464,7 +488,19 @@ std::optional<run_record> catalog::run(const std::string& id) const {
 
 std::vector<run_record> catalog::runs_of(const std::string& thread_id) const {
   std::scoped_lock lock(mutex_);
-  return oldest_first(unpacked_where<run_record>(runs_, [&](const kept_record& r) { return r.thread_id == thread_id; }));
+  std::vector<run_record> out;
+  if (const auto of = runs_by_thread_.find(thread_id); of != runs_by_thread_.end())
+    for (const auto& id : of->second)
+      if (const auto it = runs_.find(id); it != runs_.end()) out.push_back(unpack<run_record>(it->second));
+  return oldest_first(std::move(out));
+}
+
+std::set<std::string> catalog::threads_with_work() const {
+  std::scoped_lock lock(mutex_);
+  std::set<std::string> threads;
+  for (const auto& [id, r] : runs_)
+    if (r.status == "pending" || r.status == "running") threads.insert(r.thread_id);
+  return threads;
 }
 
 std::vector<run_record> catalog::runs() const {
@@ -475,6 +511,7 @@ std::vector<run_record> catalog::runs() const {
 boost::asio::awaitable<void> catalog::save(run_record r) {
   {
     std::scoped_lock lock(mutex_);
+    index_run(r.thread_id, r.run_id);
     keep_next_version(runs_, r.run_id, r);
   }
   co_await write(r);
@@ -483,7 +520,7 @@ boost::asio::awaitable<void> catalog::save(run_record r) {
 boost::asio::awaitable<void> catalog::erase_run(const std::string& id) {
   {
     std::scoped_lock lock(mutex_);
-    runs_.erase(id);
+    erase_run_now(id);
     cancels_.erase(id);
   }
   json::object entry{{"kind", "run_deleted"}, {"id", id}};
@@ -515,6 +552,7 @@ boost::asio::awaitable<void> catalog::write(const std::optional<run_record>& r, 
 
 run_record catalog::keep(run_record r) {
   std::scoped_lock lock(mutex_);
+  index_run(r.thread_id, r.run_id);
   keep_next_version(runs_, r.run_id, r);
   return r;
 }

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -89,6 +90,7 @@ struct kept_record {
   std::int64_t version = 0;
   std::string thread_id;  // a run's thread, for the lookups by thread
   bool unconfirmed = false;  // changed here and not read back from the journal yet
+  std::string status;     // a run's, for the sweep of runs with work left (unparsed)
 };
 
 class catalog {
@@ -132,6 +134,8 @@ class catalog {
   std::optional<run_record> run(const std::string& id) const;
   std::vector<run_record> runs_of(const std::string& thread_id) const;  // oldest first
   std::vector<run_record> runs() const;
+  // The threads with a run pending or left running (no run parsed).
+  std::set<std::string> threads_with_work() const;
   boost::asio::awaitable<void> save(run_record r);
   boost::asio::awaitable<void> erase_run(const std::string& id);
 
@@ -167,6 +171,10 @@ class catalog {
   void announce(const std::vector<std::pair<std::string, std::string>>& cancels) const;
   void drop_runs_of_deleted_threads();
   void keep_run(run_record run);  // under mutex_
+  // Under mutex_: runs_by_thread_ follows runs_ (a run's thread never changes).
+  void index_run(const std::string& thread_id, const std::string& run_id);
+  void erase_runs_where(const std::function<bool(const kept_record&)>& doomed);
+  void erase_run_now(const std::string& run_id);
   void restore_unwritten(const thread_record& written, const std::optional<thread_record>& before);
   boost::asio::awaitable<void> read_to_end();
 
@@ -176,6 +184,9 @@ class catalog {
   std::map<std::string, assistant_record> assistants_;
   std::map<std::string, kept_record> threads_;
   std::map<std::string, kept_record> runs_;
+  // Run ids by thread: runs_of() reads a thread's runs without scanning every
+  // run (a scan per request grew with the catalog: the ten-minute load).
+  std::map<std::string, std::set<std::string>, std::less<>> runs_by_thread_;
   std::int64_t read_up_to_ = 0;  // the last journal position applied
   std::uint64_t syncs_asked_ = 0, syncs_done_ = 0;  // sync() calls; the newest one a read covered
   bool syncing_ = false;                            // a read of the journal is under way

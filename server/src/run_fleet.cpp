@@ -230,10 +230,7 @@ asio::awaitable<void> run_engine::claim_threads() {
 // Every thread with a run pending or left running goes to the queue (one
 // there already, queued or claimed, stays as it is).
 asio::awaitable<void> run_engine::offer_threads_with_work() {
-  std::set<std::string> threads;
-  for (const auto& run : records_.runs())
-    if (run.status == "pending" || run.status == "running") threads.insert(run.thread_id);
-  for (const auto& id : threads) co_await offer_thread(id, orch::ready_reason::new_run);
+  for (const auto& id : records_.threads_with_work()) co_await offer_thread(id, orch::ready_reason::new_run);
 }
 
 // Keeps every claim alive: one statement for all of this server's threads.

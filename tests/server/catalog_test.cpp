@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 namespace switchboard::server {
 namespace {
 
@@ -186,6 +188,7 @@ TEST_F(catalog_test, a_deleted_run_is_gone) {
   await(records_.save(a_run("01900000-0000-7000-8000-000000000030", t.thread_id, now_iso8601())));
   await(records_.erase_run("01900000-0000-7000-8000-000000000030"));
   EXPECT_FALSE(records_.run("01900000-0000-7000-8000-000000000030"));
+  EXPECT_TRUE(records_.runs_of(t.thread_id).empty());
   const auto back = reloaded();
   EXPECT_FALSE(back->run("01900000-0000-7000-8000-000000000030"));
   EXPECT_TRUE(back->thread(t.thread_id));
@@ -217,6 +220,32 @@ TEST_F(catalog_test, runs_of_a_thread_come_oldest_first) {
   EXPECT_EQ(runs[0].run_id, "01900000-0000-7000-8000-00000000003c");
   EXPECT_EQ(runs[1].run_id, "01900000-0000-7000-8000-00000000003b");
   EXPECT_EQ(runs[2].run_id, "01900000-0000-7000-8000-00000000003a");
+}
+
+// The sweep that offers threads with work to the run queue reads each
+// run's status as it changes, here and from the journal.
+TEST_F(catalog_test, threads_with_a_run_pending_or_running_are_the_threads_with_work) {
+  const auto waiting = a_thread("70000000-0000-4000-8000-00000000000a");
+  const auto idle = a_thread("70000000-0000-4000-8000-00000000000b");
+  await(records_.save(waiting));
+  await(records_.save(idle));
+  auto pending = a_run("01900000-0000-7000-8000-000000000040", waiting.thread_id, "2026-01-01T00:00:00.001Z");
+  pending.status = "pending";
+  auto ended = a_run("01900000-0000-7000-8000-000000000041", idle.thread_id, "2026-01-01T00:00:00.002Z");
+  ended.status = "success";
+  await(records_.save(pending));
+  await(records_.save(ended));
+  EXPECT_EQ(records_.threads_with_work(), std::set<std::string>{waiting.thread_id});
+  EXPECT_EQ(reloaded()->threads_with_work(), std::set<std::string>{waiting.thread_id});
+
+  const auto finished = records_.change_run(pending.run_id, [](run_record& r) {
+    r.status = "success";
+    return true;
+  });
+  ASSERT_TRUE(finished);
+  EXPECT_TRUE(records_.threads_with_work().empty()) << "changed here";
+  await(records_.write(*finished));
+  EXPECT_TRUE(reloaded()->threads_with_work().empty()) << "read from the journal";
 }
 
 TEST_F(catalog_test, a_change_of_an_unknown_or_unchanged_record_writes_nothing) {
