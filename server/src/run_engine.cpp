@@ -154,7 +154,7 @@ bool run_engine::thread_active(const std::string& thread_id) const {
 std::shared_ptr<run_engine::sink> run_engine::open_sink(const run_record& run, json::object values) {
   auto s = std::make_shared<sink>(executor_, *this, run.run_id, run.thread_id, std::move(values));
   std::scoped_lock lock(mutex_);
-  if (const auto it = claimed_.find(run.thread_id); it != claimed_.end()) s->fence = it->second;
+  if (const auto it = claimed_.find(run.thread_id); it != claimed_.end()) s->since = it->second.since;
   sinks_[run.workflow_run] = s;
   return s;
 }
@@ -580,7 +580,7 @@ boost::asio::awaitable<void> run_engine::finish(run_record run, const orch::work
     // before the end is written leaves the thread to one that writes it
     // (end_stream_left_open). An answer posted the moment a wait returns
     // waits out the moment this server takes to let go (reserve_thread).
-    if (!stream_ended) co_await end_stream(run, fence_of(s.get()));
+    if (!stream_ended && !co_await end_stream(run, s.get())) co_await end_stream_if_held(run);
     co_await let_go_if_idle(run.thread_id);
   } else {
     // The thread is free before anyone learns that the run ended: a caller

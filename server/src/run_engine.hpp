@@ -176,10 +176,10 @@ class run_engine {
   boost::asio::awaitable<void> finish(run_record run, const orchestrator::workflow_state& state,
                                       bool ended_before = false);
   boost::asio::awaitable<bool> stream_has_end(const std::string& run_id);
-  boost::asio::awaitable<void> end_stream(const run_record& run, std::optional<std::int64_t> fence = std::nullopt);
+  boost::asio::awaitable<bool> end_stream(const run_record& run, const sink* executed_by = nullptr);
   boost::asio::awaitable<bool> append_to_stream(const std::string& run_id, const std::string& thread_id,
-                                                std::vector<std::string> records, std::optional<std::int64_t> fence);
-  std::optional<std::int64_t> fence_of(const sink* s) const;
+                                                std::vector<std::string> records, const sink* executed_by);
+  std::int64_t fence_for(const std::string& thread_id, const sink* executed_by) const;
   boost::asio::awaitable<bool> keep_trying(std::string_view subject, std::string_view what,
                                            const std::function<boost::asio::awaitable<void>()>& write);
   boost::asio::awaitable<void> withdraw(const run_record& run, const std::string& action);
@@ -210,6 +210,7 @@ class run_engine {
   std::string running_run_of(const std::string& thread_id) const;
   boost::asio::awaitable<void> serve_thread(std::string thread_id, std::string awaited, bool taken_over);
   boost::asio::awaitable<void> end_stream_left_open(const std::string& thread_id);
+  boost::asio::awaitable<void> end_stream_if_held(const run_record& run);
   boost::asio::awaitable<void> let_go_if_idle(const std::string& thread_id);
   boost::asio::awaitable<void> release_thread(const std::string& thread_id);
   boost::asio::awaitable<bool> left_to_another_server(const run_record& run, const orchestrator::workflow_state& state);
@@ -237,7 +238,14 @@ class run_engine {
   std::set<std::string> updating_;  // threads whose state is being updated: no run starts on them
   fleet_settings fleet_;                       // queue null: runs are not shared
   std::optional<std::chrono::seconds> retention_;
-  std::map<std::string, std::int64_t> claimed_;  // threads this server holds: fence by thread id
+  // A thread this server holds: its claim's fence, and the fence its
+  // unbroken hold began with (the same across claims this server took
+  // again when nobody held the thread in between: its runs go on under them).
+  struct held_claim {
+    std::int64_t fence = 0;
+    std::int64_t since = 0;
+  };
+  std::map<std::string, held_claim> claimed_;  // by thread id
   int background_tasks_ = 0;  // claim, renew, follow, prune and serve_thread coroutines running
   // Counts a background coroutine while it runs: shutdown() waits for them.
   struct background_task {

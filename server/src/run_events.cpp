@@ -83,8 +83,7 @@ asio::awaitable<void> run_engine::sink::drain(std::shared_ptr<sink> self) {
       co_return;
     }
     try {
-      const auto fence = self->engine.fence_of(self.get());
-      co_await self->engine.append_to_stream(self->run_id, self->thread_id, std::move(batch), fence);
+      co_await self->engine.append_to_stream(self->run_id, self->thread_id, std::move(batch), self.get());
     } catch (const std::exception& e) {
       spdlog::error("serve: run {}: events could not be kept: {}", self->run_id, e.what());
     }
@@ -165,48 +164,57 @@ boost::asio::awaitable<bool> run_engine::keep_trying(std::string_view subject, s
 // Sharing runs, a run's stream takes records only under the claim on its
 // thread the run executes under (ADR 0037): a server whose claim lapsed and
 // was taken by another (it stalled past its lease) adds nothing after the
-// fact, even once it holds the thread again for a later run. `fence`: that
-// claim's (nullopt: the thread's claim held here now). False when the store
-// refused the records for that reason (logged); other failures are thrown.
+// fact, even once it holds the thread again for a later run.
+// `executed_by`: the run's sink (its hold); null: the claim held here now.
+// A refusal is asked again once when the fence moved meanwhile (this server
+// took its own lapsed claim again). False when the store refused the records
+// for the claim (logged); other failures are thrown.
 boost::asio::awaitable<bool> run_engine::append_to_stream(const std::string& run_id, const std::string& thread_id,
-                                                          std::vector<std::string> records,
-                                                          std::optional<std::int64_t> fence) {
+                                                          std::vector<std::string> records, const sink* executed_by) {
   if (!shares_runs()) {
     co_await feed_->append_all(run_id, std::move(records));
     co_return true;
   }
-  orch::feed_claim claim{.workflow_id = thread_id, .owner = fleet_.owner, .fence = fence.value_or(0)};
-  if (!fence) {
-    std::scoped_lock lock(mutex_);
-    // Not held here (let go after losing it): fence 0 is no claim's, so the
-    // store refuses it like a stale one.
-    if (const auto it = claimed_.find(thread_id); it != claimed_.end()) claim.fence = it->second;
-  }
-  try {
-    co_await feed_->append_claimed(run_id, std::move(records), std::move(claim));
-    co_return true;
-  } catch (const orch::claim_error& e) {
-    spdlog::warn("serve: run {}: records not added to its stream: this server no longer holds thread {} ({})", run_id,
-                 thread_id, e.what());
-    co_return false;
+  auto fence = fence_for(thread_id, executed_by);
+  for (int attempt = 1;; ++attempt) {
+    try {
+      orch::feed_claim claim{.workflow_id = thread_id, .owner = fleet_.owner, .fence = fence};
+      co_await feed_->append_claimed(run_id, records, std::move(claim));
+      co_return true;
+    } catch (const orch::claim_error& e) {
+      const auto now = fence_for(thread_id, executed_by);
+      if (attempt == 1 && now != fence) {
+        fence = now;
+        continue;
+      }
+      spdlog::warn("serve: run {}: records not added to its stream: this server no longer holds thread {} ({})",
+                   run_id, thread_id, e.what());
+      co_return false;
+    }
   }
 }
 
-std::optional<std::int64_t> run_engine::fence_of(const sink* s) const {
-  if (s == nullptr || !shares_runs()) return std::nullopt;
+// The fence to append under: the current claim's when the run's hold goes
+// on (or for no run), else that hold's first fence, which the store refuses
+// (fences never repeat). 0, refused as well, when the thread is not held here.
+std::int64_t run_engine::fence_for(const std::string& thread_id, const sink* executed_by) const {
   std::scoped_lock lock(mutex_);
-  return s->fence;
+  const auto it = claimed_.find(thread_id);
+  if (executed_by == nullptr) return it != claimed_.end() ? it->second.fence : 0;
+  if (it != claimed_.end() && it->second.since == executed_by->since) return it->second.fence;
+  return executed_by->since;
 }
 
-boost::asio::awaitable<void> run_engine::end_stream(const run_record& run, std::optional<std::int64_t> fence) {
+// False when the store refused the end for the claim.
+boost::asio::awaitable<bool> run_engine::end_stream(const run_record& run, const sink* executed_by) {
   bool refused = false;
   const std::function<asio::awaitable<void>()> append_end = [&]() -> asio::awaitable<void> {
-    std::vector<std::string> end;
-    end.push_back(std::string(end_of_run) + "\nnull");
-    refused = !co_await append_to_stream(run.run_id, run.thread_id, std::move(end), fence);
+    std::vector<std::string> end{std::string(end_of_run) + "\nnull"};
+    refused = !co_await append_to_stream(run.run_id, run.thread_id, std::move(end), executed_by);
   };
   const auto subject = "run " + run.run_id;  // g++ 12: named before co_await
   if (co_await keep_trying(subject, "its stream's end", append_end) && !refused) tell_end(run.run_id);
+  co_return !refused;
 }
 
 }  // namespace switchboard::server

@@ -33,10 +33,11 @@ struct run_engine::sink : std::enable_shared_from_this<run_engine::sink> {
   run_engine& engine;  // appends through it (append_to_stream)
   std::string run_id;
   std::string thread_id;
-  // Sharing runs: the fence of the thread's claim this run executes under
-  // (engine.mutex_). A claim this server takes again after losing it to
-  // another server is not this run's: its records are refused.
-  std::int64_t fence = 0;
+  // Sharing runs: the hold of the thread this run executes under (its
+  // held_claim::since when the sink opened). A claim this server takes again
+  // after another server held the thread is not this run's: its records are
+  // refused.
+  std::int64_t since = 0;
   boost::json::object values;  // the thread's values as the run goes (touched on the workflow's strand)
 
   // A flushed() waiting for the drain to end: its completion, and where to

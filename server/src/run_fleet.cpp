@@ -174,14 +174,15 @@ asio::awaitable<bool> run_engine::claim_one() {
     // A thread this server is still serving, claimed again: the coroutine
     // serving it goes on, with the new fence. When nobody held it in between
     // (this server's own claim lapsed: its renewals failed for a lease), the
-    // run executing goes on under the new claim too; when another server
-    // did, that server continued the run, and what this one still executes
-    // of it is refused by the store (its saves, and its stream's records).
-    const bool serving = claimed_.contains(claimed->workflow_id);
-    claimed_[claimed->workflow_id] = claimed->fence;
-    if (serving && claimed->previous_owner == fleet_.owner)
-      for (auto& [hub_run, s] : sinks_)
-        if (s->thread_id == claimed->workflow_id) s->fence = claimed->fence;
+    // hold goes on and so does the run executing under it; when another
+    // server did, that server may have continued the run, and what this one
+    // still records of it is refused (its saves by the checkpoint store's
+    // fence, its stream's records by the queue's: a new hold).
+    const auto held = claimed_.find(claimed->workflow_id);
+    const bool serving = held != claimed_.end();
+    const bool unbroken = serving && claimed->previous_owner == fleet_.owner;
+    const auto since = unbroken ? held->second.since : claimed->fence;
+    claimed_[claimed->workflow_id] = {.fence = claimed->fence, .since = since};
     if (serving) co_return true;
     ++background_tasks_;
   }
@@ -342,6 +343,21 @@ asio::awaitable<void> run_engine::end_stream_left_open(const std::string& thread
   co_await end_stream(*last_ended);
 }
 
+// A run whose end was refused under the hold it executed under (another
+// server held its thread meanwhile) and which still ended here, its last
+// save accepted: when this server holds the thread now, it writes the end
+// under its current claim, unless the stream has one (the other server's,
+// written before it let the thread go).
+asio::awaitable<void> run_engine::end_stream_if_held(const run_record& run) {
+  {
+    std::scoped_lock lock(mutex_);
+    if (!claimed_.contains(run.thread_id)) co_return;
+  }
+  if (co_await stream_has_end(run.run_id)) co_return;
+  spdlog::info("serve: run {}: its thread was held by another server meanwhile; its stream ends here", run.run_id);
+  co_await end_stream(run);
+}
+
 // Whether the run's stream holds its end record.
 asio::awaitable<bool> run_engine::stream_has_end(const std::string& run_id) {
   for (std::int64_t after = 0;;) {
@@ -380,7 +396,7 @@ asio::awaitable<void> run_engine::release_thread(const std::string& thread_id) {
     std::scoped_lock lock(mutex_);
     const auto it = claimed_.find(thread_id);
     if (it == claimed_.end()) co_return;  // let go already
-    fence = it->second;
+    fence = it->second.fence;
     claimed_.erase(it);
   }
   // Until the database takes it: a thread this server no longer serves must

@@ -209,5 +209,34 @@ TEST_F(many_hubs_test, a_server_that_claims_its_own_lapsed_thread_again_keeps_st
   EXPECT_EQ(gate_calls("a"), 1) << "the run went on: the gate step was not run again";
 }
 
+// Another server claimed the thread while this one executed its run, and
+// died before doing anything with it; this one claims the thread again and
+// finishes the run (its saves were never refused: nobody took the hub run
+// over). What it recorded under the broken hold is refused; the run's end is
+// still written, once, under its new claim.
+TEST_F(many_hubs_test, a_run_whose_thread_another_server_held_meanwhile_still_ends_its_stream_once) {
+  auto a = start_server("a");
+  const auto thread = new_thread_on(a->port());
+  const auto run = start_gated_on(a->port(), thread);
+  wait_for_gate_calls("a", 1);
+  const auto where = " WHERE workflow_id = '" + thread + "'";
+  const auto first_fence = stores::testing::exec_sql(url_, "SELECT fence FROM switchboard_queue" + where);
+  // A server that claimed it and died at once: its lease already lapsed.
+  stores::testing::exec_sql(url_, "UPDATE switchboard_queue SET owner = 'ghost', lease_expires_ns = 0,"
+                                  " fence = nextval('switchboard_claim_fence_seq')" + where);
+  while (stores::testing::exec_sql(url_, "SELECT owner FROM switchboard_queue" + where) == "ghost")
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_NE(stores::testing::exec_sql(url_, "SELECT fence FROM switchboard_queue" + where), first_fence);
+  open_gate("a");
+  const auto joined = get_json(a->port(), "/threads/" + thread + "/runs/" + run + "/join");
+  EXPECT_EQ(joined.at("status"), "completed") << json::serialize(joined);
+  EXPECT_EQ(stores::testing::exec_sql(url_, "SELECT count(*) FROM switchboard_events WHERE workflow_id = '" + run +
+                                                "' AND event LIKE '__end__%'"),
+            "1")
+      << "the stream ended, once";
+  EXPECT_EQ(run_status(a->port(), thread, run), "success");
+  EXPECT_EQ(gate_calls("a"), 1);
+}
+
 }  // namespace
 }  // namespace switchboard::server::testing

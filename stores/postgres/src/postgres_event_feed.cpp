@@ -74,15 +74,17 @@ const std::string append_many_sql =
 // As append_many_sql, each element with the claim it is made under ($3
 // the queued id, '' for none; $4 the owner; $5 the fence). The claims'
 // queue rows are locked FOR SHARE, in id order (the run queue's renewal
-// locks its rows in the same order): a claim committed before the lock is
-// seen (read committed reads the row's newest version under a lock), and
-// none can be committed after it until this statement commits. Elements
-// whose claim is not held take no position (NULL).
+// locks its rows in the same order), and only rows that still match a
+// claim: a claim committed before the lock is seen (read committed re-reads
+// a locked row's newest version and checks it again), none can be committed
+// after it until this statement commits, and a stale claimant locks nothing
+// of the holder's. Elements whose claim is not held take no position (NULL).
 const std::string append_claimed_sql =
     "WITH input AS (SELECT t.k AS workflow_id, t.e AS event, t.c AS claim, t.o AS owner, t.f AS fence, t.i AS idx"
     " FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[]) WITH ORDINALITY AS t(k, e, c, o, f, i)),"
     " held AS MATERIALIZED (SELECT q.workflow_id, q.owner, q.fence FROM switchboard_queue q"
-    " WHERE q.workflow_id IN (SELECT claim FROM input WHERE claim <> '') ORDER BY q.workflow_id FOR SHARE OF q),"
+    " WHERE (q.workflow_id, q.owner, q.fence) IN (SELECT claim, owner, fence FROM input WHERE claim <> '')"
+    " ORDER BY q.workflow_id FOR SHARE OF q),"
     " accepted AS MATERIALIZED (SELECT i.workflow_id, i.event, i.idx FROM input i WHERE i.claim = ''"
     " OR EXISTS (SELECT 1 FROM held h WHERE h.workflow_id = i.claim AND h.owner = i.owner AND h.fence = i.fence)),"
     " numbered AS (SELECT workflow_id, event, idx,"
@@ -271,12 +273,13 @@ class postgres_event_feed final : public event_feed {
     for (auto& a : batch) {
       at += a->events.size();
       a->position = positions[at - 1];
-      if (a->position == 0 && a->claim) {
-        try {
-          store_support::throw_claim_not_held(db_.name(), a->workflow_id, *a->claim);
-        } catch (...) {
-          a->error = std::current_exception();
-        }
+      if (a->position != 0) continue;
+      try {
+        if (a->claim) store_support::throw_claim_not_held(db_.name(), a->workflow_id, *a->claim);
+        throw checkpoint_error(db_.name() + ": an append to the feed of workflow '" + a->workflow_id +
+                               "' made under no claim was given no position");
+      } catch (...) {
+        a->error = std::current_exception();
       }
     }
   }
