@@ -1,6 +1,6 @@
 // The crash-point matrix: a booking that pauses for approval, is approved
 // and books, while the hub executing it is SIGKILLed at a named moment of
-// the run (SWITCHBOARD_CRASH_AT, orchestrator/crash_point.hpp) — once per
+// the run (SWITCHBOARD_FAULT_KILL_AT, orchestrator/crash_point.hpp) — once per
 // point, each on a database of its own. Hub 0 runs alone with the point
 // armed, so the run meets it there; when hub 0 dies, hubs 1 and 2 start and
 // hub 0 comes back without it, and the flow goes on through whichever hub is
@@ -53,7 +53,7 @@ after(async () => {
 async function fleetArmedAt(point, database) {
   const fleet = new Fleet({ url: pg.createDatabase(database), model });
   cleanups.push(() => fleet.stopAll());
-  const armed = await fleet.startHub(0, { SWITCHBOARD_CRASH_AT: point });
+  const armed = await fleet.startHub(0, { SWITCHBOARD_FAULT_KILL_AT: point });
   const crashed = armed.exited.then(async (ended) => {
     fleet.logs[0] += armed.output();
     fleet.hubs[0] = null;

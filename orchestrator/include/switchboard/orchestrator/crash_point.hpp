@@ -1,9 +1,12 @@
 // Named moments at which the crash tests kill a process
 // (tests/langgraph_sdk/faults/crash_points.test.mjs): a process started
-// with SWITCHBOARD_CRASH_AT=<name> logs that it reached the point and sends
-// itself SIGKILL there, as a power cut or the OOM killer would — nothing
-// flushed, unwound or handed back. Without the variable (always, outside
-// those tests) reaching a point compares one string read once.
+// with SWITCHBOARD_FAULT_KILL_AT=<name> logs that it reached the point and
+// sends itself SIGKILL there, as a power cut or the OOM killer would —
+// nothing flushed, unwound or handed back. Without the variable (always,
+// outside those tests) reaching a point compares one string read once.
+// Never for production use. Its sibling for one process and one run,
+// SWITCHBOARD_FAULT_KILL_AFTER_WRITES=N (host/fault_injection.hpp), kills
+// after the Nth committed write of the checkpoint store instead.
 //
 // The points, in the order a run meets them:
 //   serve.claimed            a server claimed a thread from the run queue
