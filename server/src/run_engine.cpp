@@ -152,7 +152,7 @@ bool run_engine::thread_active(const std::string& thread_id) const {
 }
 
 std::shared_ptr<run_engine::sink> run_engine::open_sink(const run_record& run, json::object values) {
-  auto s = std::make_shared<sink>(executor_, *this, run.run_id, run.thread_id, std::move(values));
+  auto s = std::make_shared<sink>(*this, run.run_id, run.thread_id, std::move(values));
   std::scoped_lock lock(mutex_);
   if (const auto it = claimed_.find(run.thread_id); it != claimed_.end()) s->since = it->second.since;
   sinks_[run.workflow_run] = s;

@@ -39,7 +39,9 @@ void run_engine::sink::push(std::string_view name, const json::value& data) {
     draining = true;
   }
   // Outside the lock: co_spawn may start the drain at once on this thread.
-  asio::co_spawn(executor, drain(shared_from_this()), asio::detached);
+  // Counted (spawn_counted): the engine's shutdown waits for it, since it
+  // appends through the engine.
+  engine.spawn_counted(drain(shared_from_this()));
 }
 
 asio::awaitable<void> run_engine::sink::flushed() {

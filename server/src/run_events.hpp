@@ -26,10 +26,9 @@ namespace switchboard::server {
 // coroutine of their own, a batch at a time, so the feed's order is the
 // events' order.
 struct run_engine::sink : std::enable_shared_from_this<run_engine::sink> {
-  sink(boost::asio::any_io_executor ex, run_engine& e, std::string id, std::string thread, boost::json::object v)
-      : executor(std::move(ex)), engine(e), run_id(std::move(id)), thread_id(std::move(thread)), values(std::move(v)) {}
+  sink(run_engine& e, std::string id, std::string thread, boost::json::object v)
+      : engine(e), run_id(std::move(id)), thread_id(std::move(thread)), values(std::move(v)) {}
 
-  boost::asio::any_io_executor executor;
   run_engine& engine;  // appends through it (append_to_stream)
   std::string run_id;
   std::string thread_id;
