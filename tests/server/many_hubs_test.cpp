@@ -46,6 +46,31 @@ class many_hubs_test : public ::testing::Test {
     while (gate_calls(name) < n) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
 
+  // A gated run posted to a server of its own (`name`), held in its gate
+  // step there, and the fence of the server's claim on its thread.
+  struct held_run {
+    std::unique_ptr<running_server> server;
+    std::string thread, run, first_fence;
+  };
+  held_run gated_run_held_on(const std::string& name) {
+    held_run h{.server = start_server(name)};
+    h.thread = new_thread_on(h.server->port());
+    h.run = start_gated_on(h.server->port(), h.thread);
+    wait_for_gate_calls(name, 1);
+    h.first_fence = queue_row("fence", h.thread);
+    return h;
+  }
+
+  std::string sql(const std::string& statement) const { return stores::testing::exec_sql(url_, statement); }
+  std::string queue_row(const std::string& column, const std::string& thread) const {
+    return sql("SELECT " + column + " FROM switchboard_queue WHERE workflow_id = '" + thread + "'");
+  }
+  // How many records named `name` the run's stream holds.
+  std::string stream_records(const std::string& run, const std::string& name) const {
+    return sql("SELECT count(*) FROM switchboard_events WHERE workflow_id = '" + run + "' AND event LIKE '" + name +
+               "%'");
+  }
+
   static std::string run_status(std::uint16_t port, const std::string& thread, const std::string& run) {
     const auto v = get_json(port, "/threads/" + thread + "/runs/" + run);
     return v.is_object() ? std::string(v.at("status").as_string()) : "(none)";
@@ -186,26 +211,17 @@ TEST_F(many_hubs_test, a_cancel_posted_to_one_server_stops_the_run_executing_on_
 // executing: the run's stream takes what it records under the new claim
 // (ADR 0037), to its end.
 TEST_F(many_hubs_test, a_server_that_claims_its_own_lapsed_thread_again_keeps_streaming_its_run) {
-  auto a = start_server("a");
-  const auto thread = new_thread_on(a->port());
-  const auto run = start_gated_on(a->port(), thread);
-  wait_for_gate_calls("a", 1);
-  const auto fence_sql = "SELECT fence FROM switchboard_queue WHERE workflow_id = '" + thread + "'";
-  const auto first_fence = stores::testing::exec_sql(url_, fence_sql);
+  const auto [a, thread, run, first_fence] = gated_run_held_on("a");
   // The server's renewal may come first and extend the lease: again, until it claims the thread anew.
-  while (stores::testing::exec_sql(url_, fence_sql) == first_fence) {
-    stores::testing::exec_sql(url_, "UPDATE switchboard_queue SET lease_expires_ns = 0 WHERE workflow_id = '" + thread + "'");
+  while (queue_row("fence", thread) == first_fence) {
+    sql("UPDATE switchboard_queue SET lease_expires_ns = 0 WHERE workflow_id = '" + thread + "'");
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   open_gate("a");
   const auto joined = get_json(a->port(), "/threads/" + thread + "/runs/" + run + "/join");
   EXPECT_EQ(joined.at("status"), "completed") << json::serialize(joined);
-  const auto records = [&](const std::string& name) {
-    return stores::testing::exec_sql(url_, "SELECT count(*) FROM switchboard_events WHERE workflow_id = '" + run +
-                              "' AND event LIKE '" + name + "%'");
-  };
-  EXPECT_EQ(records("__end__"), "1") << "the stream ended, once";
-  EXPECT_EQ(records("values"), "3") << "after each step and at the end: the last two made under the new claim";
+  EXPECT_EQ(stream_records(run, "__end__"), "1") << "the stream ended, once";
+  EXPECT_EQ(stream_records(run, "values"), "3") << "after each step and at the end: the last two under the new claim";
   EXPECT_EQ(gate_calls("a"), 1) << "the run went on: the gate step was not run again";
 }
 
@@ -215,25 +231,16 @@ TEST_F(many_hubs_test, a_server_that_claims_its_own_lapsed_thread_again_keeps_st
 // over). What it recorded under the broken hold is refused; the run's end is
 // still written, once, under its new claim.
 TEST_F(many_hubs_test, a_run_whose_thread_another_server_held_meanwhile_still_ends_its_stream_once) {
-  auto a = start_server("a");
-  const auto thread = new_thread_on(a->port());
-  const auto run = start_gated_on(a->port(), thread);
-  wait_for_gate_calls("a", 1);
-  const auto where = " WHERE workflow_id = '" + thread + "'";
-  const auto first_fence = stores::testing::exec_sql(url_, "SELECT fence FROM switchboard_queue" + where);
+  const auto [a, thread, run, first_fence] = gated_run_held_on("a");
   // A server that claimed it and died at once: its lease already lapsed.
-  stores::testing::exec_sql(url_, "UPDATE switchboard_queue SET owner = 'ghost', lease_expires_ns = 0,"
-                                  " fence = nextval('switchboard_claim_fence_seq')" + where);
-  while (stores::testing::exec_sql(url_, "SELECT owner FROM switchboard_queue" + where) == "ghost")
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  EXPECT_NE(stores::testing::exec_sql(url_, "SELECT fence FROM switchboard_queue" + where), first_fence);
+  sql("UPDATE switchboard_queue SET owner = 'ghost', lease_expires_ns = 0,"
+      " fence = nextval('switchboard_claim_fence_seq') WHERE workflow_id = '" + thread + "'");
+  while (queue_row("owner", thread) == "ghost") std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_NE(queue_row("fence", thread), first_fence);
   open_gate("a");
   const auto joined = get_json(a->port(), "/threads/" + thread + "/runs/" + run + "/join");
   EXPECT_EQ(joined.at("status"), "completed") << json::serialize(joined);
-  EXPECT_EQ(stores::testing::exec_sql(url_, "SELECT count(*) FROM switchboard_events WHERE workflow_id = '" + run +
-                                                "' AND event LIKE '__end__%'"),
-            "1")
-      << "the stream ended, once";
+  EXPECT_EQ(stream_records(run, "__end__"), "1") << "the stream ended, once";
   EXPECT_EQ(run_status(a->port(), thread, run), "success");
   EXPECT_EQ(gate_calls("a"), 1);
 }
