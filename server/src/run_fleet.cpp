@@ -23,7 +23,6 @@
 // thread only; other servers ask for a cancel with an entry of its own
 // (catalog::request_cancel), which the holder acts on.
 #include "run_engine.hpp"
-#include "run_events.hpp"
 
 #include <switchboard/orchestrator/crash_point.hpp>
 #include <switchboard/orchestrator/error.hpp>
