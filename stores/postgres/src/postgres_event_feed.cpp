@@ -256,7 +256,7 @@ class postgres_event_feed final : public event_feed {
       co_return;
     }
     const auto positions = co_await db_.run([&](connection& c) -> asio::awaitable<std::vector<std::int64_t>> {
-      const auto params = claimed ? claimed_params(batch) : unclaimed_params(batch);
+      const auto params = group_params(batch, claimed);
       const auto rows = co_await c.query(claimed ? append_claimed_sql.c_str() : append_many_sql.c_str(), params,
                                          statement_timeout);
       std::vector<std::int64_t> out;
@@ -284,28 +284,20 @@ class postgres_event_feed final : public event_feed {
     }
   }
 
-  // append_many_sql's parameters: each event with its run.
-  std::vector<param> unclaimed_params(const std::vector<std::shared_ptr<pending_append>>& batch) const {
-    std::vector<std::string> runs, events;
-    for (const auto& a : batch)
-      for (const auto& e : a->events) {
-        runs.push_back(a->workflow_id);
-        events.push_back(e);
-      }
-    return {text_array(runs), text_array(events), now_param(clock_)};
-  }
-
-  // append_claimed_sql's: each event with its run and its caller's claim.
-  std::vector<param> claimed_params(const std::vector<std::shared_ptr<pending_append>>& batch) const {
+  // The group's parameters, element by element: each event with its run
+  // and, for append_claimed_sql (`claimed`), its caller's claim.
+  std::vector<param> group_params(const std::vector<std::shared_ptr<pending_append>>& batch, bool claimed) const {
     std::vector<std::string> runs, events, claims, owners, fences;
     for (const auto& a : batch)
       for (const auto& e : a->events) {
         runs.push_back(a->workflow_id);
         events.push_back(e);
+        if (!claimed) continue;
         claims.push_back(a->claim ? a->claim->workflow_id : "");
         owners.push_back(a->claim ? a->claim->owner : "");
         fences.push_back(std::to_string(a->claim ? a->claim->fence : 0));
       }
+    if (!claimed) return {text_array(runs), text_array(events), now_param(clock_)};
     return {text_array(runs), text_array(events), text_array(claims), text_array(owners), text_array(fences),
             now_param(clock_)};
   }
