@@ -25,10 +25,12 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace switchboard::stores::postgres {
@@ -94,7 +96,8 @@ class connection {
 
   // Sends one statement with its parameters ($1, $2, ...) and returns its
   // rows; waits at most `timeout` for the answer. `sql` must stay alive
-  // until the call completes.
+  // until the call completes. A statement with parameters is prepared on
+  // its first use on this connection and reused by its text afterwards.
   boost::asio::awaitable<result> query(const char* sql, const std::vector<param>& params,
                                        std::chrono::milliseconds timeout);
 
@@ -144,7 +147,10 @@ class connection {
   boost::asio::awaitable<void> flush(clock::time_point deadline);
   boost::asio::awaitable<result> receive(clock::time_point deadline);
   boost::asio::awaitable<PGresult*> next_result(clock::time_point deadline);
-  void send(const char* sql, const std::vector<param>& params);
+  static void check_texts(const std::vector<param>& params);
+  boost::asio::awaitable<const std::string*> prepared(const char* sql, std::size_t param_count,
+                                                      clock::time_point deadline);
+  void send(const char* sql, const std::string* name, const std::vector<param>& params);
   void watch_socket();
   [[noreturn]] void fail(std::string_view what, std::string sqlstate = {});
   [[noreturn]] void fail_result(const PGresult* r);
@@ -155,6 +161,15 @@ class connection {
   boost::asio::posix::stream_descriptor socket_;
   boost::asio::steady_timer timer_;
   bool broken_ = false;
+  // Statements prepared on this connection: their SQL, and their names.
+  struct text_hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view text) const noexcept { return std::hash<std::string_view>{}(text); }
+  };
+  std::unordered_map<std::string, std::string, text_hash, std::equal_to<>> prepared_;
+  // The stores have a few dozen statements; a caller that built SQL at run
+  // time could otherwise fill the server's memory, one name per text.
+  static constexpr std::size_t max_prepared = 64;
 };
 
 }  // namespace switchboard::stores::postgres
