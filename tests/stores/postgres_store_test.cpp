@@ -251,5 +251,77 @@ TEST(postgres_store, concurrent_appends_written_together_keep_every_runs_order) 
   }
 }
 
+// ---------------------------------------------------------------- group commit of saves
+
+// Saves of many runs at once go together (group commit), and each caller
+// learns of its own save only: a stale fence is refused as stale for that
+// run alone, a head PostgreSQL cannot hold fails alone (the group is then
+// saved one by one), and every other run's steps and journal land in order.
+TEST(postgres_store, concurrent_saves_written_together_each_learn_their_own_outcome) {
+  scratch_directory dir;
+  auto store = stores::make_postgres_checkpoint_store(url_for(dir.path()));
+  constexpr int runs = 30;
+  constexpr int steps = 4;
+  std::vector<save_request> created;
+  for (int r = 0; r < runs; ++r) {
+    created.push_back(new_run("r" + std::to_string(r), "worker-a", "{}", {"created"}));
+    run_now(store->create(created.back(), long_lease));
+  }
+  const auto record = [](int r, int step, char which) {
+    return "r" + std::to_string(r) + "/" + std::to_string(step) + "/" + which;
+  };
+  const auto stale = [](int r) { return r < 5; };  // their step 2 carries a stale fence
+  const auto unstorable = [](int r) { return r == 5; };  // its step 3 a NUL byte
+  const std::string with_nul("{\"a\":\"\0\"}", 9);
+  std::vector<std::vector<std::string>> outcomes(runs);  // per run, per step: "" or the error
+  boost::asio::io_context io;
+  for (int r = 0; r < runs; ++r) {
+    boost::asio::co_spawn(io, [&, r]() -> boost::asio::awaitable<void> {
+      for (int step = 1; step <= steps; ++step) {
+        auto next = next_step(created[static_cast<std::size_t>(r)], step, workflow_status::running,
+                              R"({"step":)" + std::to_string(step) + "}", {record(r, step, 'a'), record(r, step, 'b')});
+        if (stale(r) && step == 2) next.fence += 7;
+        if (unstorable(r) && step == 3) next.state_json = with_nul;
+        std::string outcome;
+        try {
+          co_await store->save(std::move(next));
+        } catch (const claim_error& e) {
+          outcome = testing::reason_name(e.why());
+        } catch (const std::exception& e) {
+          outcome = e.what();
+        }
+        outcomes[static_cast<std::size_t>(r)].push_back(outcome);
+        if (!outcome.empty() && stale(r)) co_return;
+      }
+    }, boost::asio::detached);
+  }
+  io.run();
+  for (int r = 0; r < runs; ++r) {
+    const auto& got = outcomes[static_cast<std::size_t>(r)];
+    const auto loaded = run_now(store->load("r" + std::to_string(r)));
+    ASSERT_TRUE(loaded.has_value()) << r;
+    std::vector<std::string> journal{"created"};
+    if (stale(r)) {
+      EXPECT_EQ(got, (std::vector<std::string>{"", "stale_fence"})) << r;
+      journal.insert(journal.end(), {record(r, 1, 'a'), record(r, 1, 'b')});
+      EXPECT_EQ(loaded->step, 1) << r;
+    } else {
+      ASSERT_EQ(got.size(), static_cast<std::size_t>(steps)) << r;
+      for (int step = 1; step <= steps; ++step) {
+        const auto& outcome = got[static_cast<std::size_t>(step - 1)];
+        if (unstorable(r) && step == 3) {
+          EXPECT_THAT(outcome, HasSubstr("NUL byte")) << r;
+          continue;
+        }
+        EXPECT_EQ(outcome, "") << r << " step " << step;
+        journal.insert(journal.end(), {record(r, step, 'a'), record(r, step, 'b')});
+      }
+      EXPECT_EQ(loaded->step, steps) << r;
+      EXPECT_EQ(loaded->state_json, R"({"step":4})") << r;
+    }
+    EXPECT_EQ(loaded->journal, journal) << r;
+  }
+}
+
 }  // namespace
 }  // namespace switchboard::orchestrator

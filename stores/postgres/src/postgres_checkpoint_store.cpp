@@ -17,9 +17,15 @@
 #include <switchboard/orchestrator/store_support.hpp>
 
 #include "pg_database.hpp"
+#include "pg_group_commit.hpp"
 #include "pg_rows.hpp"
 #include "pg_schema.hpp"
 
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -68,6 +74,34 @@ const std::string save_sql =
     " j AS (INSERT INTO switchboard_journal (workflow_id, seq, record)"
     " SELECT $1::text, run.base + e.ord, e.record FROM run, unnest($8::text[]) WITH ORDINALITY AS e(record, ord))"
     " SELECT count(*) FROM run";
+// Saves of several runs waiting together, in one statement (group commit):
+// $1..$7 the saves, element by element (run, name, status, step, head,
+// owner, fence); $8 and $9 their journal records (each with its run), in
+// order. Each save is save_sql's compare-and-set: the rows that still match
+// are locked in id order (so two processes' groups cannot deadlock), then
+// changed, and their records appended. Answers, in input order, whether
+// each save was made. A group holds at most one save per run.
+const std::string save_many_sql =
+    "WITH input AS (SELECT t.id, t.name, t.status, t.step, t.head, t.owner, t.fence, t.idx"
+    " FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::bigint[])"
+    " WITH ORDINALITY AS t(id, name, status, step, head, owner, fence, idx)),"
+    " records AS (SELECT r.k AS id, r.rec, row_number() OVER (PARTITION BY r.k ORDER BY r.i) AS ord"
+    " FROM unnest($8::text[], $9::text[]) WITH ORDINALITY AS r(k, rec, i)),"
+    " counts AS (SELECT i.id, (SELECT count(*) FROM records WHERE records.id = i.id) AS n FROM input i),"
+    " n AS (SELECT " SWITCHBOARD_PG_NOW(10) " AS now_ns),"
+    " locked AS MATERIALIZED (SELECT r.workflow_id FROM switchboard_runs r JOIN input i ON r.workflow_id = i.id"
+    " WHERE r.fence = i.fence AND r.owner = i.owner AND r.owner <> '' AND r.step <= i.step"
+    " ORDER BY r.workflow_id FOR UPDATE OF r),"
+    " run AS (UPDATE switchboard_runs r SET workflow_name = i.name, status = i.status, step = i.step,"
+    " head = i.head, owner = CASE WHEN i.status = 'running' THEN r.owner ELSE '' END,"
+    " lease_expires_ns = CASE WHEN i.status = 'running' THEN r.lease_expires_ns ELSE 0 END,"
+    " updated_at_ns = n.now_ns, save_seq = nextval('switchboard_save_seq'), journal_length = r.journal_length + c.n"
+    " FROM input i JOIN counts c ON c.id = i.id JOIN locked l ON l.workflow_id = i.id, n"
+    " WHERE r.workflow_id = i.id AND r.fence = i.fence AND r.owner = i.owner AND r.owner <> ''"
+    " AND r.step <= i.step RETURNING r.workflow_id, r.journal_length - c.n AS base),"
+    " j AS (INSERT INTO switchboard_journal (workflow_id, seq, record)"
+    " SELECT run.workflow_id, run.base + records.ord, records.rec FROM run JOIN records ON records.id = run.workflow_id)"
+    " SELECT run.workflow_id IS NOT NULL FROM input i LEFT JOIN run ON run.workflow_id = i.id ORDER BY i.idx";
 const std::string claim_run_sql =
     "UPDATE switchboard_runs SET status = 'running', owner = $2, lease_expires_ns = $3::bigint, fence = fence + 1,"
     " updated_at_ns = $4::bigint, save_seq = nextval('switchboard_save_seq') WHERE workflow_id = $1";
@@ -118,9 +152,18 @@ class postgres_checkpoint_store final : public checkpoint_store {
   asio::awaitable<checkpoint> claim(claim_request request) override {
     co_return co_await db_.run([&](connection& c) { return claim_now(c, request); });
   }
+  // Saves that arrive while one is being written go together in the next
+  // statement (group commit); each caller learns of its own save only.
   asio::awaitable<void> save(save_request cp) override {
     store_support::check_save_request(cp);
-    co_await db_.run([&](connection& c) { return save_now(c, cp); });
+    auto queued = std::make_shared<saves::entry>();
+    queued->write = std::move(cp);
+    // Not cancellable (as the interface says): no slot of the caller's is
+    // handed to the pool's thread.
+    auto token = asio::bind_cancellation_slot(asio::cancellation_slot(), asio::use_awaitable);
+    auto saving = asio::co_spawn(db_.io(), save_in_turn(queued), std::move(token));
+    co_await std::move(saving);
+    if (queued->error) std::rethrow_exception(queued->error);
   }
   asio::awaitable<std::size_t> renew(std::string owner, std::chrono::milliseconds lease) override {
     co_return co_await db_.run([&](connection& c) -> asio::awaitable<std::size_t> {
@@ -203,10 +246,126 @@ class postgres_checkpoint_store final : public checkpoint_store {
                                     int_param(cp.fence), text_array(cp.journal), now_param(clock_)};
     const auto saved = co_await c.query(save_sql.c_str(), params, statement_timeout);
     if (saved.int64(0, 0) == 1) co_return;
-    // Refused: the shared rules say why, with the same words as every store.
+    co_await explain_refusal(c, cp);
+  }
+
+  // A refused save: the shared rules say why, with the same words as every
+  // store. Always throws.
+  asio::awaitable<void> explain_refusal(connection& c, const save_request& cp) {
     const auto stored = co_await select_summary(c, cp.workflow_id);
     store_support::check_save(db_.name(), stored, cp);
     throw checkpoint_error(db_.name() + ": save of workflow '" + cp.workflow_id + "' refused: it changed meanwhile");
+  }
+
+  using saves = group_commit<save_request>;
+
+  asio::awaitable<void> save_in_turn(std::shared_ptr<saves::entry> mine) {
+    auto write_group = [this](const saves::group& group) { return save_group(group); };
+    co_await saves_.take_turn(db_.io(), std::move(mine), write_group);
+  }
+
+  // A group of one is save_sql; a larger one is save_many_sql, in parts of
+  // distinct runs. A part the server refused as a whole (a statement error:
+  // nothing of it was written) is saved again one by one, so that one bad
+  // save fails alone; a lost connection fails that part's saves only
+  // (whether they were written is unknown, as for a single save).
+  asio::awaitable<void> save_group(const saves::group& group) {
+    for (const auto& part : parts_of_distinct_runs(group)) {
+      if (part.size() == 1) {
+        co_await save_alone(*part.front());
+        continue;
+      }
+      bool refused_whole = false;
+      std::exception_ptr failed;  // this part's only: the parts before it are written
+      try {
+        co_await save_together(part);
+      } catch (const database_error& e) {
+        if (statement_refused(e)) refused_whole = true;
+        else failed = std::current_exception();
+      } catch (...) {
+        failed = std::current_exception();
+      }
+      if (failed) {
+        for (const auto& one : part) one->error = failed;
+      } else if (refused_whole) {
+        for (const auto& one : part) co_await save_alone(*one);
+      }
+    }
+  }
+
+  asio::awaitable<void> save_alone(saves::entry& one) {
+    try {
+      co_await db_.run([&](connection& c) { return save_now(c, one.write); });
+    } catch (...) {
+      one.error = std::current_exception();
+    }
+  }
+
+  asio::awaitable<void> save_together(const saves::group& part) {
+    const auto made = co_await db_.run([&](connection& c) -> asio::awaitable<std::vector<bool>> {
+      const auto params = group_params(part);
+      const auto rows = co_await c.query(save_many_sql.c_str(), params, statement_timeout);
+      std::vector<bool> out;
+      for (int row = 0; row < rows.rows(); ++row) out.push_back(rows.text(row, 0) == "t");
+      co_return out;
+    });
+    if (made.size() != part.size())
+      throw checkpoint_error(db_.name() + ": a group of " + std::to_string(part.size()) + " saves answered " +
+                             std::to_string(made.size()) + " outcomes");
+    for (std::size_t i = 0; i < part.size(); ++i) {
+      if (made[i]) continue;
+      // Refused: the shared rules say why, as for a save alone.
+      auto& refused = *part[i];
+      try {
+        co_await db_.run([&](connection& c) { return explain_refusal(c, refused.write); });
+      } catch (...) {
+        refused.error = std::current_exception();
+      }
+    }
+  }
+
+  // The group in parts whose saves are of distinct runs, in arrival order
+  // (one save per run per statement: the compare-and-set reads each row once).
+  static std::vector<saves::group> parts_of_distinct_runs(const saves::group& group) {
+    std::vector<saves::group> parts;
+    for (const auto& e : group) {
+      auto fits = [&](const saves::group& part) {
+        return std::none_of(part.begin(), part.end(),
+                            [&](const auto& other) { return other->write.workflow_id == e->write.workflow_id; });
+      };
+      auto part = std::find_if(parts.begin(), parts.end(), fits);
+      if (part == parts.end()) part = parts.insert(parts.end(), saves::group{});
+      part->push_back(e);
+    }
+    return parts;
+  }
+
+  std::vector<param> group_params(const saves::group& part) const {
+    std::vector<std::string> ids, names, statuses, steps, heads, owners, fences, record_runs, records;
+    for (const auto& e : part) {
+      const auto& cp = e->write;
+      ids.push_back(cp.workflow_id);
+      names.push_back(cp.workflow_name);
+      statuses.emplace_back(to_string(cp.status));
+      steps.push_back(std::to_string(cp.step));
+      heads.push_back(cp.state_json);
+      owners.push_back(cp.owner);
+      fences.push_back(std::to_string(cp.fence));
+      for (const auto& record : cp.journal) {
+        record_runs.push_back(cp.workflow_id);
+        records.push_back(record);
+      }
+    }
+    return {text_array(ids),    text_array(names),  text_array(statuses),    text_array(steps),
+            text_array(heads),  text_array(owners), text_array(fences),      text_array(record_runs),
+            text_array(records), now_param(clock_)};
+  }
+
+  // A statement the server refused (nothing of it written, the connection
+  // usable), as opposed to a lost connection.
+  static bool statement_refused(const database_error& e) {
+    const auto& state = e.sqlstate();
+    return !state.empty() && !state.starts_with("08") && !state.starts_with("57P");
   }
 
   asio::awaitable<std::optional<run_summary>> select_summary(connection& c, const std::string& workflow_id) {
@@ -263,6 +422,7 @@ class postgres_checkpoint_store final : public checkpoint_store {
   database db_;
   store_clock clock_;  // empty: the server's clock
   const std::vector<param> none_;
+  saves saves_;  // group commit (pool's thread only)
 };
 
 }  // namespace

@@ -13,14 +13,13 @@
 #include <switchboard/orchestrator/store_support.hpp>
 
 #include "pg_database.hpp"
+#include "pg_group_commit.hpp"
 #include "pg_listener.hpp"
 #include "pg_rows.hpp"
 #include "pg_schema.hpp"
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/redirect_error.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include <algorithm>
@@ -188,66 +187,39 @@ class postgres_event_feed final : public event_feed {
   asio::awaitable<std::int64_t> append_in_group(std::string workflow_id, std::vector<std::string> events,
                                                 std::optional<feed_claim> claim) {
     if (events.empty()) co_return 0;
-    auto queued = std::make_shared<pending_append>();
-    queued->workflow_id = std::move(workflow_id);
-    queued->events = std::move(events);
-    queued->claim = std::move(claim);
-    // On the pool's thread: the queue and its timers need no lock there.
+    auto queued = std::make_shared<appends::entry>();
+    queued->write = {std::move(workflow_id), std::move(events), std::move(claim)};
+    // On the pool's thread: the group and its timers need no lock there.
     // Not cancellable (as the interface says): no slot of the caller's is
     // handed to the pool's thread.
     auto token = asio::bind_cancellation_slot(asio::cancellation_slot(), asio::use_awaitable);
     auto appending = asio::co_spawn(db_.io(), append_in_turn(queued), std::move(token));
     co_await std::move(appending);
     if (queued->error) std::rethrow_exception(queued->error);
-    wakeups_.notify(queued->workflow_id);
-    notifier_.poke(queued->workflow_id);
-    co_return queued->position;
+    wakeups_.notify(queued->write.workflow_id);
+    notifier_.poke(queued->write.workflow_id);
+    co_return queued->write.position;
   }
 
   struct pending_append {
     std::string workflow_id;
     std::vector<std::string> events;
     std::optional<feed_claim> claim;  // appended only while held
-    std::int64_t position = 0;  // its last event's
-    std::exception_ptr error;
-    bool written = false;
-    std::unique_ptr<asio::steady_timer> done;  // cancelled once written
+    std::int64_t position = 0;        // its last event's
   };
+  using appends = group_commit<pending_append>;
 
-  // On the pool's thread. The first append while none is being written
-  // writes, then writes what queued up meanwhile, until nothing is left;
-  // the others wait to be written.
-  asio::awaitable<void> append_in_turn(std::shared_ptr<pending_append> mine) {
-    appends_.push_back(mine);
-    if (writing_) {
-      mine->done = std::make_unique<asio::steady_timer>(db_.io(), asio::steady_timer::time_point::max());
-      boost::system::error_code ignored;
-      while (!mine->written) co_await mine->done->async_wait(asio::redirect_error(asio::use_awaitable, ignored));
-      co_return;
-    }
-    writing_ = true;
-    while (!appends_.empty()) {
-      auto batch = std::move(appends_);
-      appends_.clear();
-      try {
-        co_await write(batch);
-      } catch (...) {
-        for (auto& a : batch) a->error = std::current_exception();
-      }
-      for (auto& a : batch) {
-        a->written = true;
-        if (a->done) a->done->cancel();
-      }
-    }
-    writing_ = false;
+  asio::awaitable<void> append_in_turn(std::shared_ptr<appends::entry> mine) {
+    auto write_group = [this](const appends::group& group) { return write(group); };
+    co_await appends_.take_turn(db_.io(), std::move(mine), write_group);
   }
 
   // One statement for the batch; a caller whose claim is not held is told
   // so alone, the others' events land.
-  asio::awaitable<void> write(const std::vector<std::shared_ptr<pending_append>>& batch) {
-    const bool claimed = std::any_of(batch.begin(), batch.end(), [](const auto& a) { return a->claim.has_value(); });
+  asio::awaitable<void> write(const appends::group& batch) {
+    const bool claimed = std::any_of(batch.begin(), batch.end(), [](const auto& a) { return a->write.claim.has_value(); });
     if (batch.size() == 1 && !claimed) {
-      auto& only = *batch.front();
+      auto& only = batch.front()->write;
       only.position = co_await db_.run([&](connection& c) -> asio::awaitable<std::int64_t> {
         const std::vector<param> params{only.workflow_id, text_array(only.events), now_param(clock_)};
         const auto rows = co_await c.query(append_sql.c_str(), params, statement_timeout);
@@ -265,18 +237,19 @@ class postgres_event_feed final : public event_feed {
       co_return out;
     });
     std::size_t events = 0;
-    for (const auto& a : batch) events += a->events.size();
+    for (const auto& a : batch) events += a->write.events.size();
     if (positions.size() != events)
       throw checkpoint_error(db_.name() + ": an append of " + std::to_string(events) + " events answered " +
                              std::to_string(positions.size()) + " positions");
     std::size_t at = 0;
     for (auto& a : batch) {
-      at += a->events.size();
-      a->position = positions[at - 1];
-      if (a->position != 0) continue;
+      auto& append = a->write;
+      at += append.events.size();
+      append.position = positions[at - 1];
+      if (append.position != 0) continue;
       try {
-        if (a->claim) store_support::throw_claim_not_held(db_.name(), a->workflow_id, *a->claim);
-        throw checkpoint_error(db_.name() + ": an append to the feed of workflow '" + a->workflow_id +
+        if (append.claim) store_support::throw_claim_not_held(db_.name(), append.workflow_id, *append.claim);
+        throw checkpoint_error(db_.name() + ": an append to the feed of workflow '" + append.workflow_id +
                                "' made under no claim was given no position");
       } catch (...) {
         a->error = std::current_exception();
@@ -286,17 +259,19 @@ class postgres_event_feed final : public event_feed {
 
   // The group's parameters, element by element: each event with its run
   // and, for append_claimed_sql (`claimed`), its caller's claim.
-  std::vector<param> group_params(const std::vector<std::shared_ptr<pending_append>>& batch, bool claimed) const {
+  std::vector<param> group_params(const appends::group& batch, bool claimed) const {
     std::vector<std::string> runs, events, claims, owners, fences;
-    for (const auto& a : batch)
-      for (const auto& e : a->events) {
-        runs.push_back(a->workflow_id);
+    for (const auto& a : batch) {
+      const auto& append = a->write;
+      for (const auto& e : append.events) {
+        runs.push_back(append.workflow_id);
         events.push_back(e);
         if (!claimed) continue;
-        claims.push_back(a->claim ? a->claim->workflow_id : "");
-        owners.push_back(a->claim ? a->claim->owner : "");
-        fences.push_back(std::to_string(a->claim ? a->claim->fence : 0));
+        claims.push_back(append.claim ? append.claim->workflow_id : "");
+        owners.push_back(append.claim ? append.claim->owner : "");
+        fences.push_back(std::to_string(append.claim ? append.claim->fence : 0));
       }
+    }
     if (!claimed) return {text_array(runs), text_array(events), now_param(clock_)};
     return {text_array(runs), text_array(events), text_array(claims), text_array(owners), text_array(fences),
             now_param(clock_)};
@@ -324,8 +299,7 @@ class postgres_event_feed final : public event_feed {
   store_clock clock_;  // empty: the server's clock
   postgres_wakeup_options options_;
   store_support::feed_wakeups wakeups_;
-  std::vector<std::shared_ptr<pending_append>> appends_;  // waiting to be written (pool's thread only)
-  bool writing_ = false;                                   // an append statement is under way
+  appends appends_;  // group commit (pool's thread only)
   notifier notifier_;
   listener listener_;
 };

@@ -1,0 +1,73 @@
+// Group commit for the PostgreSQL store's writes: a write that arrives
+// while another is being written waits, and every write that waited goes
+// in the next statement together, whatever their runs. No batching window:
+// a write that finds nothing under way goes at once, alone; under load the
+// groups grow with the load. Each caller is told of its own write only
+// (done, or its own error).
+//
+// Thread-safety: none; used on the pool's thread only (database::io()).
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <exception>
+#include <memory>
+#include <utility>
+#include <vector>
+
+namespace switchboard::stores::postgres {
+
+template <class Write>
+class group_commit {
+ public:
+  // A write, what its caller learns, and how it waits.
+  struct entry {
+    Write write;
+    std::exception_ptr error;  // its own failure, thrown to its caller
+    bool written = false;
+    std::unique_ptr<boost::asio::steady_timer> done;  // cancelled once written
+  };
+  using group = std::vector<std::shared_ptr<entry>>;
+
+  // Writes `mine`, alone or with the writes waiting with it, through
+  // `write_group(const group&)` (an awaitable that sets each entry's error
+  // or throws for all of them). Returns once `mine` is written.
+  template <class WriteGroup>
+  boost::asio::awaitable<void> take_turn(boost::asio::io_context& io, std::shared_ptr<entry> mine,
+                                         WriteGroup& write_group) {
+    waiting_.push_back(mine);
+    if (writing_) {
+      mine->done = std::make_unique<boost::asio::steady_timer>(io, boost::asio::steady_timer::time_point::max());
+      boost::system::error_code ignored;
+      while (!mine->written) {
+        co_await mine->done->async_wait(boost::asio::redirect_error(boost::asio::use_awaitable, ignored));
+      }
+      co_return;
+    }
+    writing_ = true;
+    while (!waiting_.empty()) {
+      auto next = std::move(waiting_);
+      waiting_.clear();
+      try {
+        co_await write_group(std::as_const(next));
+      } catch (...) {
+        for (auto& e : next) e->error = std::current_exception();
+      }
+      for (auto& e : next) {
+        e->written = true;
+        if (e->done) e->done->cancel();
+      }
+    }
+    writing_ = false;
+  }
+
+ private:
+  group waiting_;         // to be written next
+  bool writing_ = false;  // a group is being written
+};
+
+}  // namespace switchboard::stores::postgres
