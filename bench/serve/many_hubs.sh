@@ -19,6 +19,7 @@
 #   SOAK_S       keep loading for this many seconds per hub count (default 0:
 #                one measurement)
 #   SQLITE=0     leave out the SQLite baseline
+#   SERVE_ARGS   more options for every `switchboard serve` ("--threads 1")
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="${BUILD_DIR:-$root/build-release}"
@@ -73,7 +74,8 @@ url_for_schema() {
 start_servers() {  # count store
   local i
   for ((i = 0; i < $1; i++)); do
-    "$switchboard" serve "$root/bench/serve/workflow" --listen 127.0.0.1:0 --store "$2" \
+    # shellcheck disable=SC2086  # SERVE_ARGS is a list of options
+    "$switchboard" serve "$root/bench/serve/workflow" --listen 127.0.0.1:0 --store "$2" ${SERVE_ARGS:-} \
       >"$work/server$i.out" 2>"$work/server$i.log" &
     server_pids+=($!)
   done

@@ -86,7 +86,9 @@ run_record run_from(const json::object& o) {
           .result = value(o, "result"), .version = version_of(o)};
 }
 
-kept_record kept(const thread_record& t) { return {json::serialize(to_json(t)), t.version, t.thread_id}; }
+kept_record kept(const thread_record& t) {
+  return {.json = json::serialize(to_json(t)), .version = t.version, .thread_id = t.thread_id, .status = {}};
+}
 kept_record kept(const run_record& r) {
   return {.json = json::serialize(to_json(r)), .version = r.version, .thread_id = r.thread_id, .status = r.status};
 }
@@ -105,8 +107,18 @@ Record unpack(const kept_record& k) {
 // journal wins, so every server reading the journal keeps the same one.
 template <class Record, class Key>
 void keep_newest(std::map<std::string, Record>& records, const Key& id, Record incoming) {
-  auto [it, inserted] = records.try_emplace(id, incoming);
-  if (!inserted && it->second.version <= incoming.version) it->second = std::move(incoming);
+  const auto it = records.find(id);
+  if (it == records.end()) records.emplace(id, std::move(incoming));
+  else if (it->second.version <= incoming.version) it->second = std::move(incoming);
+}
+
+// A thread or run record read from the journal, kept as its own text: it
+// was written as to_json() of its record, so serializing what was parsed
+// gives that text again, without building the record twice. (Reading it
+// back with unpack() fills in what an older writer left out.)
+kept_record kept_from_journal(const json::object& record, bool is_run) {
+  return {.json = json::serialize(record), .version = version_of(record), .thread_id = text(record, "thread_id"),
+          .status = is_run ? text(record, "status") : std::string()};
 }
 
 }  // namespace
@@ -145,13 +157,15 @@ std::vector<std::pair<std::string, std::string>> catalog::apply(const std::vecto
     }
     const auto& o = parsed.get_object();
     const auto kind = text(o, "kind");
-    const auto record = object(o, "record");
+    static const json::object no_record;
+    const auto* in_entry = o.if_contains("record");
+    const auto& record = in_entry && in_entry->is_object() ? in_entry->get_object() : no_record;
     if (kind == "assistant") {
       keep_newest(assistants_, text(record, "assistant_id"), assistant_from(record));
     } else if (kind == "thread") {
-      keep_newest(threads_, text(record, "thread_id"), kept(thread_from(record)));
+      keep_newest(threads_, text(record, "thread_id"), kept_from_journal(record, false));
     } else if (kind == "run") {
-      keep_run(run_from(record));
+      keep_run(text(record, "run_id"), kept_from_journal(record, true));
     } else if (kind == "run_cancel") {
       const auto id = text(o, "id");
       if (runs_.contains(id)) {
@@ -173,15 +187,14 @@ std::vector<std::pair<std::string, std::string>> catalog::apply(const std::vecto
 // A run read from the journal: the newer version is kept, except that an
 // end is never undone (a change written from a stale copy on another
 // server, at the same moment, must not make a finished run look running).
-void catalog::keep_run(run_record run) {
-  const auto it = runs_.find(run.run_id);
+void catalog::keep_run(const std::string& id, kept_record run) {
+  const auto it = runs_.find(id);
   if (it != runs_.end() && it->second.version <= run.version && !is_terminal_status(run.status) &&
-      is_terminal_status(unpack<run_record>(it->second).status))
+      is_terminal_status(it->second.status))
     return;
-  if (is_terminal_status(run.status)) cancels_.erase(run.run_id);
-  const auto id = run.run_id;
+  if (is_terminal_status(run.status)) cancels_.erase(id);
   index_run(run.thread_id, id);
-  keep_newest(runs_, id, kept(run));
+  keep_newest(runs_, id, std::move(run));
 }
 
 void catalog::index_run(const std::string& thread_id, const std::string& run_id) {

@@ -170,7 +170,7 @@ class catalog {
   std::vector<std::pair<std::string, std::string>> apply(const std::vector<orchestrator::feed_event>& batch);
   void announce(const std::vector<std::pair<std::string, std::string>>& cancels) const;
   void drop_runs_of_deleted_threads();
-  void keep_run(run_record run);  // under mutex_
+  void keep_run(const std::string& id, kept_record run);  // under mutex_
   // Under mutex_: runs_by_thread_ follows runs_ (a run's thread never changes).
   void index_run(const std::string& thread_id, const std::string& run_id);
   void erase_runs_where(const std::function<bool(const kept_record&)>& doomed);
