@@ -11,6 +11,7 @@
 
 #include <switchboard/host/error.hpp>
 #include <switchboard/host/store.hpp>
+#include <switchboard/host/store_metrics.hpp>
 #include <switchboard/host/workflow_tools.hpp>
 #include <switchboard/telemetry/prometheus.hpp>
 
@@ -216,7 +217,7 @@ agent_server::agent_server(asio::any_io_executor executor, serve_options options
     : impl_(std::make_unique<impl>(std::move(executor), std::move(options))) {
   auto& s = *impl_;
   if (!s.options.auth_token.empty()) s.token_digest = sha256(s.options.auth_token);
-  s.store = host::open_store(s.options.store_url);
+  s.store = host::measured_store(host::open_store(s.options.store_url), s.options.metrics->meter());
   s.feed = host::open_event_feed(s.options.store_url);
   // The memory store outlives nothing: a journal there would only be a
   // second copy of the catalog.

@@ -94,6 +94,10 @@ TEST_F(metrics_test, the_page_shows_token_usage_and_the_hubs_counts_once) {
                               "switchboard_approval_decision=\"approved\"} 1"));
   EXPECT_THAT(body, HasSubstr("switchboard_parser_outcomes_total{gen_ai_workflow_name=\"family_scheduling\","
                               "switchboard_parser_stage=\"direct\"} 1"));
+  // The store's writes, as the server's hubs made them.
+  EXPECT_THAT(body, HasSubstr("# TYPE switchboard_store_operation_duration_seconds histogram"));
+  EXPECT_THAT(body, HasSubstr("switchboard_store_operation_duration_seconds_count{switchboard_store_operation=\"save\"}"));
+  EXPECT_THAT(body, HasSubstr("switchboard_store_operation_duration_seconds_count{switchboard_store_operation=\"create\"}"));
   // The same meter is what OTLP would export.
   bool found = false;
   for (const auto& metric : metrics_->meter()->collect()) found |= metric.description.name == "gen_ai.client.token.usage";
