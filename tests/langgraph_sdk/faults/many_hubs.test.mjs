@@ -444,3 +444,28 @@ describe("three hubs on one PostgreSQL", { timeout: 300000 }, () => {
     assert.deepEqual(staleEnds, []);
   });
 });
+
+describe("ten hubs on one PostgreSQL", { timeout: 300000 }, () => {
+  // Each hub opens at most 9 connections (docs/scaling.md): ten fit the
+  // 100 PostgreSQL allows by default, with its reserved ones to spare.
+  test("h. ten hubs loaded at once stay within 90 connections, and every run completes", async () => {
+    const database = `many_hubs_${++databases}`;
+    const url = pg.createDatabase(database);
+    const fleet = await new Fleet({ url, size: 10 }).start();
+    cleanups.push(() => fleet.stopAll());
+    const runs = 40;
+    const outcomes = await Promise.all(
+      Array.from({ length: runs }, async (_, k) => {
+        const threadId = await createThread(fleet);
+        const values = await fleet.client(k % 10).runs.wait(threadId, graphId, { input: sampleInput(requests.question) });
+        return values?.status;
+      }),
+    );
+    assert.deepEqual(outcomes, new Array(runs).fill("completed"));
+    const [{ connections }] = pg.psql(
+      `SELECT count(*)::int AS connections FROM pg_stat_activity WHERE datname = '${database}' AND pid <> pg_backend_pid()`,
+      database,
+    );
+    assert.ok(connections >= 10 && connections <= 90, `${connections} connections for ten hubs`);
+  });
+});
