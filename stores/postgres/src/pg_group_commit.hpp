@@ -14,6 +14,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <cstddef>
 #include <exception>
 #include <memory>
 #include <utility>
@@ -24,6 +25,10 @@ namespace switchboard::stores::postgres {
 template <class Write>
 class group_commit {
  public:
+  // `writers`: groups that may be written at once (each on a connection of
+  // its own); a write arriving while all are busy waits for the next group.
+  explicit group_commit(std::size_t writers = 1) : writers_(writers) {}
+
   // A write, what its caller learns, and how it waits.
   struct entry {
     Write write;
@@ -40,7 +45,7 @@ class group_commit {
   boost::asio::awaitable<void> take_turn(boost::asio::io_context& io, std::shared_ptr<entry> mine,
                                          WriteGroup& write_group) {
     waiting_.push_back(mine);
-    if (writing_) {
+    if (busy_ >= writers_) {
       mine->done = std::make_unique<boost::asio::steady_timer>(io, boost::asio::steady_timer::time_point::max());
       boost::system::error_code ignored;
       while (!mine->written) {
@@ -48,7 +53,7 @@ class group_commit {
       }
       co_return;
     }
-    writing_ = true;
+    ++busy_;
     while (!waiting_.empty()) {
       auto next = std::move(waiting_);
       waiting_.clear();
@@ -62,12 +67,13 @@ class group_commit {
         if (e->done) e->done->cancel();
       }
     }
-    writing_ = false;
+    --busy_;
   }
 
  private:
-  group waiting_;         // to be written next
-  bool writing_ = false;  // a group is being written
+  group waiting_;          // to be written next
+  std::size_t writers_;    // groups written at once, at most
+  std::size_t busy_ = 0;   // groups being written
 };
 
 }  // namespace switchboard::stores::postgres

@@ -422,7 +422,12 @@ class postgres_checkpoint_store final : public checkpoint_store {
   database db_;
   store_clock clock_;  // empty: the server's clock
   const std::vector<param> none_;
-  saves saves_;  // group commit (pool's thread only)
+  // Two groups written at once (of the pool's three connections): a save
+  // that arrives just after a group left waits for a second one, not for
+  // the first's round trip. Two servers at 100 runs in flight: p99 save
+  // 42-90 ms with one, 22-25 ms with two, the same throughput. Runs save
+  // one step at a time, so two groups never hold one run's saves.
+  saves saves_{2};  // group commit (pool's thread only)
 };
 
 }  // namespace
