@@ -1,6 +1,7 @@
 // Group commit for the PostgreSQL store's writes: a write that arrives
-// while another is being written waits, and every write that waited goes
-// in the next statement together, whatever their runs. No batching window:
+// while every writer is busy waits, and every write that waited goes in the
+// next statement together, whatever their runs. A writer is a coroutine of
+// its own on the pool's thread, not one of the callers. No batching window:
 // a write that finds nothing under way goes at once, alone; under load the
 // groups grow with the load. Each caller is told of its own write only
 // (done, or its own error).
@@ -9,6 +10,8 @@
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -40,20 +43,27 @@ class group_commit {
 
   // Writes `mine`, alone or with the writes waiting with it, through
   // `write_group(const group&)` (an awaitable that sets each entry's error
-  // or throws for all of them). Returns once `mine` is written.
+  // or throws for all of them). Returns once `mine` is written: a caller
+  // never waits for groups that came after its own.
   template <class WriteGroup>
   boost::asio::awaitable<void> take_turn(boost::asio::io_context& io, std::shared_ptr<entry> mine,
-                                         WriteGroup& write_group) {
+                                         WriteGroup write_group) {
+    mine->done = std::make_unique<boost::asio::steady_timer>(io, boost::asio::steady_timer::time_point::max());
     waiting_.push_back(mine);
-    if (busy_ >= writers_) {
-      mine->done = std::make_unique<boost::asio::steady_timer>(io, boost::asio::steady_timer::time_point::max());
-      boost::system::error_code ignored;
-      while (!mine->written) {
-        co_await mine->done->async_wait(boost::asio::redirect_error(boost::asio::use_awaitable, ignored));
-      }
-      co_return;
+    if (busy_ < writers_) {
+      ++busy_;
+      boost::asio::co_spawn(io, write_while_waiting(std::move(write_group)), boost::asio::detached);
     }
-    ++busy_;
+    boost::system::error_code ignored;
+    while (!mine->written) {
+      co_await mine->done->async_wait(boost::asio::redirect_error(boost::asio::use_awaitable, ignored));
+    }
+  }
+
+ private:
+  // One writer: writes what waits, group after group, until nothing does.
+  template <class WriteGroup>
+  boost::asio::awaitable<void> write_while_waiting(WriteGroup write_group) {
     while (!waiting_.empty()) {
       auto next = std::move(waiting_);
       waiting_.clear();
@@ -64,13 +74,12 @@ class group_commit {
       }
       for (auto& e : next) {
         e->written = true;
-        if (e->done) e->done->cancel();
+        e->done->cancel();
       }
     }
     --busy_;
   }
 
- private:
   group waiting_;          // to be written next
   std::size_t writers_;    // groups written at once, at most
   std::size_t busy_ = 0;   // groups being written

@@ -87,11 +87,12 @@ const std::string save_many_sql =
     " WITH ORDINALITY AS t(id, name, status, step, head, owner, fence, idx)),"
     " records AS (SELECT r.k AS id, r.rec, row_number() OVER (PARTITION BY r.k ORDER BY r.i) AS ord"
     " FROM unnest($8::text[], $9::text[]) WITH ORDINALITY AS r(k, rec, i)),"
-    " counts AS (SELECT i.id, (SELECT count(*) FROM records WHERE records.id = i.id) AS n FROM input i),"
+    " counts AS (SELECT i.id, count(records.id) AS n FROM input i LEFT JOIN records ON records.id = i.id"
+    " GROUP BY i.id),"
     " n AS (SELECT " SWITCHBOARD_PG_NOW(10) " AS now_ns),"
     " locked AS MATERIALIZED (SELECT r.workflow_id FROM switchboard_runs r JOIN input i ON r.workflow_id = i.id"
     " WHERE r.fence = i.fence AND r.owner = i.owner AND r.owner <> '' AND r.step <= i.step"
-    " ORDER BY r.workflow_id FOR UPDATE OF r),"
+    " ORDER BY r.workflow_id FOR NO KEY UPDATE OF r),"
     " run AS (UPDATE switchboard_runs r SET workflow_name = i.name, status = i.status, step = i.step,"
     " head = i.head, owner = CASE WHEN i.status = 'running' THEN r.owner ELSE '' END,"
     " lease_expires_ns = CASE WHEN i.status = 'running' THEN r.lease_expires_ns ELSE 0 END,"
@@ -105,9 +106,13 @@ const std::string save_many_sql =
 const std::string claim_run_sql =
     "UPDATE switchboard_runs SET status = 'running', owner = $2, lease_expires_ns = $3::bigint, fence = fence + 1,"
     " updated_at_ns = $4::bigint, save_seq = nextval('switchboard_save_seq') WHERE workflow_id = $1";
+// The owner's running rows are locked in id order first, as a group of
+// saves locks them: the two cannot deadlock.
 const std::string renew_sql =
-    "UPDATE switchboard_runs SET lease_expires_ns = " SWITCHBOARD_PG_NOW(3) " + $2::bigint"
-    " WHERE owner = $1 AND status = 'running'";
+    "WITH mine AS (SELECT workflow_id FROM switchboard_runs WHERE owner = $1 AND status = 'running'"
+    " ORDER BY workflow_id FOR NO KEY UPDATE)"
+    " UPDATE switchboard_runs r SET lease_expires_ns = " SWITCHBOARD_PG_NOW(3) " + $2::bigint FROM mine"
+    " WHERE r.workflow_id = mine.workflow_id AND r.owner = $1 AND r.status = 'running'";
 const std::string release_sql =
     "UPDATE switchboard_runs SET status = 'interrupted', owner = '', lease_expires_ns = 0,"
     " updated_at_ns = " SWITCHBOARD_PG_NOW(4) ", save_seq = nextval('switchboard_save_seq')"
@@ -325,12 +330,16 @@ class postgres_checkpoint_store final : public checkpoint_store {
   }
 
   // The group in parts whose saves are of distinct runs, in arrival order
-  // (one save per run per statement: the compare-and-set reads each row once).
+  // (one save per run per statement: the compare-and-set reads each row
+  // once), and at most max_part of them (what one lost statement can take
+  // with it is bounded).
+  static constexpr std::size_t max_part = 256;
   static std::vector<saves::group> parts_of_distinct_runs(const saves::group& group) {
     std::vector<saves::group> parts;
     for (const auto& e : group) {
       auto fits = [&](const saves::group& part) {
-        return std::none_of(part.begin(), part.end(),
+        return part.size() < max_part &&
+               std::none_of(part.begin(), part.end(),
                             [&](const auto& other) { return other->write.workflow_id == e->write.workflow_id; });
       };
       auto part = std::find_if(parts.begin(), parts.end(), fits);
@@ -361,11 +370,13 @@ class postgres_checkpoint_store final : public checkpoint_store {
             text_array(records), now_param(clock_)};
   }
 
-  // A statement the server refused (nothing of it written, the connection
-  // usable), as opposed to a lost connection.
+  // A statement the server refused for what it holds (nothing of it
+  // written, the connection usable), so that its saves alone may succeed;
+  // not a lost connection, nor a cancelled statement or a lock timeout,
+  // which saving one by one would only meet again, once per save.
   static bool statement_refused(const database_error& e) {
     const auto& state = e.sqlstate();
-    return !state.empty() && !state.starts_with("08") && !state.starts_with("57P");
+    return !state.empty() && !state.starts_with("08") && !state.starts_with("57") && state != "55P03";
   }
 
   asio::awaitable<std::optional<run_summary>> select_summary(connection& c, const std::string& workflow_id) {
