@@ -4,12 +4,11 @@
 // answers or throws reaches the caller unchanged.
 #include <switchboard/host/store_metrics.hpp>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/io_context.hpp>
+#include <switchboard/testing/checkpoint_store_conformance_support.hpp>
+
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <boost/asio/use_future.hpp>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -23,24 +22,8 @@ namespace asio = boost::asio;
 using namespace orchestrator;
 using namespace std::chrono_literals;
 
-template <class T>
-T run_now(asio::awaitable<T> operation) {
-  asio::io_context io;
-  auto done = asio::co_spawn(io, std::move(operation), asio::use_future);
-  io.run();
-  return done.get();
-}
-
-save_request new_run(std::string id) {
-  save_request run;
-  run.workflow_id = std::move(id);
-  run.workflow_name = "wf";
-  run.status = workflow_status::running;
-  run.owner = "hub-a";
-  run.fence = 1;
-  run.state_json = "{}";
-  return run;
-}
+using orchestrator::testing::new_run;
+using orchestrator::testing::run_now;
 
 // A store whose saves take a while (as a database under load would).
 class slow_saves final : public checkpoint_store {
