@@ -225,8 +225,13 @@ std::optional<approval_request> read_approval(const reader& r) {
 }
 
 // The tool records of the step in flight: a state's step counts completed
-// steps, so the step in flight is the next one.
+// steps, so the step in flight is the next one. A finished run has none (a
+// step paused uncounted, then failed, leaves its records in the journal).
 void keep_step_in_flight(workflow_state& s) {
+  if (is_finished(s.status)) {
+    s.tool_records.clear();
+    return;
+  }
   std::erase_if(s.tool_records, [&](const json::object& record) {
     const auto* step = record.if_contains("step");
     return !step || !step->is_int64() || step->get_int64() != s.step + 1;

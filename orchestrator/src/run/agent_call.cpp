@@ -142,6 +142,8 @@ asio::awaitable<void> workflow_run::call_inline(agents::agent& a, const std::str
     out.envelope = co_await a.run(context);
   } catch (const agents::approval_required& pending) {
     out.approval = pending.calls();
+  } catch (const agents::clarification_required& asked) {
+    out.question = asked.question();
   } catch (...) {
     failure = std::current_exception();
   }
@@ -165,6 +167,8 @@ asio::awaitable<void> workflow_run::call_detached(const compiled_node& n, agents
     call->take_answer(out.envelope);
   } catch (const agents::approval_required& pending) {
     out.approval = pending.calls();
+  } catch (const agents::clarification_required& asked) {
+    out.question = asked.question();
   } catch (...) {
     failure = std::current_exception();
   }
@@ -191,7 +195,7 @@ asio::awaitable<void> workflow_run::call_agent(const compiled_node& n, agents::a
     } else {
       co_await call_inline(a, instructions, out, error);
     }
-    if (out.approval) break;  // not a failure: the step pauses, nothing is retried
+    if (out.paused()) break;  // not a failure: the step pauses, nothing is retried
     if (!error) error = check_envelope(a, out.envelope);
     if (!error) break;
     out.prompt_version.clear();  // recorded for answers only
@@ -216,7 +220,7 @@ asio::awaitable<void> workflow_run::call_agent(const compiled_node& n, agents::a
     }
   }
   out.duration = std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - started);
-  if (!out.cancelled && !out.approval) finish_call(n, out);
+  if (!out.cancelled && !out.paused()) finish_call(n, out);
 }
 
 // Audit entry and event for one agent call (or synthesis).
@@ -298,7 +302,12 @@ asio::awaitable<void> workflow_run::run_group(const compiled_node& n, step_outco
     if (!group.approval) group.approval.emplace();
     for (auto& call : *r.approval) group.approval->push_back(std::move(call));
   }
-  if (group.approval) co_return;
+  // A member asks the user: the whole step pauses on its question, and runs
+  // again with the answer.
+  for (auto& r : results) {
+    if (r.question && !group.approval && !group.question) group.question = std::move(r.question);
+  }
+  if (group.paused()) co_return;
   const step_outcome* first_failure = nullptr;
   for (auto& r : results) {
     group.tokens += r.tokens;

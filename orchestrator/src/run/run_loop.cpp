@@ -242,6 +242,10 @@ int workflow_run::end_step(const compiled_node& n, step_outcome& out) {
     pause_for_approval(n, out);
     return no_node;
   }
+  if (out.question) {
+    pause_for_answer(n, out);
+    return no_node;
+  }
   step_in_flight_ = false;
   close_step_tools(false);
   if (out.error) {
@@ -276,7 +280,7 @@ asio::awaitable<void> workflow_run::run_node(const compiled_node& n, step_outcom
     case node_kind::synthesis: co_await run_synthesis(n, out); break;
     default: break;
   }
-  if (!out.error && !out.cancelled && !out.approval && n.kind() != node_kind::parallel) store(n, out);
+  if (!out.error && !out.cancelled && !out.paused() && n.kind() != node_kind::parallel) store(n, out);
 }
 
 void workflow_run::store(const compiled_node& n, step_outcome& out) {

@@ -76,6 +76,15 @@ void workflow_run::pause_for_approval(const compiled_node& n, step_outcome& out)
   emit(e);
 }
 
+void workflow_run::pause_for_answer(const compiled_node& n, step_outcome& out) {
+  if (step_in_flight_) {
+    --state_.step;
+    step_in_flight_ = false;
+  }
+  close_step_tools(true);
+  pause(n, std::move(*out.question), n.kind() == node_kind::parallel ? std::string_view{} : out.agent);
+}
+
 // One "approval" record per pending call, for the step that runs again.
 void workflow_run::apply_decision() {
   if (!decision_ || !state_.approval) return;

@@ -49,6 +49,11 @@ struct step_outcome {
   boost::json::array tool_calls;         // every tool call of the step, "agent" added
   // Set: tool calls wait for the user's approval; the step pauses, uncounted.
   std::optional<std::vector<agents::pending_tool_call>> approval;
+  // Set: the agent asks the user first (agents::clarification_required);
+  // the step pauses, uncounted, and runs again with the answer.
+  std::optional<std::string> question;
+  // Paused (approval or question): the step runs again, nothing is recorded.
+  bool paused() const noexcept { return approval.has_value() || question.has_value(); }
   std::chrono::microseconds duration{0};
 };
 
@@ -147,6 +152,9 @@ class workflow_run {
   // The step's tool calls wait for approval: the step is given up uncounted,
   // its tool journal kept for the run that continues it.
   void pause_for_approval(const compiled_node& n, step_outcome& out);
+  // The agent asked the user (step_outcome::question): the step is given up
+  // uncounted, its journal kept, and runs again with the answer.
+  void pause_for_answer(const compiled_node& n, step_outcome& out);
   // Adds the resume's decision to the journal of the step that runs again.
   void apply_decision();
   // The tool journal of the step begun / ended (kept: it runs again).

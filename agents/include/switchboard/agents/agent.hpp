@@ -27,6 +27,7 @@
 
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -57,6 +58,24 @@ class agent {
   virtual bool uses_tools() const noexcept { return false; }
 
   virtual boost::asio::awaitable<protocol::envelope> run(agent_context& context) = 0;
+};
+
+// Thrown by an agent that cannot answer before the user does: a remote
+// agent whose task asks for input (a2a/remote_agent.hpp). The hub pauses
+// the run for clarification with `question`, keeps the step's journal (for
+// an agent that uses_tools(): what it recorded, such as the remote task it
+// is waiting on) and, once answered, runs the same step again with the
+// answer appended to clarification_answers. Not a failure: nothing is
+// retried. An agent that can answer with low confidence instead does so
+// (the hub asks its data.clarification_question, and the step counts).
+class clarification_required : public std::runtime_error {
+ public:
+  explicit clarification_required(std::string question)
+      : std::runtime_error("the agent needs the user's answer: " + question), question_(std::move(question)) {}
+  const std::string& question() const noexcept { return question_; }
+
+ private:
+  std::string question_;
 };
 
 // `inner` unchanged, but declared thread-blocking: for an agent whose code
