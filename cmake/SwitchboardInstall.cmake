@@ -21,7 +21,7 @@ install(TARGETS ${switchboard_libraries}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-foreach(module protocol net telemetry models agents mcp orchestrator host)
+foreach(module protocol net telemetry models agents mcp a2a orchestrator host)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${module}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 endforeach()
 

@@ -1,4 +1,5 @@
 // Loading what a workflow file names (see workflow_loader.hpp).
+#include <switchboard/a2a/remote_agent.hpp>
 #include <switchboard/host/workflow_loader.hpp>
 
 #include <switchboard/host/error.hpp>
@@ -221,6 +222,20 @@ void load_mcp_servers(loaded_agents& out, const orchestrator::workflow_definitio
   }
 }
 
+// The file's remote A2A agents, registered under their names (their
+// schemas must be loaded). Nothing is reached until a step calls one.
+void load_a2a_agents(agents::agent_registry& registry, const orchestrator::workflow_definition& definition,
+                     const fs::path& workflow_file) {
+  for (const auto& config : definition.a2a_agents) {
+    try {
+      registry.add(std::make_shared<a2a::remote_agent>(config), "a2a:" + (config.card_url.empty() ? config.url : config.card_url));
+    } catch (const std::exception& e) {
+      throw host_error(host_errc::bad_workflow,
+                       workflow_file.string() + ": /a2a_agents/" + config.name + ": " + e.what());
+    }
+  }
+}
+
 }  // namespace
 
 loaded_agents load_agents(const orchestrator::workflow_definition& definition, const fs::path& workflow_file,
@@ -233,6 +248,7 @@ loaded_agents load_agents(const orchestrator::workflow_definition& definition, c
   load_plugins(plugins, definition, workflow_file, settings);
   load_mcp_servers(out, definition, workflow_file, settings);
   load_prompts(*out.registry, *out.tools, definition, workflow_file, settings);
+  load_a2a_agents(*out.registry, definition, workflow_file);
   return out;
 }
 

@@ -326,6 +326,23 @@ std::vector<mcp::server_config> parse_mcp_servers(const field_reader& r) {
   return out;
 }
 
+// "a2a_agents": {"booker": {"card": "https://host/.well-known/agent-card.json", "output_schema": "x@1"}}
+// The entry's own checks are a2a::from_json's, named as for MCP servers.
+std::vector<a2a::remote_agent_config> parse_a2a_agents(const field_reader& r) {
+  const auto& agents = r.require("a2a_agents");
+  if (!agents.is_object()) r.fail("expected an object of remote A2A agents by name", "a2a_agents");
+  std::vector<a2a::remote_agent_config> out;
+  for (const auto& [name, entry] : agents.get_object()) {
+    try {
+      out.push_back(a2a::from_json(std::string(name), entry));
+    } catch (const std::invalid_argument& e) {
+      r.fail(e.what(), "a2a_agents/" + std::string(name));
+    }
+  }
+  std::ranges::sort(out, {}, &a2a::remote_agent_config::name);
+  return out;
+}
+
 // "plugins": ["name", {"name": "name", "config": {...}}, ...]
 std::vector<plugin_reference> parse_plugins(const field_reader& r) {
   const auto& list = r.require("plugins");
@@ -372,7 +389,7 @@ std::string position_of(std::string_view text, std::size_t offset) {
 workflow_definition parse_workflow(const json::value& value, std::string_view source) {
   field_reader r(source, "", "", value);
   r.only({"name", "description", "entry", "clarification_threshold", "max_steps", "max_clarification_rounds",
-          "schemas", "plugins", "prompts", "mcp_servers", "nodes"});
+          "schemas", "plugins", "prompts", "mcp_servers", "a2a_agents", "nodes"});
   workflow_definition d;
   d.name = r.string("name");
   if (d.name.empty()) r.fail("must not be empty", "name");
@@ -383,6 +400,7 @@ workflow_definition parse_workflow(const json::value& value, std::string_view so
   if (r.has("plugins")) d.plugins = parse_plugins(r);
   if (r.has("prompts")) d.prompt_dirs = r.strings("prompts");
   if (r.has("mcp_servers")) d.mcp_servers = parse_mcp_servers(r);
+  if (r.has("a2a_agents")) d.a2a_agents = parse_a2a_agents(r);
   const auto& nodes = r.require("nodes");
   if (!nodes.is_object() || nodes.get_object().empty()) r.fail("expected a non-empty object of nodes", "nodes");
   d.nodes.reserve(nodes.get_object().size());
@@ -492,6 +510,11 @@ json::value to_json(const workflow_definition& d) {
     json::object servers;
     for (const auto& server : d.mcp_servers) servers[server.name] = mcp::to_json(server);
     out["mcp_servers"] = std::move(servers);
+  }
+  if (!d.a2a_agents.empty()) {
+    json::object agents;
+    for (const auto& agent : d.a2a_agents) agents[agent.name] = a2a::to_json(agent);
+    out["a2a_agents"] = std::move(agents);
   }
   out["nodes"] = std::move(nodes);
   return out;

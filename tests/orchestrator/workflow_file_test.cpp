@@ -13,6 +13,7 @@
 namespace switchboard::orchestrator {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 constexpr const char* full_file = R"({
@@ -231,6 +232,55 @@ TEST(workflow_file, a_malformed_mcp_server_entry_is_named) {
   EXPECT_THAT(file_error(with_servers(R"({"files": {}})")), HasSubstr("/mcp_servers/files"));
   EXPECT_THAT(file_error(with_servers(R"({"both": {"command": ["x"], "url": "https://a.test"}})")),
               HasSubstr("/mcp_servers/both"));
+}
+
+TEST(workflow_file, a2a_agents_are_read_sorted_and_written_back) {
+  const auto d = parse_workflow_text(R"({"name": "w",
+    "a2a_agents": {"weather": {"card": "https://agents.test/.well-known/agent-card.json",
+                               "output_schema": "weather.output@2", "headers": {"Authorization": "Bearer t"},
+                               "timeout_ms": 5000, "poll_ms": 250},
+                   "booker": {"url": "http://127.0.0.1:9/a2a", "output_schema": "booking.output@1",
+                              "description": "books rooms"}},
+    "nodes": {"done": {"type": "end"}}})",
+                                     "flow.json");
+  ASSERT_EQ(d.a2a_agents.size(), 2u);
+  EXPECT_EQ(d.a2a_agents[0].name, "booker");
+  EXPECT_EQ(d.a2a_agents[0].url, "http://127.0.0.1:9/a2a");
+  EXPECT_EQ(d.a2a_agents[0].description, "books rooms");
+  EXPECT_EQ(d.a2a_agents[1].card_url, "https://agents.test/.well-known/agent-card.json");
+  EXPECT_EQ(d.a2a_agents[1].output_schema, "weather.output@2");
+  EXPECT_EQ(d.a2a_agents[1].headers.at("Authorization"), "Bearer t");
+  EXPECT_EQ(d.a2a_agents[1].request_timeout, std::chrono::milliseconds(5000));
+  EXPECT_EQ(d.a2a_agents[1].poll_interval, std::chrono::milliseconds(250));
+  const auto again = parse_workflow_text(boost::json::serialize(to_json(d)), "again.json");
+  ASSERT_EQ(again.a2a_agents.size(), 2u);
+  EXPECT_EQ(again.a2a_agents[0].url, d.a2a_agents[0].url);
+  EXPECT_EQ(again.a2a_agents[1].card_url, d.a2a_agents[1].card_url);
+  EXPECT_EQ(again.a2a_agents[1].poll_interval, d.a2a_agents[1].poll_interval);
+  EXPECT_EQ(again.a2a_agents[1].headers, d.a2a_agents[1].headers);
+}
+
+TEST(workflow_file, a_malformed_a2a_agent_entry_is_named) {
+  auto with_agents = [](std::string agents) {
+    return R"({"name": "w", "a2a_agents": )" + agents + R"(, "nodes": {"done": {"type": "end"}}})";
+  };
+  EXPECT_THAT(file_error(with_agents(R"(["a"])")), HasSubstr("flow.json: /a2a_agents: expected an object"));
+  EXPECT_THAT(file_error(with_agents(R"({"a": {"output_schema": "x@1"}})")),
+              AllOf(HasSubstr("/a2a_agents/a"), HasSubstr("exactly one of \"card\"")));
+  EXPECT_THAT(file_error(with_agents(R"({"a": {"url": "http://h.test/a2a"}})")),
+              AllOf(HasSubstr("/a2a_agents/a"), HasSubstr("output_schema: is required")));
+  EXPECT_THAT(file_error(with_agents(R"({"a": {"url": "http://h.test/a2a", "output_schema": "x"}})")),
+              HasSubstr("output_schema: expected a schema as name@version"));
+  EXPECT_THAT(file_error(with_agents(R"({"a": {"url": "ftp://h.test/a2a", "output_schema": "x@1"}})")),
+              HasSubstr("url: must use http or https"));
+  EXPECT_THAT(file_error(with_agents(R"({"a": {"url": "http://u:p@h.test/a2a", "output_schema": "x@1"}})")),
+              HasSubstr("must not carry credentials"));
+  EXPECT_THAT(file_error(with_agents(R"({"a": {"url": "http://h.test/", "output_schema": "x@1", "rul": 1}})")),
+              HasSubstr("rul: unknown key"));
+  EXPECT_THAT(file_error(with_agents(R"({"a b": {"url": "http://h.test/", "output_schema": "x@1"}})")),
+              HasSubstr("an agent name must be"));
+  EXPECT_THAT(file_error(with_agents(R"({"a": {"url": "http://h.test/", "output_schema": "x@1", "poll_ms": 0}})")),
+              HasSubstr("poll_ms: expected a positive integer"));
 }
 
 }  // namespace

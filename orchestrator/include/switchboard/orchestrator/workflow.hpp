@@ -34,6 +34,7 @@
 // agents).
 #pragma once
 
+#include <switchboard/a2a/remote_agent_config.hpp>
 #include <switchboard/mcp/server_config.hpp>
 #include <switchboard/orchestrator/condition.hpp>
 #include <switchboard/protocol/coordination.hpp>
@@ -139,6 +140,10 @@ struct workflow_definition {
   // (file form: "mcp_servers": {"<server>": {"command": [...]} or {"url": ...}};
   // docs/mcp.md). Sorted by name; starting them is the host's job.
   std::vector<mcp::server_config> mcp_servers;
+  // Remote A2A agents the host registers as agents under their names (file
+  // form: "a2a_agents": {"<agent>": {"card": URL, "output_schema": ...}};
+  // docs/interop.md). Sorted by name.
+  std::vector<a2a::remote_agent_config> a2a_agents;
   std::vector<node_definition> nodes;  // in definition order
 
   const node_definition* find(std::string_view node) const noexcept;
