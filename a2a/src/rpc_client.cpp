@@ -30,11 +30,6 @@ std::vector<net::http_header> headers_of(const remote_agent_config& config) {
   return out;
 }
 
-// A failure of the network layer as the step will report it.
-remote_failure unreachable(const remote_agent_config& config, const net::net_error& e) {
-  return remote_failure("remote_agent_unreachable", who(config) + ": " + e.what(), e.retryable());
-}
-
 std::string excerpt(std::string_view body) {
   constexpr std::size_t most = 300;
   std::string out(body.substr(0, most));
@@ -98,13 +93,20 @@ boost::asio::awaitable<json::value> rpc_client::call(std::string_view method, js
   request.max_body_bytes = max_response_bytes;
   request.timeout = timeout;
   request.retry = retry;
+  // The deadline holds for the request with its retries, not each attempt.
+  net::request_budget budget;
+  budget.deadline = std::chrono::steady_clock::now() + timeout;
+  request.budget = &budget;
   net::http_result result;
   std::optional<remote_failure> failure;
   try {
     result = co_await client_.request(request);
   } catch (const net::net_error& e) {
     if (e.errc() == net::net_errc::cancelled) throw;
-    failure = unreachable(config_, e);
+    failure = remote_failure("remote_agent_unreachable",
+                             who(config_) + ": " + std::string(method) + " at " + url_ + ": " +
+                                 (e.reason().empty() ? std::string(e.what()) : e.reason()),
+                             e.retryable());
   }
   if (failure) throw *failure;
   const std::string what = std::string(method) + "'s answer";
@@ -149,6 +151,9 @@ boost::asio::awaitable<std::string> interface_from_card(const remote_agent_confi
   net::http_request request;
   request.headers = headers;
   request.max_body_bytes = max_response_bytes;
+  net::request_budget budget;
+  budget.deadline = std::chrono::steady_clock::now() + config.request_timeout;
+  request.budget = &budget;
   net::http_result result;
   std::optional<remote_failure> failure;
   try {
@@ -156,7 +161,9 @@ boost::asio::awaitable<std::string> interface_from_card(const remote_agent_confi
   } catch (const net::net_error& e) {
     if (e.errc() == net::net_errc::cancelled) throw;
     failure = remote_failure("remote_agent_unreachable",
-                             who(config) + ": cannot fetch " + where + ": " + e.what(), e.retryable());
+                             who(config) + ": cannot fetch " + where + ": " +
+                                 (e.reason().empty() ? std::string(e.what()) : e.reason()),
+                             e.retryable());
   }
   if (failure) throw *failure;
   if (result.status != 200) {

@@ -41,8 +41,9 @@ struct remote_agent_config {
   // Sent with every request (an Authorization header, for instance); kept
   // out of every message and log line.
   std::map<std::string, std::string> headers;
-  // Every request ends by this deadline (a reply waits for the remote task
-  // to stop again, up to this long, then the task is polled).
+  // Every request ends by this deadline, its retries included (a reply
+  // waits for the remote task to stop again up to this long, then the task
+  // is polled).
   std::chrono::milliseconds request_timeout{60'000};
   // While the remote task works, it is polled with GetTask: first after
   // 50 ms, the wait doubling up to this.

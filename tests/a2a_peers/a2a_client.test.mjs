@@ -1,0 +1,231 @@
+// The hub's A2A client: a remote A2A agent as a spoke of a workflow
+// ("a2a_agents" in the workflow file), called by `switchboard run` and
+// `switchboard resume`. The remote agent is a third party built with the A2A
+// project's own server classes (remote_agent.mjs, @a2a-js/sdk pinned in
+// package-lock.json), started in this process so that its log of what it was
+// sent can be read. Covered: a plain booking; the remote's question paused as
+// the run's clarification and answered by another process on the same remote
+// task (an answer that is a JSON object as a data part); a wrong artifact,
+// none at all, a failed task; the node's timeout cancelling the remote task;
+// an agent card nobody serves.
+//
+//   SWITCHBOARD_BIN=build/bin/switchboard node --test tests/a2a_peers/a2a_client.test.mjs
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join, dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { startRemoteAgent } from "./remote_agent.mjs";
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+const bin = process.env.SWITCHBOARD_BIN ?? join(root, "build/bin/switchboard");
+
+// A booking as the workflow's output schema has it; the remote's "bad" answer breaks it.
+const bookingSchema = {
+  type: "object", required: ["day", "booked"],
+  properties: { day: { type: "string" }, booked: { type: "boolean" } }, additionalProperties: false,
+};
+
+// The remote agent, in this process; closed after the test.
+async function startAgent(t) {
+  const agent = await startRemoteAgent();
+  t.after(() => agent.close());
+  return agent;
+}
+
+// A workflow directory of the test's own, one node calling the remote agent
+// through its card, and the store its runs are kept in. `nodeTimeoutMs` sets
+// the node's own limit (the agent entry keeps its 10 s).
+function workflowDir(t, cardUrl, { nodeTimeoutMs } = {}) {
+  const dir = mkdtempSync(join(tmpdir(), "switchboard-a2a-client-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  mkdirSync(join(dir, "schemas"));
+  writeFileSync(join(dir, "schemas", "booking.output@1.json"), JSON.stringify(bookingSchema));
+  const workflow = {
+    name: "remote_booking",
+    schemas: ["schemas"],
+    a2a_agents: {
+      booker: { card: cardUrl, output_schema: "booking.output@1", description: "books a day",
+        timeout_ms: 10000, poll_ms: 100 },
+    },
+    nodes: {
+      book: { type: "agent", agent: "booker", ...(nodeTimeoutMs ? { timeout_ms: nodeTimeoutMs } : {}),
+        routes: [{ when: "otherwise", to: "done" }] },
+      done: { type: "end" },
+    },
+  };
+  const file = join(dir, "workflow.json");
+  writeFileSync(file, JSON.stringify(workflow, null, 2));
+  return { dir, file, store: `sqlite:${join(dir, "runs.db")}` };
+}
+
+// Runs `switchboard ARGS` to its end with standard input closed (so no answer
+// is read from it) and without any model configured; its exit code, output
+// and, with --json, the final state. Its standard error is printed if the
+// test fails.
+async function switchboard(t, dir, args) {
+  const env = { ...process.env, SWITCHBOARD_STATE_DIR: dir };
+  for (const name of ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL",
+    "SWITCHBOARD_MODEL", "SWITCHBOARD_PROVIDER", "SWITCHBOARD_OUTPUT_MODE", "SWITCHBOARD_SCHEMA_PATH",
+    "SWITCHBOARD_PLUGIN_PATH", "SWITCHBOARD_PROMPT_PATH"]) delete env[name];
+  const child = spawn(bin, args, { env, stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk) => { stdout += chunk; });
+  child.stderr.on("data", (chunk) => { stderr += chunk; });
+  // A hub that hangs fails the test rather than the whole file's time limit.
+  const killer = setTimeout(() => child.kill("SIGKILL"), 60_000);
+  const started = Date.now();
+  const [code, signal] = await new Promise((r) => child.on("exit", (c, s) => r([c, s])));
+  clearTimeout(killer);
+  t.after(() => {
+    if (t.passed === false) {
+      process.stderr.write(`switchboard ${args.join(" ")}\nexit ${code ?? signal}; standard error:\n${stderr}\n` +
+        `standard output:\n${stdout}\n`);
+    }
+  });
+  let state;
+  try { state = JSON.parse(stdout); } catch { state = undefined; }
+  return { code, signal, stdout, stderr, state, seconds: (Date.now() - started) / 1000 };
+}
+
+const run = (t, flow, input) =>
+  switchboard(t, flow.dir, ["run", flow.file, "--input", input, "--store", flow.store, "--json"]);
+
+// The run's errors as one text, for messages and matching.
+const errorText = (state) => (state?.errors ?? []).map((e) => `${e.type} (${e.agent}): ${e.message}`).join("\n");
+
+// The requests the remote was sent, by method.
+const sent = (agent, method) => agent.log.requests.filter((r) => r.method === method);
+
+async function eventually(check, ms = 5000) {
+  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 50))) {
+    if (check()) return true;
+  }
+  return check();
+}
+
+test("a plain request: the remote task's artifact becomes the result", async (t) => {
+  const agent = await startAgent(t);
+  const flow = workflowDir(t, `${agent.url}/.well-known/agent-card.json`);
+  const { code, state } = await run(t, flow, "book it");
+  assert.equal(state?.status, "completed", errorText(state));
+  assert.equal(code, 0);
+  assert.deepEqual(state.result.data, { day: "monday", booked: true });
+  assert.equal(agent.log.tasks.length, 1, JSON.stringify(agent.log));
+  // The request went as a text part and the whole input as a data part.
+  const [first] = sent(agent, "SendMessage");
+  assert.ok(!first.taskId, JSON.stringify(first));
+  assert.ok(first.texts.includes("book it"), JSON.stringify(first));
+  assert.deepEqual(first.data, [{ request: "book it" }]);
+  assert.equal(first.version, "1.0");
+});
+
+test("the remote's question: the run pauses, another process answers, the same remote task completes",
+  async (t) => {
+    const agent = await startAgent(t);
+    const flow = workflowDir(t, `${agent.url}/.well-known/agent-card.json`);
+    const paused = await run(t, flow, "ask for a day");
+    assert.equal(paused.state?.status, "awaiting_clarification", errorText(paused.state));
+    assert.equal(paused.code, 3);
+    assert.equal(paused.state.clarification.question, "Which day?");
+    assert.equal(paused.state.clarification.node, "book");
+    assert.equal(agent.log.tasks.length, 1);
+    const [{ taskId }] = agent.log.tasks;
+
+    // A new process: the remote task's id comes from the store, not from memory.
+    const resumed = await switchboard(t, flow.dir, ["resume", paused.state.id, "--workflow", flow.file,
+      "--answer", "tuesday", "--store", flow.store, "--json"]);
+    assert.equal(resumed.state?.status, "completed", errorText(resumed.state));
+    assert.equal(resumed.code, 0);
+    assert.equal(resumed.state.id, paused.state.id);
+    assert.deepEqual(resumed.state.result.data, { day: "tuesday", booked: true });
+
+    // One remote task in all; the answer went to it, as a text part.
+    assert.equal(agent.log.tasks.length, 1, JSON.stringify(agent.log.tasks));
+    const messages = sent(agent, "SendMessage");
+    assert.equal(messages.filter((m) => !m.taskId).length, 1, JSON.stringify(messages));
+    const replies = messages.filter((m) => m.taskId);
+    assert.equal(replies.length, 1, JSON.stringify(messages));
+    assert.equal(replies[0].taskId, taskId);
+    assert.deepEqual(replies[0].texts, ["tuesday"]);
+  });
+
+test("an answer that is a JSON object goes back to the remote task as a data part", async (t) => {
+  const agent = await startAgent(t);
+  const flow = workflowDir(t, `${agent.url}/.well-known/agent-card.json`);
+  const { code, state } = await switchboard(t, flow.dir, ["run", flow.file, "--input", "ask for a day",
+    "--answer", '{"when": "wednesday"}', "--store", flow.store, "--json"]);
+  assert.equal(state?.status, "completed", errorText(state));
+  assert.equal(code, 0);
+  // The remote books the JSON text of the data part it was sent.
+  assert.deepEqual(state.result.data, { day: '{"when":"wednesday"}', booked: true });
+  const replies = sent(agent, "SendMessage").filter((m) => m.taskId);
+  assert.equal(replies.length, 1);
+  assert.equal(replies[0].taskId, agent.log.tasks[0].taskId);
+  assert.deepEqual(replies[0].data, [{ when: "wednesday" }]);
+  assert.deepEqual(replies[0].texts, []);
+});
+
+test("an artifact that breaks the output schema fails the step, naming the agent and the schema", async (t) => {
+  const agent = await startAgent(t);
+  const flow = workflowDir(t, `${agent.url}/.well-known/agent-card.json`);
+  const { code, state } = await run(t, flow, "bad booking");
+  assert.equal(state?.status, "failed", JSON.stringify(state?.result));
+  assert.equal(code, 1);
+  const errors = errorText(state);
+  assert.match(errors, /booker/);
+  assert.match(errors, /booking\.output@1/);
+});
+
+test("a task completed without an artifact fails the step, naming the agent", async (t) => {
+  const agent = await startAgent(t);
+  const flow = workflowDir(t, `${agent.url}/.well-known/agent-card.json`);
+  const { code, state } = await run(t, flow, "empty booking");
+  assert.equal(state?.status, "failed", JSON.stringify(state?.result));
+  assert.equal(code, 1);
+  const errors = errorText(state);
+  assert.match(errors, /booker/);
+  assert.match(errors, /artifact|data part/i);
+});
+
+test("a failed remote task fails the step with the remote's message", async (t) => {
+  const agent = await startAgent(t);
+  const flow = workflowDir(t, `${agent.url}/.well-known/agent-card.json`);
+  const { code, state } = await run(t, flow, "fail booking");
+  assert.equal(state?.status, "failed", JSON.stringify(state?.result));
+  assert.equal(code, 1);
+  assert.match(errorText(state), /no rooms left/);
+});
+
+test("the node's timeout fails the step and cancels the remote task", async (t) => {
+  const agent = await startAgent(t);
+  const flow = workflowDir(t, `${agent.url}/.well-known/agent-card.json`, { nodeTimeoutMs: 1000 });
+  const { code, state, seconds } = await run(t, flow, "slow booking");
+  assert.equal(state?.status, "failed", JSON.stringify(state?.result));
+  assert.equal(code, 1);
+  assert.ok(state.errors.some((e) => e.type === "timeout"), errorText(state));
+  assert.ok(seconds < 9, `the run took ${seconds} s: the node's 1 s, not the agent's 10 s`);
+  assert.equal(agent.log.tasks.length, 1);
+  const [{ taskId }] = agent.log.tasks;
+  // Best effort, maybe after the run ended: within a few seconds.
+  assert.ok(await eventually(() => sent(agent, "CancelTask").some((r) => r.taskId === taskId)),
+    JSON.stringify(agent.log.requests));
+  assert.ok(await eventually(() => agent.log.cancels.some((c) => c.taskId === taskId)), "the SDK cancelled the task");
+});
+
+test("an agent card nobody serves fails the run naming the card's URL", async (t) => {
+  // A port that was free a moment ago: nothing listens on it.
+  const port = await new Promise((r) => {
+    const s = createServer().listen(0, "127.0.0.1", () => { const p = s.address().port; s.close(() => r(p)); });
+  });
+  const card = `http://127.0.0.1:${port}/.well-known/agent-card.json`;
+  const flow = workflowDir(t, card);
+  const { code, state } = await run(t, flow, "book it");
+  assert.equal(state?.status, "failed");
+  assert.equal(code, 1);
+  assert.ok(errorText(state).includes(card), errorText(state));
+});
