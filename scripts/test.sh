@@ -62,7 +62,7 @@ if [[ "${SWITCHBOARD_SKIP_SANITIZE:-0}" != 1 ]]; then
         "-DCMAKE_CXX_FLAGS_DEBUG=-g1" \
         -DSWITCHBOARD_SANITIZE=ON -DSWITCHBOARD_BUILD_BENCH=OFF >/dev/null
   sanitized_suites=()
-  for module in protocol net telemetry models agents mcp orchestrator host server; do
+  for module in protocol net telemetry models agents mcp a2a orchestrator host server; do
     [[ -d "$root/tests/$module" ]] && sanitized_suites+=("switchboard_${module}_tests")
   done
   labels=$(IFS='|'; echo "${sanitized_suites[*]}" | sed -e 's/switchboard_//g' -e 's/_tests//g')
