@@ -132,7 +132,7 @@ telemetry::span_id tool_span_id(std::string_view run_id, std::int64_t segment, s
 
 telemetry::span_context workflow_tracer::step_span(std::string_view run_id) const {
   std::scoped_lock lock(mutex_);
-  const auto found = runs_.find(std::string(run_id));
+  const auto found = runs_.find(run_id);
   if (found == runs_.end()) return {};
   const run_spans& run = *found->second;
   // Between a step's end and its route the span is still open; a model
@@ -143,7 +143,7 @@ telemetry::span_context workflow_tracer::step_span(std::string_view run_id) cons
 
 telemetry::span_context workflow_tracer::tool_span(std::string_view run_id, std::string_view call_id) const {
   std::scoped_lock lock(mutex_);
-  const auto found = runs_.find(std::string(run_id));
+  const auto found = runs_.find(run_id);
   if (found == runs_.end()) return {};
   const run_spans& run = *found->second;
   telemetry::span_context out = run.step.context().valid() ? run.step.context() : run.workflow.context();
@@ -213,7 +213,7 @@ void workflow_tracer::on_event(const event& e) noexcept {
 // when none is open (its start, its resume, or a question asked again
 // without either).
 workflow_tracer::run_spans& workflow_tracer::spans_of(const event& e) {
-  auto found = runs_.find(std::string(e.workflow_id));
+  auto found = runs_.find(e.workflow_id);
   if (found != runs_.end() && found->second->segment == e.segment)
     return *found->second;
   if (found != runs_.end()) {
@@ -225,7 +225,7 @@ workflow_tracer::run_spans& workflow_tracer::spans_of(const event& e) {
   }
   run_spans& run = *found->second;
   run.segment = e.segment;
-  if (auto caller = callers_.find(std::string(e.workflow_id)); caller != callers_.end()) run.caller = caller->second;
+  if (auto caller = callers_.find(e.workflow_id); caller != callers_.end()) run.caller = caller->second;
 
   const telemetry::trace_id trace = run.caller ? run.caller->trace_id : trace_id_for_run(e.workflow_id);
   const telemetry::span_id id = workflow_span_id(e.workflow_id, e.segment);

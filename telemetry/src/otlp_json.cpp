@@ -3,6 +3,7 @@
 // cost ~70,000 instructions a span, mostly allocations.
 #include <switchboard/telemetry/otlp_json.hpp>
 
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -53,6 +54,21 @@ class body_writer {
     }
     out_.append(text.data() + plain_from, text.size() - plain_from);
     out_ += '"';
+    return *this;
+  }
+
+  // A trace or span id as its quoted lower-case hex, written in place.
+  template <std::size_t N>
+  body_writer& hex_id(const std::array<std::uint8_t, N>& bytes) {
+    static constexpr char digits[] = "0123456789abcdef";
+    char text[2 * N + 2];
+    text[0] = '"';
+    for (std::size_t i = 0; i < N; ++i) {
+      text[1 + 2 * i] = digits[bytes[i] >> 4];
+      text[2 + 2 * i] = digits[bytes[i] & 0xf];
+    }
+    text[2 * N + 1] = '"';
+    out_.append(text, sizeof text);
     return *this;
   }
 
@@ -118,17 +134,17 @@ void write_any_value(body_writer& w, const attribute_value& value) {
       [&w](const auto& held) {
         using held_type = std::decay_t<decltype(held)>;
         if constexpr (std::is_same_v<held_type, std::string>) {
-          w.raw("{").key("stringValue").string(held).raw("}");
+          w.raw("{\"stringValue\":").string(held).raw("}");
         } else if constexpr (std::is_same_v<held_type, std::int64_t>) {
-          w.raw("{").key("intValue").quoted_integer(held).raw("}");
+          w.raw("{\"intValue\":").quoted_integer(held).raw("}");
         } else if constexpr (std::is_same_v<held_type, double>) {
-          w.raw("{").key("doubleValue").number(held).raw("}");
+          w.raw("{\"doubleValue\":").number(held).raw("}");
         } else if constexpr (std::is_same_v<held_type, bool>) {
-          w.raw("{").key("boolValue").raw(held ? "true" : "false").raw("}");
+          w.raw("{\"boolValue\":").raw(held ? "true" : "false").raw("}");
         } else {
-          w.raw("{").key("arrayValue").raw("{").key("values").raw("[");
+          w.raw("{\"arrayValue\":").raw("{\"values\":").raw("[");
           for (std::size_t i = 0; i < held.size(); ++i) {
-            w.raw(i == 0 ? "{" : ",{").key("stringValue").string(held[i]).raw("}");
+            w.raw(i == 0 ? "{\"stringValue\":" : ",{\"stringValue\":").string(held[i]).raw("}");
           }
           w.raw("]}}");
         }
@@ -139,7 +155,7 @@ void write_any_value(body_writer& w, const attribute_value& value) {
 void write_attributes(body_writer& w, const attributes& list) {
   w.raw("[");
   for (std::size_t i = 0; i < list.size(); ++i) {
-    w.raw(i == 0 ? "{" : ",{").key("key").string(list[i].key).raw(",").key("value");
+    w.raw(i == 0 ? "{\"key\":" : ",{\"key\":").string(list[i].key).raw(",\"value\":");
     write_any_value(w, list[i].value);
     w.raw("}");
   }
@@ -157,30 +173,30 @@ std::uint32_t wire_flags(std::uint8_t trace_flags, bool is_remote) {
 }
 
 void write_link(body_writer& w, const span_link& link) {
-  w.raw("{").key("traceId").string(link.context.trace_id.hex());
-  w.raw(",").key("spanId").string(link.context.span_id.hex());
-  if (!link.context.trace_state.empty()) w.raw(",").key("traceState").string(link.context.trace_state);
+  w.raw("{\"traceId\":").hex_id(link.context.trace_id.bytes);
+  w.raw(",\"spanId\":").hex_id(link.context.span_id.bytes);
+  if (!link.context.trace_state.empty()) w.raw(",\"traceState\":").string(link.context.trace_state);
   if (!link.attributes.empty()) {
-    w.raw(",").key("attributes");
+    w.raw(",\"attributes\":");
     write_attributes(w, link.attributes);
   }
-  w.raw(",").key("flags").integer(wire_flags(link.context.trace_flags, link.context.is_remote)).raw("}");
+  w.raw(",\"flags\":").integer(wire_flags(link.context.trace_flags, link.context.is_remote)).raw("}");
 }
 
 void write_event(body_writer& w, const span_event& event) {
-  w.raw("{").key("timeUnixNano").quoted_integer(event.time_unix_nano);
-  w.raw(",").key("name").string(event.name);
+  w.raw("{\"timeUnixNano\":").quoted_integer(event.time_unix_nano);
+  w.raw(",\"name\":").string(event.name);
   if (!event.attributes.empty()) {
-    w.raw(",").key("attributes");
+    w.raw(",\"attributes\":");
     write_attributes(w, event.attributes);
   }
   w.raw("}");
 }
 
 void write_status(body_writer& w, const span_data& finished) {
-  w.raw("{").key("code").integer(static_cast<int>(finished.status));
+  w.raw("{\"code\":").integer(static_cast<int>(finished.status));
   if (finished.status == status_code::error && !finished.status_message.empty()) {
-    w.raw(",").key("message").string(finished.status_message);
+    w.raw(",\"message\":").string(finished.status_message);
   }
   w.raw("}");
 }
@@ -197,23 +213,23 @@ void write_list(body_writer& w, std::string_view name, const List& list, Write w
 }
 
 void write_span(body_writer& w, const span_data& finished) {
-  w.raw("{").key("traceId").string(finished.context.trace_id.hex());
-  w.raw(",").key("spanId").string(finished.context.span_id.hex());
-  if (!finished.context.trace_state.empty()) w.raw(",").key("traceState").string(finished.context.trace_state);
-  if (finished.parent_span_id.valid()) w.raw(",").key("parentSpanId").string(finished.parent_span_id.hex());
-  w.raw(",").key("flags").integer(wire_flags(finished.context.trace_flags, finished.parent_is_remote));
-  w.raw(",").key("name").string(finished.name);
-  w.raw(",").key("kind").integer(static_cast<int>(finished.kind));
-  w.raw(",").key("startTimeUnixNano").quoted_integer(finished.start_time_unix_nano);
-  w.raw(",").key("endTimeUnixNano").quoted_integer(finished.end_time_unix_nano);
-  w.raw(",").key("attributes");
+  w.raw("{\"traceId\":").hex_id(finished.context.trace_id.bytes);
+  w.raw(",\"spanId\":").hex_id(finished.context.span_id.bytes);
+  if (!finished.context.trace_state.empty()) w.raw(",\"traceState\":").string(finished.context.trace_state);
+  if (finished.parent_span_id.valid()) w.raw(",\"parentSpanId\":").hex_id(finished.parent_span_id.bytes);
+  w.raw(",\"flags\":").integer(wire_flags(finished.context.trace_flags, finished.parent_is_remote));
+  w.raw(",\"name\":").string(finished.name);
+  w.raw(",\"kind\":").integer(static_cast<int>(finished.kind));
+  w.raw(",\"startTimeUnixNano\":").quoted_integer(finished.start_time_unix_nano);
+  w.raw(",\"endTimeUnixNano\":").quoted_integer(finished.end_time_unix_nano);
+  w.raw(",\"attributes\":");
   write_attributes(w, finished.attributes);
-  if (finished.dropped_attributes != 0) w.raw(",").key("droppedAttributesCount").integer(finished.dropped_attributes);
+  if (finished.dropped_attributes != 0) w.raw(",\"droppedAttributesCount\":").integer(finished.dropped_attributes);
   write_list(w, "events", finished.events, write_event);
-  if (finished.dropped_events != 0) w.raw(",").key("droppedEventsCount").integer(finished.dropped_events);
+  if (finished.dropped_events != 0) w.raw(",\"droppedEventsCount\":").integer(finished.dropped_events);
   write_list(w, "links", finished.links, write_link);
-  if (finished.dropped_links != 0) w.raw(",").key("droppedLinksCount").integer(finished.dropped_links);
-  w.raw(",").key("status");
+  if (finished.dropped_links != 0) w.raw(",\"droppedLinksCount\":").integer(finished.dropped_links);
+  w.raw(",\"status\":");
   write_status(w, finished);
   w.raw("}");
 }
@@ -225,11 +241,11 @@ std::string encode_otlp_traces(const resource& emitter, const instrumentation_sc
   std::string body;
   body.reserve(512 + spans.size() * 1024);
   body_writer w(body);
-  w.raw("{").key("resourceSpans").raw("[{").key("resource").raw("{").key("attributes");
+  w.raw("{\"resourceSpans\":").raw("[{\"resource\":").raw("{\"attributes\":");
   write_attributes(w, emitter.attributes);
-  w.raw("},").key("scopeSpans").raw("[{").key("scope").raw("{").key("name").string(scope.name);
-  if (!scope.version.empty()) w.raw(",").key("version").string(scope.version);
-  w.raw("},").key("spans").raw("[");
+  w.raw("},\"scopeSpans\":").raw("[{\"scope\":").raw("{\"name\":").string(scope.name);
+  if (!scope.version.empty()) w.raw(",\"version\":").string(scope.version);
+  w.raw("},\"spans\":").raw("[");
   for (std::size_t i = 0; i < spans.size(); ++i) {
     if (i != 0) w.raw(",");
     write_span(w, spans[i]);

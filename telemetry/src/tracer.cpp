@@ -162,6 +162,8 @@ span recording_tracer::start_span(std::string_view name, const span_options& opt
     data.parent_is_remote = parent->is_remote;
   }
   data.name = std::string(name);
+  // The attributes a span of the hub gets, without growing the vector on the way.
+  data.attributes.reserve(std::min<std::size_t>(limits_.max_attributes, 12));
   data.kind = options.kind;
   data.start_time_unix_nano = options.start_time_unix_nano != 0 ? options.start_time_unix_nano : now_unix_nano();
   for (const span_link& link : options.links) {

@@ -37,6 +37,7 @@
 #include <chrono>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -112,8 +113,15 @@ class workflow_tracer final : public orchestrator::observer, public agents::trac
   std::shared_ptr<telemetry::tracer> tracer_;
   workflow_tracing_options options_;
   mutable std::mutex mutex_;
-  std::unordered_map<std::string, std::unique_ptr<run_spans>> runs_;
-  std::unordered_map<std::string, telemetry::span_context> callers_;
+  // Looked up by the event's run id as it is (no string made per event).
+  struct id_hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view id) const noexcept { return std::hash<std::string_view>{}(id); }
+  };
+  template <class T>
+  using by_run_id = std::unordered_map<std::string, T, id_hash, std::equal_to<>>;
+  by_run_id<std::unique_ptr<run_spans>> runs_;
+  by_run_id<telemetry::span_context> callers_;
 };
 
 // Tracing for a process that runs hubs (`switchboard run`, `resume`,
