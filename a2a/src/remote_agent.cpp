@@ -7,6 +7,7 @@
 #include "task_wire.hpp"
 
 #include <switchboard/agents/tool_journal.hpp>
+#include <switchboard/agents/trace_parents.hpp>
 #include <switchboard/net/error.hpp>
 
 #include <boost/asio/co_spawn.hpp>
@@ -110,9 +111,11 @@ asio::awaitable<void> sleep_for(std::chrono::milliseconds delay) {
 // Best effort, after the step was cancelled: the remote task stops too.
 asio::awaitable<void> cancel_remote_task(std::shared_ptr<rpc_client> rpc, std::string task_id,
                                          std::shared_ptr<spdlog::logger> logger) {
+  // g++ 12: no temporaries in a co_await's expression (README, "Development").
+  const telemetry::span_context untraced;
   try {
     co_await rpc->call("CancelTask", task_params(task_id, false), std::chrono::seconds(5),
-                       net::retry_scope::unprocessed);
+                       net::retry_scope::unprocessed, untraced);
     logger->info("remote task '{}' cancelled", task_id);
   } catch (const std::exception& e) {
     logger->warn("remote task '{}' could not be cancelled: {}", task_id, e.what());
@@ -125,7 +128,12 @@ class step_call {
  public:
   step_call(const remote_agent_config& config, agents::agent_context& context, agents::tool_journal& journal,
             std::shared_ptr<rpc_client> rpc, std::string& task_id)
-      : config_(config), context_(context), journal_(journal), rpc_(std::move(rpc)), task_id_(task_id) {}
+      : config_(config),
+        context_(context),
+        journal_(journal),
+        rpc_(std::move(rpc)),
+        task_id_(task_id),
+        trace_(context.traces ? context.traces->step_span(context.workflow_id) : telemetry::span_context{}) {}
 
   asio::awaitable<protocol::envelope> run() {
     auto record = read_journal(journal_.records());
@@ -171,7 +179,7 @@ class step_call {
     auto params = send_params(new_message(message_id, context_.input, context_.additional_instructions), true);
     // Sent once: a repeat could start a second task.
     auto result = co_await rpc_->call("SendMessage", std::move(params), config_.request_timeout,
-                                      net::retry_scope::unprocessed);
+                                      net::retry_scope::unprocessed, trace_);
     auto task = read_send_result(result, config_);
     if (!task.id.empty()) {
       task_id_ = task.id;
@@ -190,7 +198,7 @@ class step_call {
     std::optional<remote_failure> slow;
     try {
       auto result = co_await rpc_->call("SendMessage", std::move(params), config_.request_timeout,
-                                        net::retry_scope::unprocessed);
+                                        net::retry_scope::unprocessed, trace_);
       co_return read_send_result(result, config_);
     } catch (const remote_failure& f) {
       // The answer is recorded as sent: a task that is still working after
@@ -203,8 +211,8 @@ class step_call {
   }
 
   asio::awaitable<task_view> get_task(const std::string& id) {
-    auto result = co_await rpc_->call("GetTask", task_params(id, true),
-                                      config_.request_timeout, net::retry_scope::transient);
+    auto result = co_await rpc_->call("GetTask", task_params(id, true), config_.request_timeout,
+                                      net::retry_scope::transient, trace_);
     auto task = read_task(result, config_);
     if (task.id != id) {
       throw remote_failure("invalid_remote_response",
@@ -228,6 +236,7 @@ class step_call {
   agents::tool_journal& journal_;
   std::shared_ptr<rpc_client> rpc_;
   std::string& task_id_;
+  telemetry::span_context trace_;  // the step's span, sent as traceparent (invalid: not traced)
 };
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <switchboard/net/error.hpp>
 #include <switchboard/protocol/limits.hpp>
+#include <switchboard/telemetry/trace_context.hpp>
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -82,10 +83,16 @@ rpc_client::rpc_client(std::string url, const remote_agent_config& config)
       }()) {}
 
 boost::asio::awaitable<json::value> rpc_client::call(std::string_view method, json::object params,
-                                                     std::chrono::milliseconds timeout, net::retry_scope retry) {
+                                                     std::chrono::milliseconds timeout, net::retry_scope retry,
+                                                     const telemetry::span_context& trace) {
   const std::int64_t id = next_id_++;
   const std::string body = json::serialize(request_body(id, method, std::move(params)));
-  const auto headers = headers_of(config_);
+  auto headers = headers_of(config_);
+  const std::string traceparent = trace.valid() ? telemetry::format_traceparent(trace) : std::string();
+  if (!traceparent.empty()) {
+    headers.push_back({telemetry::traceparent_header, traceparent, false});
+    if (!trace.trace_state.empty()) headers.push_back({telemetry::tracestate_header, trace.trace_state, false});
+  }
   net::http_request request;
   request.method = net::http_method::post;
   request.body = body;

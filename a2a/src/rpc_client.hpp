@@ -7,6 +7,7 @@
 
 #include <switchboard/a2a/remote_agent_config.hpp>
 #include <switchboard/net/http_client.hpp>
+#include <switchboard/telemetry/span_data.hpp>
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/object.hpp>
@@ -30,8 +31,11 @@ class rpc_client {
   // JSON-RPC error: its code and message), invalid_remote_response.
   // net_error(cancelled) passes through when the caller is cancelled.
   // `retry`: how the HTTP layer may repeat it (never for what starts work).
+  // `trace` (when valid) goes along as traceparent and tracestate: the
+  // remote agent's spans join the run's trace under the step's span.
   boost::asio::awaitable<boost::json::value> call(std::string_view method, boost::json::object params,
-                                                  std::chrono::milliseconds timeout, net::retry_scope retry);
+                                                  std::chrono::milliseconds timeout, net::retry_scope retry,
+                                                  const telemetry::span_context& trace);
 
   const std::string& url() const noexcept { return url_; }
 

@@ -66,11 +66,13 @@ function workflowDir(t, cardUrl, { nodeTimeoutMs } = {}) {
 // is read from it) and without any model configured; its exit code, output
 // and, with --json, the final state. Its standard error is printed if the
 // test fails.
-async function switchboard(t, dir, args) {
+async function switchboard(t, dir, args, extraEnv = {}) {
   const env = { ...process.env, SWITCHBOARD_STATE_DIR: dir };
   for (const name of ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL",
     "SWITCHBOARD_MODEL", "SWITCHBOARD_PROVIDER", "SWITCHBOARD_OUTPUT_MODE", "SWITCHBOARD_SCHEMA_PATH",
     "SWITCHBOARD_PLUGIN_PATH", "SWITCHBOARD_PROMPT_PATH"]) delete env[name];
+  for (const name of Object.keys(env)) if (name.startsWith("OTEL_")) delete env[name];
+  Object.assign(env, extraEnv);
   const child = spawn(bin, args, { env, stdio: ["ignore", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";
@@ -122,6 +124,24 @@ test("a plain request: the remote task's artifact becomes the result", async (t)
   assert.ok(first.texts.includes("book it"), JSON.stringify(first));
   assert.deepEqual(first.data, [{ request: "book it" }]);
   assert.equal(first.version, "1.0");
+  assert.equal(first.traceparent, undefined);  // not traced: nothing to carry
+});
+
+test("a traced run carries its step's traceparent to the remote agent", async (t) => {
+  const agent = await startAgent(t);
+  const flow = workflowDir(t, `${agent.url}/.well-known/agent-card.json`);
+  // Spans go to the agent's server, which refuses them (404): counted by the
+  // exporter, no concern of the run's.
+  const { state } = await switchboard(t, flow.dir, ["run", flow.file, "--input", "book it", "--store", flow.store,
+    "--json"], { OTEL_EXPORTER_OTLP_ENDPOINT: agent.url, OTEL_TRACES_SAMPLER: "always_on" });
+  assert.equal(state?.status, "completed", errorText(state));
+  const requests = agent.log.requests.filter((r) => r.method === "SendMessage" || r.method === "GetTask");
+  assert.ok(requests.length >= 1);
+  const parents = new Set(requests.map((r) => r.traceparent));
+  assert.equal(parents.size, 1, JSON.stringify([...parents]));  // one step: one parent span
+  const [parent] = parents;
+  assert.match(parent ?? "", /^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
+  assert.notEqual(parent.split("-")[1], "0".repeat(32));
 });
 
 test("the remote's question: the run pauses, another process answers, the same remote task completes",

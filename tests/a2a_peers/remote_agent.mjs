@@ -123,6 +123,7 @@ function logEntry(rpc, headers) {
     method: rpc?.method,
     id: rpc?.id,
     version: headers["a2a-version"],
+    traceparent: headers["traceparent"],
     taskId: message ? message.taskId : params.id,
     messageId: message?.messageId,
     role: message?.role,
