@@ -45,7 +45,10 @@ task_record read_journal(const std::vector<json::object>& records) {
     const auto* kind = record.if_contains("kind");
     if (!kind || !kind->is_string()) continue;
     const auto number = [&](std::string_view key) -> std::optional<std::size_t> {
+      // A count read back from a store is an int64; one kept in memory as
+      // it was appended may be a uint64.
       const auto* v = record.if_contains(key);
+      if (v && v->is_uint64()) return static_cast<std::size_t>(v->get_uint64());
       if (!v || !v->is_int64() || v->get_int64() < 0) return std::nullopt;
       return static_cast<std::size_t>(v->get_int64());
     };
@@ -90,7 +93,7 @@ json::object task_record_of(const task_view& task) {
   return json::object{{"kind", "a2a_task"}, {"task", task.id}, {"context", task.context_id}};
 }
 json::object asked_record(std::size_t answers, const std::string& question) {
-  return json::object{{"kind", "a2a_asked"}, {"answers", answers}, {"question", question}};
+  return json::object{{"kind", "a2a_asked"}, {"answers", static_cast<std::int64_t>(answers)}, {"question", question}};
 }
 json::object send_params(json::object message, bool return_immediately) {
   json::object params{{"message", std::move(message)}};
@@ -193,7 +196,7 @@ class step_call {
   // answers once the task stopped again (a non-blocking one could still
   // show the question just answered).
   asio::awaitable<task_view> reply(const task_record& record, const std::string& answer, std::size_t index) {
-    co_await journal_.append(journal_record("a2a_reply", "answer", json::value(index)));
+    co_await journal_.append(journal_record("a2a_reply", "answer", json::value(static_cast<std::int64_t>(index))));
     auto params = send_params(reply_message(new_message_id(), record.task_id, record.context_id, answer), false);
     std::optional<remote_failure> slow;
     try {
