@@ -6,6 +6,9 @@
 #include <boost/json/parse.hpp>
 #include <spdlog/spdlog.h>
 
+#include <charconv>
+#include <optional>
+
 namespace switchboard::server {
 
 namespace asio = boost::asio;
@@ -88,12 +91,8 @@ asio::awaitable<net::server_response> a2a_endpoint::impl::rpc(const a2a_agent& a
     co_return json_response(a2a::error_response(id, a2a::code::invalid_request,
                                                 "one JSON-RPC 2.0 request: {jsonrpc, id (string or number), method, params}"));
   const std::string name(method->get_string());
-  const auto version = request.header("a2a-version");
-  if (!version || version->empty() || !(version->starts_with("1.") || *version == "1"))
-    co_return json_response(a2a::error_response(
-        id, a2a::code::version_not_supported,
-        "A2A-Version " + (version && !version->empty() ? "'" + std::string(*version) + "'" : std::string("absent (0.3)")) +
-            " is not supported: this agent speaks 1.0 (send A2A-Version: 1.0)"));
+  if (const auto refused = version_refused(request))
+    co_return json_response(a2a::error_response(id, refused->code, refused->message));
   static const json::object no_params;
   const auto* p = o->if_contains("params");
   if (p && !p->is_object() && !p->is_null())
@@ -105,7 +104,7 @@ asio::awaitable<net::server_response> a2a_endpoint::impl::rpc(const a2a_agent& a
       auto sending = send(agent, params);
       result = co_await std::move(sending);
     } else if (name == "SendStreamingMessage" || name == "SubscribeToTask") {
-      auto streaming = stream(agent, id, params, name == "SubscribeToTask");
+      auto streaming = stream(agent, stream_framing{id, false}, params, name == "SubscribeToTask");
       co_return co_await std::move(streaming);
     } else if (name == "GetTask") {
       auto getting = get(agent, params);
@@ -129,6 +128,108 @@ asio::awaitable<net::server_response> a2a_endpoint::impl::rpc(const a2a_agent& a
   } catch (const std::exception& e) {
     spdlog::warn("A2A: {} on agent '{}': {}", name, agent.workflow, e.what());
     co_return json_response(a2a::error_response(id, a2a::code::internal_error, e.what()));
+  }
+}
+
+namespace {
+
+// A task route of the HTTP+JSON binding: /tasks/{id}[:cancel|:subscribe].
+struct task_route {
+  std::string id;
+  std::string_view action;  // "", "cancel", "subscribe"
+};
+std::optional<task_route> task_route_of(std::string_view route) {
+  constexpr std::string_view tasks = "/tasks/";
+  if (!route.starts_with(tasks)) return std::nullopt;
+  std::string_view rest = route.substr(tasks.size());
+  if (rest.empty() || rest.find('/') != std::string_view::npos) return std::nullopt;
+  task_route out;
+  if (const auto colon = rest.rfind(':'); colon != std::string_view::npos) {
+    out.action = rest.substr(colon + 1);
+    rest = rest.substr(0, colon);
+    if (out.action != "cancel" && out.action != "subscribe") return std::nullopt;
+  }
+  out.id = std::string(rest);
+  return out;
+}
+
+json::object id_params(const std::string& task_id) { return json::object{{"id", task_id}}; }
+
+// ListTasks' parameters from the query (contextId, status, pageSize, pageToken).
+json::object list_params_of(const net::server_request& request) {
+  json::object params;
+  for (const char* name : {"contextId", "status", "pageToken"}) {
+    if (auto value = request.query_parameter(name)) params[name] = *value;
+  }
+  if (auto size = request.query_parameter("pageSize")) {
+    int n = 0;
+    const auto [end, ec] = std::from_chars(size->data(), size->data() + size->size(), n);
+    if (ec != std::errc() || end != size->data() + size->size())
+      throw rpc_failure{a2a::code::invalid_params, "pageSize must be an integer from 1 to 100"};
+    params["pageSize"] = n;
+  }
+  return params;
+}
+
+}  // namespace
+
+asio::awaitable<net::server_response> a2a_endpoint::impl::rest(const a2a_agent& agent, net::server_request& request,
+                                                               std::string_view route) {
+  if (const auto refused = version_refused(request)) co_return rest_failure(*refused);
+  const bool post = request.method == "POST";
+  try {
+    json::object body;
+    if (post && !request.body.empty()) {
+      boost::system::error_code ec;
+      json::value parsed = json::parse(request.body, ec, {}, protocol::untrusted_parse_options());
+      if (ec || !parsed.is_object())
+        throw rpc_failure{a2a::code::invalid_request, ec ? "malformed JSON: " + ec.message() : "the body must be a JSON object"};
+      body = std::move(parsed.get_object());
+    }
+    if (route == "/message:send" && post) {
+      auto sending = send(agent, body);
+      const json::value sent = co_await std::move(sending);
+      co_return rest_response(sent.as_object());
+    }
+    if (route == "/message:stream" && post) {
+      auto streaming = stream(agent, stream_framing{nullptr, true}, body, false);
+      co_return co_await std::move(streaming);
+    }
+    if (route == "/tasks" && request.method == "GET") {
+      // Named: the coroutine keeps a reference to it until it is awaited.
+      const json::object list_params = list_params_of(request);
+      auto listing = list(agent, list_params);
+      const json::value listed = co_await std::move(listing);
+      co_return rest_response(listed.as_object());
+    }
+    if (route == "/extendedAgentCard")
+      throw rpc_failure{a2a::code::extended_card_not_configured, "there is no extended agent card"};
+    if (route.find("/pushNotificationConfigs") != std::string_view::npos)
+      throw rpc_failure{a2a::code::push_notification_not_supported, "push notifications are not supported"};
+    const auto task = task_route_of(route);
+    if (!task) co_return net::error_response(404, "no such A2A path: " + std::string(route));
+    json::object params = id_params(task->id);
+    if (task->action.empty() && request.method == "GET") {
+      if (auto history = request.query_parameter("historyLength")) params["historyLength"] = *history == "0" ? 0 : 1;
+      auto getting = get(agent, params);
+      const json::value got = co_await std::move(getting);
+      co_return rest_response(got.as_object());
+    }
+    if (task->action == "cancel" && post) {
+      auto cancelling = cancel(agent, params);
+      const json::value cancelled = co_await std::move(cancelling);
+      co_return rest_response(cancelled.as_object());
+    }
+    if (task->action == "subscribe" && (post || request.method == "GET")) {
+      auto streaming = stream(agent, stream_framing{nullptr, true}, params, true);
+      co_return co_await std::move(streaming);
+    }
+    co_return net::error_response(405, "method " + request.method + " is not allowed on " + std::string(route));
+  } catch (const rpc_failure& e) {
+    co_return rest_failure(e);
+  } catch (const std::exception& e) {
+    spdlog::warn("A2A: {} {} on agent '{}': {}", request.method, route, agent.workflow, e.what());
+    co_return rest_failure(rpc_failure{a2a::code::internal_error, e.what()});
   }
 }
 
@@ -184,7 +285,10 @@ asio::awaitable<net::server_response> a2a_endpoint::handle(net::server_request& 
     if (request.method != "GET") co_return net::error_response(405, "GET the agent card");
     co_return impl_->card(*agent, request);
   }
-  if (!rest.empty() && rest != "/") co_return net::error_response(404, "no such A2A path");
+  if (!rest.empty() && rest != "/") {
+    auto answering = impl_->rest(*agent, request, rest);
+    co_return co_await std::move(answering);
+  }
   if (request.method != "POST") {
     auto r = net::error_response(405, "POST JSON-RPC requests to /a2a/" + agent->workflow);
     r.headers.emplace_back("Allow", "POST");

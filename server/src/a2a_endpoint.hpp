@@ -1,4 +1,4 @@
-// The A2A v1.0 server of `switchboard serve` (JSON-RPC binding): each
+// The A2A v1.0 server of `switchboard serve` (JSON-RPC and HTTP+JSON): each
 // served workflow is an agent, each of its runs a task (task id = run id,
 // contextId = the workflow's name). The runs go through the same
 // host::workflow_tools as /mcp: the same hubs, store and pause handling.
@@ -8,10 +8,13 @@
 //   GET  /a2a/{workflow}/.well-known/agent-card.json   its card (any number)
 //   POST /a2a/{workflow}                          JSON-RPC 2.0: SendMessage,
 //        SendStreamingMessage, GetTask, ListTasks, CancelTask, SubscribeToTask
+//   /a2a/{workflow}/message:send, /message:stream, /tasks, /tasks/{id},
+//        /tasks/{id}:cancel, /tasks/{id}:subscribe   the same, HTTP+JSON binding
 //
-// Every JSON-RPC request needs `A2A-Version: 1.0` (an absent one means 0.3,
-// which is not served: VersionNotSupported). Errors are JSON-RPC errors with
-// HTTP 200, as the specification's binding gives them. One message at a time
+// Every request needs `A2A-Version: 1.0` (an absent one means 0.3, which is
+// not served: VersionNotSupported). Errors are JSON-RPC errors with HTTP 200
+// on JSON-RPC, an HTTP status with a google.rpc.Status body on HTTP+JSON, as
+// the specification's bindings give them. One message at a time
 // continues a task: a reply that races another gets UnsupportedOperation.
 //
 // Thread-safety: handle() may be called concurrently from any connection;

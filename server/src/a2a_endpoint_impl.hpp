@@ -21,6 +21,7 @@
 
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <mutex>
 #include <random>
 
@@ -145,6 +146,44 @@ inline net::server_response json_response(const json::object& body) {
 }
 
 inline std::string sse(const json::object& message) { return "data: " + json::serialize(message) + "\n\n"; }
+
+// The HTTP+JSON binding's answers: a result as it is, a failure as its HTTP
+// status with a google.rpc.Status body.
+inline net::server_response rest_response(const json::object& body, int status = 200) {
+  net::server_response r;
+  r.status = status;
+  r.headers = {{"Content-Type", "application/a2a+json"}};
+  r.body = json::serialize(body);
+  return r;
+}
+inline net::server_response rest_failure(const rpc_failure& failure) {
+  auto error = a2a::rest_error_of(failure.code, failure.message);
+  return rest_response(error.body, error.http_status);
+}
+
+// Why `request` may not be served (its A2A-Version), or nullopt.
+inline std::optional<rpc_failure> version_refused(const net::server_request& request) {
+  const auto version = request.header("a2a-version");
+  if (version && !version->empty() && (version->starts_with("1.") || *version == "1")) return std::nullopt;
+  return rpc_failure{a2a::code::version_not_supported,
+                     "A2A-Version " +
+                         (version && !version->empty() ? "'" + std::string(*version) + "'" : std::string("absent (0.3)")) +
+                         " is not supported: this agent speaks 1.0 (send A2A-Version: 1.0)"};
+}
+
+// How a stream frames its events: JSON-RPC responses to request `id`, or
+// (the HTTP+JSON binding) the StreamResponse objects themselves.
+struct stream_framing {
+  json::value id;
+  bool rest = false;
+  std::string event(json::object update) const {
+    return rest ? sse(update) : sse(a2a::result_response(id, std::move(update)));
+  }
+  std::string error(const rpc_failure& failure) const {
+    return "event: error\n" + (rest ? sse(a2a::rest_error_of(failure.code, failure.message).body)
+                                     : sse(a2a::error_response(id, failure.code, failure.message)));
+  }
+};
 
 }  // namespace a2a_detail
 
@@ -379,9 +418,12 @@ struct a2a_endpoint::impl : std::enable_shared_from_this<a2a_endpoint::impl> {
   }
 
   asio::awaitable<json::value> list(const a2a_agent& agent, const json::object& params);
-  asio::awaitable<net::server_response> stream(const a2a_agent& agent, const json::value& id, const json::object& params,
-                                               bool subscribe);
+  asio::awaitable<net::server_response> stream(const a2a_agent& agent, stream_framing framing,
+                                               const json::object& params, bool subscribe);
   asio::awaitable<net::server_response> rpc(const a2a_agent& agent, net::server_request& request);
+  // The HTTP+JSON binding: `route` is the path after /a2a/{workflow}.
+  asio::awaitable<net::server_response> rest(const a2a_agent& agent, net::server_request& request,
+                                             std::string_view route);
   net::server_response card(const a2a_agent& agent, const net::server_request& request) const;
 };
 

@@ -8,7 +8,7 @@ namespace asio = boost::asio;
 namespace json = boost::json;
 namespace orch = switchboard::orchestrator;
 
-asio::awaitable<net::server_response> a2a_endpoint::impl::stream(const a2a_agent& agent, const json::value& id,
+asio::awaitable<net::server_response> a2a_endpoint::impl::stream(const a2a_agent& agent, stream_framing framing,
                                                                  const json::object& params, bool subscribe) {
   std::shared_ptr<a2a_flight> f;
   bool continuing = false;
@@ -32,9 +32,9 @@ asio::awaitable<net::server_response> a2a_endpoint::impl::stream(const a2a_agent
   }
   net::server_response r;
   r.headers = {{"Content-Type", "text/event-stream"}, {"Cache-Control", "no-cache"}};
-  r.stream = [self = shared_from_this(), f, id, first = std::move(first),
+  r.stream = [self = shared_from_this(), f, framing = std::move(framing), first = std::move(first),
               continuing](net::response_stream& out) -> asio::awaitable<void> {
-    const std::string opening = sse(a2a::result_response(id, json::object{{"task", first}}));
+    const std::string opening = framing.event(json::object{{"task", first}});
     auto writing = out.write(opening);
     if (!co_await std::move(writing) || !f) co_return;
     std::size_t seen = 0;
@@ -48,7 +48,7 @@ asio::awaitable<net::server_response> a2a_endpoint::impl::stream(const a2a_agent
       auto [fresh, finished] = co_await std::move(next);
       seen += fresh.size();
       for (auto& update : fresh) {
-        const std::string event = sse(a2a::result_response(id, std::move(update)));
+        const std::string event = framing.event(std::move(update));
         auto w = out.write(event);
         if (!co_await std::move(w)) co_return;
       }
@@ -64,17 +64,15 @@ asio::awaitable<net::server_response> a2a_endpoint::impl::stream(const a2a_agent
       json::object task = co_await std::move(reading);
       if (auto* artifacts = task.if_contains("artifacts"); artifacts && artifacts->is_array())
         for (auto& artifact : artifacts->as_array())
-          last += sse(a2a::result_response(
-              id, json::object{{"artifactUpdate", json::object{{"taskId", f->task_id},
-                                                               {"contextId", f->context_id},
-                                                               {"artifact", artifact},
-                                                               {"lastChunk", true}}}}));
-      last += sse(a2a::result_response(
-          id, json::object{{"statusUpdate", json::object{{"taskId", f->task_id},
-                                                         {"contextId", f->context_id},
-                                                         {"status", task["status"]}}}}));
+          last += framing.event(json::object{{"artifactUpdate", json::object{{"taskId", f->task_id},
+                                                                             {"contextId", f->context_id},
+                                                                             {"artifact", artifact},
+                                                                             {"lastChunk", true}}}});
+      last += framing.event(json::object{{"statusUpdate", json::object{{"taskId", f->task_id},
+                                                                       {"contextId", f->context_id},
+                                                                       {"status", task["status"]}}}});
     } catch (const rpc_failure& e) {
-      last = "event: error\n" + sse(a2a::error_response(id, e.code, e.message));
+      last = framing.error(e);
     }
     auto w = out.write(last);
     co_await std::move(w);

@@ -112,10 +112,44 @@ bool valid_id(std::string_view id) { return !id.empty() && id.size() <= max_id_l
 
 }  // namespace
 
+namespace {
+
+json::object error_info(int error_code) {
+  return json::object{{"@type", "type.googleapis.com/google.rpc.ErrorInfo"},
+                      {"reason", reason_of(error_code)},
+                      {"domain", "a2a-protocol.org"}};
+}
+
+}  // namespace
+
+rest_error rest_error_of(int error_code, std::string message) {
+  // A2A §5.4's table: the HTTP status and the google.rpc code's name.
+  auto mapped = [&]() -> std::pair<int, std::string_view> {
+    switch (error_code) {
+      case code::task_not_found:
+      case code::method_not_found: return {404, "NOT_FOUND"};
+      case code::task_not_cancelable:
+      case code::push_notification_not_supported:
+      case code::unsupported_operation:
+      case code::extended_card_not_configured:
+      case code::version_not_supported: return {400, "FAILED_PRECONDITION"};
+      case code::parse_error:
+      case code::invalid_request:
+      case code::invalid_params: return {400, "INVALID_ARGUMENT"};
+      default: return {500, "INTERNAL"};
+    }
+  }();
+  rest_error out;
+  out.http_status = mapped.first;
+  out.body = json::object{{"error", json::object{{"code", mapped.first},
+                                                 {"status", mapped.second},
+                                                 {"message", std::move(message)},
+                                                 {"details", json::array{error_info(error_code)}}}}};
+  return out;
+}
+
 json::object error_response(const json::value& id, int error_code, std::string message) {
-  json::object info{{"@type", "type.googleapis.com/google.rpc.ErrorInfo"},
-                    {"reason", reason_of(error_code)},
-                    {"domain", "a2a-protocol.org"}};
+  json::object info = error_info(error_code);
   return json::object{{"jsonrpc", "2.0"},
                       {"id", id},
                       {"error", json::object{{"code", error_code},
@@ -263,8 +297,11 @@ json::object agent_card(const card_settings& s) {
       {"version", "0.1.0"},
       {"provider", json::object{{"organization", "Switchboard"}, {"url", "https://github.com/switchboard"}}},
       {"capabilities", json::object{{"streaming", true}, {"pushNotifications", false}, {"extendedAgentCard", false}}},
-      {"supportedInterfaces", json::array{json::object{
-                                  {"url", s.rpc_url}, {"protocolBinding", "JSONRPC"}, {"protocolVersion", protocol_version}}}},
+      // JSON-RPC first (the preferred one, §8.3); HTTP+JSON at the same base.
+      {"supportedInterfaces",
+       json::array{
+           json::object{{"url", s.rpc_url}, {"protocolBinding", "JSONRPC"}, {"protocolVersion", protocol_version}},
+           json::object{{"url", s.rpc_url}, {"protocolBinding", "HTTP+JSON"}, {"protocolVersion", protocol_version}}}},
       {"defaultInputModes", json::array{"text/plain", "application/json"}},
       {"defaultOutputModes", json::array{"application/json", "text/plain"}},
       {"skills", json::array{std::move(skill)}}};

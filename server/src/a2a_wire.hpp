@@ -37,6 +37,15 @@ inline constexpr int version_not_supported = -32009;
 boost::json::object error_response(const boost::json::value& id, int error_code, std::string message);
 boost::json::object result_response(const boost::json::value& id, boost::json::value result);
 
+// The HTTP+JSON binding's error (A2A §11.6): the HTTP status the error
+// code maps to, and the google.rpc.Status body {"error": {code, status,
+// message, details: [ErrorInfo]}}.
+struct rest_error {
+  int http_status = 500;
+  boost::json::object body;
+};
+rest_error rest_error_of(int error_code, std::string message);
+
 // "TASK_STATE_INPUT_REQUIRED" and so on, by the run's status: paused and
 // interrupted runs are INPUT_REQUIRED (a reply continues them).
 std::string_view task_state(orchestrator::workflow_status status) noexcept;
@@ -80,7 +89,7 @@ struct card_settings {
   std::string name;          // the workflow's
   std::string description;   // the workflow file's ("" = none)
   boost::json::object input_schema;  // the workflow's input, as its MCP tool's
-  std::string rpc_url;       // absolute URL of its JSON-RPC endpoint
+  std::string rpc_url;       // absolute URL of its JSON-RPC endpoint, also the HTTP+JSON binding's base
   bool bearer_auth = false;  // serve requires a token
 };
 boost::json::object agent_card(const card_settings& settings);

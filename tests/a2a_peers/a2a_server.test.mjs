@@ -15,7 +15,7 @@ import { tmpdir } from "node:os";
 import { join, dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createInterface } from "node:readline";
-import { ClientFactory } from "@a2a-js/sdk/client";
+import { ClientFactory, ClientFactoryOptions } from "@a2a-js/sdk/client";
 import { SendMessageRequest, Task } from "@a2a-js/sdk";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
@@ -79,8 +79,9 @@ test("the agent card: at the well-known path and the agent's own, without the to
     const card = await (await fetch(url + path)).json();
     assert.equal(card.name, "family_scheduling");
     assert.equal(card.capabilities.streaming, true);
-    assert.deepEqual(card.supportedInterfaces, [{ url: `${url}/a2a/family_scheduling`, protocolBinding: "JSONRPC",
-      protocolVersion: "1.0" }]);
+    assert.deepEqual(card.supportedInterfaces, [
+      { url: `${url}/a2a/family_scheduling`, protocolBinding: "JSONRPC", protocolVersion: "1.0" },
+      { url: `${url}/a2a/family_scheduling`, protocolBinding: "HTTP+JSON", protocolVersion: "1.0" }]);
     assert.equal(card.skills[0].id, "family_scheduling");
     assert.match(card.skills[0].description, /household request/);
   }
@@ -113,6 +114,58 @@ test("a booking: input required for the approval, approved, completed with the e
     historyLength: undefined, statusTimestampAfter: undefined, includeArtifacts: true });
   assert.ok(listed.tasks.some((task) => task.id === paused.id));
 });
+
+test("the HTTP+JSON binding: the SDK's REST transport asks, answers, approves, lists, streams and is refused",
+  async (t) => {
+    const { url } = await startServer(t);
+    const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default,
+      { preferredTransports: ["HTTP+JSON"] }));
+    const client = await factory.createFromUrl(agentUrl(url));
+    // The paths it calls are the binding's (not the JSON-RPC endpoint).
+    const raw = await fetch(`${url}/a2a/family_scheduling/message:send`, { method: "POST",
+      headers: { "Content-Type": "application/json", "A2A-Version": "1.0" },
+      body: JSON.stringify({ message: { messageId: "r1", role: "ROLE_USER", parts: [{ text: piano }] } }) });
+    assert.equal(raw.status, 200);
+    assert.match(raw.headers.get("content-type"), /application\/a2a\+json/);
+    const rawTask = (await raw.json()).task;
+    assert.equal(rawTask.status.state, "TASK_STATE_INPUT_REQUIRED");
+
+    const asked = wire(await client.sendMessage(message(text(piano))));
+    assert.equal(asked.status.state, "TASK_STATE_INPUT_REQUIRED");
+    assert.match(asked.status.message.parts[0].text, /When next week should "Piano lesson" take place/);
+    const approval = wire(await client.sendMessage(message(text("Wednesday 5-6pm"), asked.id)));
+    assert.ok(approval.status.message.parts.some((p) => p.data?.pending_calls));
+    const done = wire(await client.sendMessage(message(decision("approve"), asked.id)));
+    assert.equal(done.status.state, "TASK_STATE_COMPLETED");
+    assert.match(done.artifacts[0].parts.find((p) => p.text).text, /Piano lesson/);
+    assert.equal(state(await client.getTask({ tenant: "", id: asked.id, historyLength: 0 })), "TASK_STATE_COMPLETED");
+    const listed = await client.listTasks({ tenant: "", contextId: "family_scheduling", status: 0, pageSize: 10,
+      pageToken: "", historyLength: undefined, statusTimestampAfter: undefined, includeArtifacts: true });
+    assert.ok(listed.tasks.some((task) => task.id === asked.id));
+
+    // The errors as the binding gives them: the SDK reads their reason.
+    await refused(client.sendMessage(message(decision("approve"), asked.id)), /UnsupportedOperation|terminal/);
+    await refused(client.getTask({ tenant: "", id: "a2a-nobody" }), /TaskNotFound|no task/);
+    await refused(client.cancelTask({ tenant: "", id: asked.id }), /TaskNotCancelable|completed/);
+    const unknown = await fetch(`${url}/a2a/family_scheduling/tasks/a2a-nobody`, { headers: { "A2A-Version": "1.0" } });
+    assert.equal(unknown.status, 404);
+    const body = await unknown.json();
+    assert.equal(body.error.status, "NOT_FOUND");
+    assert.equal(body.error.details[0].reason, "TASK_NOT_FOUND");
+    const old = await fetch(`${url}/a2a/family_scheduling/tasks/${asked.id}`);
+    assert.equal(old.status, 400);
+    assert.equal((await old.json()).error.details[0].reason, "VERSION_NOT_SUPPORTED");
+
+    // Streaming over the binding: the task, updates, the pause; a paused task cancelled.
+    const events = [];
+    for await (const event of client.sendMessageStream(message(text(piano)))) events.push(event);
+    assert.equal(events[0].payload.$case, "task");
+    const last = events.at(-1).payload;
+    assert.equal(last.$case, "statusUpdate");
+    assert.equal(statusState(last.value.status), "TASK_STATE_INPUT_REQUIRED");
+    const cancelled = wire(await client.cancelTask({ tenant: "", id: events[0].payload.value.id }));
+    assert.equal(cancelled.status.state, "TASK_STATE_CANCELED");
+  });
 
 test("a vague request: the question as a text part, answered, then approved", async (t) => {
   const { url } = await startServer(t);

@@ -183,6 +183,21 @@ TEST(A2aWire, ErrorsCarryTheirCodeAndReason) {
             "UNSUPPORTED_OPERATION");
 }
 
+TEST(A2aWire, RestErrorsCarryTheHttpStatusAndTheReason) {
+  const auto missing = a2a::rest_error_of(a2a::code::task_not_found, "no task 't'");
+  EXPECT_EQ(missing.http_status, 404);
+  EXPECT_EQ(missing.body.at("error").at("code"), 404);
+  EXPECT_EQ(missing.body.at("error").at("status"), "NOT_FOUND");
+  EXPECT_EQ(missing.body.at("error").at("message"), "no task 't'");
+  EXPECT_EQ(missing.body.at("error").at("details").at(0).at("reason"), "TASK_NOT_FOUND");
+  EXPECT_EQ(missing.body.at("error").at("details").at(0).at("@type"), "type.googleapis.com/google.rpc.ErrorInfo");
+  EXPECT_EQ(a2a::rest_error_of(a2a::code::unsupported_operation, "").http_status, 400);
+  EXPECT_EQ(a2a::rest_error_of(a2a::code::version_not_supported, "").body.at("error").at("status"),
+            "FAILED_PRECONDITION");
+  EXPECT_EQ(a2a::rest_error_of(a2a::code::invalid_params, "").body.at("error").at("status"), "INVALID_ARGUMENT");
+  EXPECT_EQ(a2a::rest_error_of(a2a::code::internal_error, "").http_status, 500);
+}
+
 TEST(A2aWire, TheCardNamesTheJsonRpcInterfaceAndTheSkill) {
   const auto card = a2a::agent_card({.name = "wf",
                                      .description = "",
@@ -192,6 +207,9 @@ TEST(A2aWire, TheCardNamesTheJsonRpcInterfaceAndTheSkill) {
   EXPECT_EQ(card.at("supportedInterfaces").at(0).at("protocolBinding"), "JSONRPC");
   EXPECT_EQ(card.at("supportedInterfaces").at(0).at("protocolVersion"), "1.0");
   EXPECT_EQ(card.at("supportedInterfaces").at(0).at("url"), "http://127.0.0.1:1/a2a/wf");
+  // The HTTP+JSON binding second, at the same base.
+  EXPECT_EQ(card.at("supportedInterfaces").at(1).at("protocolBinding"), "HTTP+JSON");
+  EXPECT_EQ(card.at("supportedInterfaces").at(1).at("url"), "http://127.0.0.1:1/a2a/wf");
   EXPECT_EQ(card.at("capabilities").at("streaming"), true);
   EXPECT_EQ(card.at("skills").at(0).at("id"), "wf");
   EXPECT_FALSE(card.at("skills").at(0).at("description").as_string().empty());
