@@ -10,8 +10,6 @@
 #include <switchboard/agents/trace_parents.hpp>
 #include <switchboard/net/error.hpp>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -30,39 +28,48 @@ namespace json = boost::json;
 namespace {
 
 // What the step's journal says of the remote task (kinds "a2a_send",
-// "a2a_task", "a2a_asked", "a2a_reply"; tool_journal.hpp adds step and agent).
+// "a2a_task", "a2a_asked", "a2a_reply", "a2a_unsent"; tool_journal.hpp adds
+// step and agent).
 struct task_record {
-  bool sent = false;                  // a message starting a task went out
-  std::string task_id;                // and this task answered it
+  std::string sent;                    // the id of a message starting a task that went out
+  std::string task_id;                 // the task that answered it
   std::string context_id;
-  std::optional<std::size_t> asked;   // the answers the user had given when the task last asked
-  std::optional<std::size_t> replied; // the answer last sent back
+  std::string endpoint;                // where that task lives
+  std::optional<std::size_t> asked;    // the answers the run had when the task last asked
+  std::optional<std::size_t> replied;  // the answer last sent back
 };
+
+std::optional<std::size_t> count_at(const json::object& record, std::string_view key) {
+  // A count read back from a store is an int64; one kept in memory as it
+  // was appended may be a uint64.
+  const auto* v = record.if_contains(key);
+  if (v && v->is_uint64()) return static_cast<std::size_t>(v->get_uint64());
+  if (!v || !v->is_int64() || v->get_int64() < 0) return std::nullopt;
+  return static_cast<std::size_t>(v->get_int64());
+}
+
+std::string text_at(const json::object& record, std::string_view key) {
+  const auto* v = record.if_contains(key);
+  return v && v->is_string() ? std::string(v->get_string()) : std::string();
+}
 
 task_record read_journal(const std::vector<json::object>& records) {
   task_record r;
   for (const auto& record : records) {
-    const auto* kind = record.if_contains("kind");
-    if (!kind || !kind->is_string()) continue;
-    const auto number = [&](std::string_view key) -> std::optional<std::size_t> {
-      // A count read back from a store is an int64; one kept in memory as
-      // it was appended may be a uint64.
-      const auto* v = record.if_contains(key);
-      if (v && v->is_uint64()) return static_cast<std::size_t>(v->get_uint64());
-      if (!v || !v->is_int64() || v->get_int64() < 0) return std::nullopt;
-      return static_cast<std::size_t>(v->get_int64());
-    };
-    const auto text = [&](std::string_view key) {
-      const auto* v = record.if_contains(key);
-      return v && v->is_string() ? std::string(v->get_string()) : std::string();
-    };
-    if (kind->get_string() == "a2a_send") r.sent = true;
-    if (kind->get_string() == "a2a_task") {
-      r.task_id = text("task");
-      r.context_id = text("context");
+    const auto kind = text_at(record, "kind");
+    if (kind == "a2a_send") r.sent = text_at(record, "message");
+    if (kind == "a2a_task") {
+      r.task_id = text_at(record, "task");
+      r.context_id = text_at(record, "context");
+      r.endpoint = text_at(record, "endpoint");
     }
-    if (kind->get_string() == "a2a_asked") r.asked = number("answers");
-    if (kind->get_string() == "a2a_reply") r.replied = number("answer");
+    if (kind == "a2a_asked") r.asked = count_at(record, "answers");
+    if (kind == "a2a_reply") r.replied = count_at(record, "answer");
+    // The last send never reached the remote: it may be sent again.
+    if (kind == "a2a_unsent") {
+      if (r.task_id.empty()) r.sent.clear();
+      r.replied.reset();
+    }
   }
   return r;
 }
@@ -78,9 +85,13 @@ std::string new_message_id() {
   return id;
 }
 
-protocol::envelope failed(const remote_failure& f) {
+protocol::envelope failed(const remote_failure& f, const std::string& task_id) {
+  std::string message = f.what();
+  // Every failure names the task it happened on, when there is one.
+  if (!task_id.empty() && message.find("'" + task_id + "'") == std::string::npos)
+    message += " (task '" + task_id + "')";
   protocol::envelope e;
-  e.error = protocol::error_record{f.type(), f.what(), f.retryable(), {}};
+  e.error = protocol::error_record{f.type(), std::move(message), f.retryable(), {}};
   return e;
 }
 
@@ -89,8 +100,8 @@ protocol::envelope failed(const remote_failure& f) {
 json::object journal_record(std::string_view kind, std::string_view key, json::value value) {
   return json::object{{"kind", kind}, {key, std::move(value)}};
 }
-json::object task_record_of(const task_view& task) {
-  return json::object{{"kind", "a2a_task"}, {"task", task.id}, {"context", task.context_id}};
+json::object task_record_of(const task_view& task, const std::string& endpoint) {
+  return json::object{{"kind", "a2a_task"}, {"task", task.id}, {"context", task.context_id}, {"endpoint", endpoint}};
 }
 json::object asked_record(std::size_t answers, const std::string& question) {
   return json::object{{"kind", "a2a_asked"}, {"answers", static_cast<std::int64_t>(answers)}, {"question", question}};
@@ -100,33 +111,15 @@ json::object send_params(json::object message, bool return_immediately) {
   if (return_immediately) params["configuration"] = json::object{{"returnImmediately", true}};
   return params;
 }
-json::object task_params(std::string_view id, bool without_history) {
-  json::object params{{"id", id}};
-  if (without_history) params["historyLength"] = 0;
-  return params;
-}
+json::object task_params(std::string_view id) { return json::object{{"id", id}, {"historyLength", 0}}; }
 
 asio::awaitable<void> sleep_for(std::chrono::milliseconds delay) {
   asio::steady_timer timer(co_await asio::this_coro::executor, delay);
   co_await timer.async_wait(asio::use_awaitable);
 }
 
-// Best effort, after the step was cancelled: the remote task stops too.
-asio::awaitable<void> cancel_remote_task(std::shared_ptr<rpc_client> rpc, std::string task_id,
-                                         std::shared_ptr<spdlog::logger> logger) {
-  // g++ 12: no temporaries in a co_await's expression (README, "Development").
-  const telemetry::span_context untraced;
-  try {
-    co_await rpc->call("CancelTask", task_params(task_id, false), std::chrono::seconds(5),
-                       net::retry_scope::unprocessed, untraced);
-    logger->info("remote task '{}' cancelled", task_id);
-  } catch (const std::exception& e) {
-    logger->warn("remote task '{}' could not be cancelled: {}", task_id, e.what());
-  }
-}
-
 // One run of the step, given the journal; `task_id` names the remote task
-// as soon as it is known, for a cancel.
+// as soon as it is known, for the error messages.
 class step_call {
  public:
   step_call(const remote_agent_config& config, agents::agent_context& context, agents::tool_journal& journal,
@@ -139,14 +132,15 @@ class step_call {
         trace_(context.traces ? context.traces->step_span(context.workflow_id) : telemetry::span_context{}) {}
 
   asio::awaitable<protocol::envelope> run() {
-    auto record = read_journal(journal_.records());
+    const auto record = read_journal(journal_.records());
     std::optional<task_view> task;
     if (record.task_id.empty()) {
-      if (record.sent) co_return unknown_outcome();
+      if (!record.sent.empty()) co_return unknown_outcome(record.sent);
       task = co_await start_task();
       if (task->id.empty()) co_return outcome_of(*task, config_);  // a direct answer: no task to keep
     } else {
       task_id_ = record.task_id;
+      check_endpoint(record);
       const auto& answers = context_.clarification_answers;
       const bool answered = record.asked && *record.asked < answers.size();
       if (answered && record.replied != record.asked) {
@@ -158,7 +152,8 @@ class step_call {
     task = co_await wait_while_working(std::move(*task));
     if (task->state == state_input_required) {
       auto question = question_of(*task, config_);
-      co_await journal_.append(asked_record(context_.clarification_answers.size(), question));
+      const auto asked = asked_record(context_.clarification_answers.size(), question);
+      co_await journal_.append(asked);
       throw agents::clarification_required(std::move(question));
     }
     co_return outcome_of(*task, config_);
@@ -167,28 +162,56 @@ class step_call {
  private:
   std::string who() const { return "remote agent '" + config_.name + "'"; }
 
-  protocol::envelope unknown_outcome() const {
-    return failed(remote_failure(
-        "unknown_outcome",
-        who() + ": a message starting a task was sent, but the process stopped before the task it started was "
-                "recorded; it is not sent again, so that the remote agent does not do the work twice: check its "
-                "tasks"));
+  protocol::envelope unknown_outcome(const std::string& message_id) const {
+    return failed(remote_failure("unknown_outcome",
+                                 who() + ": the message '" + message_id +
+                                     "' that starts its task was sent, but no answer naming the task was recorded "
+                                     "(the process stopped, or the answer was lost); it is not sent again, so that "
+                                     "the remote agent does not do the work twice: check its tasks"),
+                  {});
+  }
+
+  // A task is continued only where it was started: a workflow file that
+  // now names another endpoint does not get the task's id or the answer.
+  void check_endpoint(const task_record& record) const {
+    if (record.endpoint.empty() || record.endpoint == rpc_->url()) return;
+    throw remote_failure("endpoint_changed", who() + ": task '" + record.task_id + "' was started at " +
+                                                 record.endpoint + ", and the workflow now names " + rpc_->url() +
+                                                 "; it is not continued elsewhere");
+  }
+
+  // A request the remote never got is marked so, so that the step's next
+  // attempt sends it again; then the failure goes on.
+  asio::awaitable<void> mark_if_unsent(const std::optional<remote_failure>& failure) {
+    if (!failure || failure->delivery() != delivery::unsent) co_return;
+    const auto unsent = journal_record("a2a_unsent", "message", json::value(nullptr));
+    co_await journal_.append(unsent);
   }
 
   // Sends the input; the task is recorded before anything waits on it.
   asio::awaitable<task_view> start_task() {
     const auto message_id = new_message_id();
-    co_await journal_.append(journal_record("a2a_send", "message", json::value(message_id)));
+    const auto sending = journal_record("a2a_send", "message", json::value(message_id));
+    co_await journal_.append(sending);
     auto params = send_params(new_message(message_id, context_.input, context_.additional_instructions), true);
-    // Sent once: a repeat could start a second task.
-    auto result = co_await rpc_->call("SendMessage", std::move(params), config_.request_timeout,
-                                      net::retry_scope::unprocessed, trace_);
+    std::optional<remote_failure> failure;
+    json::value result;
+    try {
+      // Sent once: a repeat could start a second task.
+      result = co_await rpc_->call("SendMessage", std::move(params), config_.request_timeout,
+                                   net::retry_scope::unprocessed, trace_);
+    } catch (const remote_failure& f) {
+      failure = f;
+    }
+    co_await mark_if_unsent(failure);
+    if (failure) throw *failure;
     auto task = read_send_result(result, config_);
     if (!task.id.empty()) {
       task_id_ = task.id;
-      co_await journal_.append(task_record_of(task));
+      const auto started = task_record_of(task, rpc_->url());
+      co_await journal_.append(started);
+      context_.logger->info("{}: task '{}' started", who(), task.id);
     }
-    context_.logger->info("{}: task '{}' started", who(), task.id);
     co_return task;
   }
 
@@ -196,25 +219,36 @@ class step_call {
   // answers once the task stopped again (a non-blocking one could still
   // show the question just answered).
   asio::awaitable<task_view> reply(const task_record& record, const std::string& answer, std::size_t index) {
-    co_await journal_.append(journal_record("a2a_reply", "answer", json::value(static_cast<std::int64_t>(index))));
+    const auto replying = journal_record("a2a_reply", "answer", json::value(static_cast<std::int64_t>(index)));
+    co_await journal_.append(replying);
     auto params = send_params(reply_message(new_message_id(), record.task_id, record.context_id, answer), false);
-    std::optional<remote_failure> slow;
+    std::optional<remote_failure> failure;
+    json::value result;
     try {
-      auto result = co_await rpc_->call("SendMessage", std::move(params), config_.request_timeout,
-                                        net::retry_scope::unprocessed, trace_);
-      co_return read_send_result(result, config_);
+      result = co_await rpc_->call("SendMessage", std::move(params), config_.request_timeout,
+                                   net::retry_scope::unprocessed, trace_);
     } catch (const remote_failure& f) {
-      // The answer is recorded as sent: a task that is still working after
-      // the request's deadline is polled, never answered twice.
-      if (f.type() != "remote_agent_unreachable") throw;
-      slow = f;
+      failure = f;
     }
-    context_.logger->warn("{}: {}; polling task '{}'", who(), slow->what(), record.task_id);
-    co_return co_await get_task(record.task_id);
+    co_await mark_if_unsent(failure);
+    // Refused or never sent: the step fails, saying why. Sent, but its
+    // answer lost (a timeout): the task is looked at, the reply not sent again.
+    if (failure && failure->delivery() != delivery::unknown) throw *failure;
+    if (failure) {
+      context_.logger->warn("{}: {}; looking at task '{}'", who(), failure->what(), record.task_id);
+      co_return co_await get_task(record.task_id);
+    }
+    auto task = read_send_result(result, config_);
+    if (!task.id.empty() && task.id != record.task_id) {
+      throw remote_failure("invalid_remote_response", who() + ": the answer to task '" + record.task_id +
+                                                          "' came back as task '" + task.id + "'");
+    }
+    co_return task;
   }
 
   asio::awaitable<task_view> get_task(const std::string& id) {
-    auto result = co_await rpc_->call("GetTask", task_params(id, true), config_.request_timeout,
+    auto params = task_params(id);
+    auto result = co_await rpc_->call("GetTask", std::move(params), config_.request_timeout,
                                       net::retry_scope::transient, trace_);
     auto task = read_task(result, config_);
     if (task.id != id) {
@@ -224,6 +258,7 @@ class step_call {
     co_return task;
   }
 
+  // Polled until it stops; the node's timeout_ms bounds the wait.
   asio::awaitable<task_view> wait_while_working(task_view task) {
     auto delay = std::min(std::chrono::milliseconds(50), config_.poll_interval);
     while (task.state == state_submitted || task.state == state_working) {
@@ -266,27 +301,19 @@ asio::awaitable<std::shared_ptr<rpc_client>> remote_agent::endpoint() {
 asio::awaitable<protocol::envelope> remote_agent::run(agents::agent_context& context) {
   // Outside a hub: a journal for this call only.
   auto journal = context.journal ? context.journal : std::make_shared<agents::memory_tool_journal>();
-  const auto executor = co_await asio::this_coro::executor;
-  std::shared_ptr<rpc_client> rpc;
   std::string task_id;
-  std::exception_ptr failure;
   protocol::envelope answer;
+  // Cancelled (the node's deadline, the run cancelled or interrupted), the
+  // call unwinds and the remote task is left as it is: the step's next run
+  // (a retry, a resume) continues it from the journal.
   try {
-    rpc = co_await endpoint();
-    step_call call(config_, context, *journal, rpc, task_id);
+    auto rpc = co_await endpoint();
+    step_call call(config_, context, *journal, std::move(rpc), task_id);
     answer = co_await call.run();
   } catch (const remote_failure& f) {
-    answer = failed(f);
-  } catch (...) {
-    failure = std::current_exception();
+    answer = failed(f, task_id);
   }
-  if (!failure) co_return answer;
-  // g++ 12: no co_await inside a catch block (README, "Development").
-  const auto cancellation = co_await asio::this_coro::cancellation_state;
-  if (cancellation.cancelled() != asio::cancellation_type::none && rpc && !task_id.empty()) {
-    asio::co_spawn(executor, cancel_remote_task(rpc, task_id, context.logger), asio::detached);
-  }
-  std::rethrow_exception(failure);
+  co_return answer;
 }
 
 }  // namespace switchboard::a2a

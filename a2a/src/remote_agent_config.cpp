@@ -33,11 +33,25 @@ std::map<std::string, std::string> headers_of(const json::value& v) {
   std::map<std::string, std::string> out;
   for (const auto& m : v.get_object()) {
     const std::string key(m.key());
-    if (key.empty() || key.find_first_of("\r\n: ") != std::string::npos)
-      fail("headers/" + key, "a name must be non-empty, on one line, without ':' or spaces");
+    // RFC 9110: a name is a token; a value has no control characters but tab.
+    const auto token = [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+    };
+    if (key.empty() || !std::ranges::all_of(key, token))
+      fail("headers/" + key, "a header name must be a token (letters, digits, !#$%&'*+-.^_`|~)");
+    std::string lowered = key;
+    for (auto& c : lowered) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (std::string_view owned : {"host", "content-length", "transfer-encoding", "connection", "content-type",
+                                   "a2a-version", "traceparent", "tracestate"}) {
+      if (lowered == owned) fail("headers/" + key, "is written by the client itself and cannot be set");
+    }
     if (!m.value().is_string()) fail("headers/" + key, "expected a string");
     const std::string value(m.value().get_string());
-    if (value.find_first_of("\r\n") != std::string::npos) fail("headers/" + key, "a value must be on one line");
+    if (std::ranges::any_of(value, [](char c) {
+          const auto u = static_cast<unsigned char>(c);
+          return (u < 0x20 && c != '\t') || u == 0x7f;
+        }))
+      fail("headers/" + key, "a value must not hold control characters");
     out.emplace(key, value);
   }
   return out;

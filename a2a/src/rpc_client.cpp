@@ -4,6 +4,7 @@
 #include "remote_failure.hpp"
 
 #include <switchboard/net/error.hpp>
+#include <switchboard/net/redaction.hpp>
 #include <switchboard/protocol/limits.hpp>
 #include <switchboard/telemetry/trace_context.hpp>
 
@@ -11,6 +12,7 @@
 #include <boost/json/serialize.hpp>
 #include <boost/url/parse.hpp>
 
+#include <cctype>
 #include <vector>
 
 namespace switchboard::a2a {
@@ -31,11 +33,21 @@ std::vector<net::http_header> headers_of(const remote_agent_config& config) {
   return out;
 }
 
-std::string excerpt(std::string_view body) {
-  constexpr std::size_t most = 300;
-  std::string out(body.substr(0, most));
-  if (body.size() > most) out += "...";
-  return out;
+// What the remote sent, quotable: secrets it echoed redacted, cut, escaped.
+std::string quoted(std::string_view text, const std::vector<net::http_header>& headers) {
+  return net::excerpt(text, headers, 300);
+}
+
+// A failure of the network layer: whether the remote got the request.
+delivery delivery_of(const net::net_error& e) {
+  if (e.errc() == net::net_errc::connect_failed || e.errc() == net::net_errc::tls_verification_failed)
+    return delivery::unsent;
+  if (e.errc() == net::net_errc::timeout || e.errc() == net::net_errc::connection_lost) return delivery::unknown;
+  return delivery::refused;
+}
+
+delivery delivery_of(int http_status) {
+  return http_status == 429 || http_status == 503 ? delivery::unsent : delivery::refused;
 }
 
 json::value parse_answer(const remote_agent_config& config, std::string_view what, std::string_view body) {
@@ -51,8 +63,19 @@ json::value parse_answer(const remote_agent_config& config, std::string_view wha
   return v;
 }
 
+std::string lowered(std::string_view text) {
+  std::string out(text);
+  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// Scheme, host and port, the default port of the scheme filled in.
 bool same_origin(const boost::urls::url_view& a, const boost::urls::url_view& b) {
-  return a.scheme() == b.scheme() && a.host() == b.host() && a.port_number() == b.port_number();
+  const auto port = [](const boost::urls::url_view& u) -> std::uint16_t {
+    if (u.has_port()) return u.port_number();
+    return lowered(u.scheme()) == "https" ? 443 : 80;
+  };
+  return lowered(a.scheme()) == lowered(b.scheme()) && lowered(a.host()) == lowered(b.host()) && port(a) == port(b);
 }
 
 json::value request_body(std::int64_t id, std::string_view method, json::object params) {
@@ -113,15 +136,15 @@ boost::asio::awaitable<json::value> rpc_client::call(std::string_view method, js
     failure = remote_failure("remote_agent_unreachable",
                              who(config_) + ": " + std::string(method) + " at " + url_ + ": " +
                                  (e.reason().empty() ? std::string(e.what()) : e.reason()),
-                             e.retryable());
+                             e.retryable(), delivery_of(e));
   }
   if (failure) throw *failure;
   const std::string what = std::string(method) + "'s answer";
   if (result.status != 200) {
     throw remote_failure("remote_agent_unreachable",
                          who(config_) + ": " + std::string(method) + " at " + url_ + " answered HTTP " +
-                             std::to_string(result.status) + ": " + excerpt(result.body),
-                         result.status >= 500 || result.status == 429);
+                             std::to_string(result.status) + ": " + quoted(result.body, headers),
+                         result.status >= 500 || result.status == 429, delivery_of(result.status));
   }
   auto answer = parse_answer(config_, what, result.body);
   const auto* o = answer.if_object();
@@ -135,7 +158,7 @@ boost::asio::awaitable<json::value> rpc_client::call(std::string_view method, js
     const auto* code = e ? e->if_contains("code") : nullptr;
     const auto* message = e ? e->if_contains("message") : nullptr;
     throw remote_failure("remote_error", who(config_) + ": " + std::string(method) + " failed: " +
-                                             (message && message->is_string() ? std::string(message->get_string())
+                                             (message && message->is_string() ? quoted(message->get_string(), headers)
                                                                               : std::string("(no message)")) +
                                              (code && code->is_int64() ? " (code " +
                                                                              std::to_string(code->get_int64()) + ")"
@@ -170,17 +193,19 @@ boost::asio::awaitable<std::string> interface_from_card(const remote_agent_confi
     failure = remote_failure("remote_agent_unreachable",
                              who(config) + ": cannot fetch " + where + ": " +
                                  (e.reason().empty() ? std::string(e.what()) : e.reason()),
-                             e.retryable());
+                             e.retryable(), delivery_of(e));
   }
   if (failure) throw *failure;
   if (result.status != 200) {
     throw remote_failure("remote_agent_unreachable", who(config) + ": " + where + " answered HTTP " +
-                                                         std::to_string(result.status) + ": " + excerpt(result.body),
-                         result.status >= 500 || result.status == 429);
+                                                         std::to_string(result.status) + ": " +
+                                                         quoted(result.body, headers),
+                         result.status >= 500 || result.status == 429, delivery_of(result.status));
   }
   const auto card = parse_answer(config, where, result.body);
   const auto* interfaces = card.is_object() ? card.get_object().if_contains("supportedInterfaces") : nullptr;
   std::string offered;
+  std::string elsewhere;  // a JSON-RPC interface on another origin, refused
   if (interfaces && interfaces->is_array()) {
     for (const auto& i : interfaces->get_array()) {
       const auto* o = i.if_object();
@@ -191,8 +216,9 @@ boost::asio::awaitable<std::string> interface_from_card(const remote_agent_confi
       if (!url || !url->is_string() || !binding || !binding->is_string() || !protocol || !protocol->is_string())
         continue;
       if (binding->get_string() != "JSONRPC" || !protocol->get_string().starts_with("1.")) {
-        offered += (offered.empty() ? "" : ", ") + std::string(binding->get_string()) + " " +
-                   std::string(protocol->get_string());
+        if (offered.size() < 200)
+          offered += (offered.empty() ? "" : ", ") + quoted(binding->get_string(), headers) + " " +
+                     quoted(protocol->get_string(), headers);
         continue;
       }
       const auto endpoint = boost::urls::parse_uri(url->get_string());
@@ -204,13 +230,16 @@ boost::asio::awaitable<std::string> interface_from_card(const remote_agent_confi
       // The configured headers (a key) go to the interface: never to an
       // address the card chose on another origin.
       if (!card_url || !same_origin(*endpoint, *card_url)) {
-        throw remote_failure("invalid_remote_response",
-                             who(config) + ": " + where + " names its JSON-RPC interface on another origin (" +
-                                 std::string(url->get_string()) +
-                                 "); give that URL as \"url\" in the workflow file if it is to be trusted");
+        if (elsewhere.empty()) elsewhere = quoted(url->get_string(), headers);
+        continue;
       }
       co_return std::string(url->get_string());
     }
+  }
+  if (!elsewhere.empty()) {
+    throw remote_failure("invalid_remote_response",
+                         who(config) + ": " + where + " names its JSON-RPC interface on another origin (" + elsewhere +
+                             "); give that URL as \"url\" in the workflow file if it is to be trusted");
   }
   throw remote_failure("invalid_remote_response",
                        who(config) + ": " + where + " offers no JSON-RPC interface of A2A 1.x" +

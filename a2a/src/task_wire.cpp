@@ -9,6 +9,8 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include <algorithm>
+
 namespace switchboard::a2a {
 
 namespace json = boost::json;
@@ -94,6 +96,15 @@ task_view read_task(const json::value& value, const remote_agent_config& config)
   out.id = string_at(*task, "id");
   if (out.id.empty()) throw remote_failure("invalid_remote_response", who(config) + ": a task has no id");
   out.context_id = string_at(*task, "contextId");
+  // Ids go into the journal, the messages and the logs: short, printable.
+  for (const auto* id : {&out.id, &out.context_id}) {
+    if (id->size() > max_id_bytes ||
+        std::ranges::any_of(*id, [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; })) {
+      throw remote_failure("invalid_remote_response",
+                           who(config) + ": a task id or context id longer than " + std::to_string(max_id_bytes) +
+                               " bytes or with control characters");
+    }
+  }
   const auto* status = task->if_contains("status");
   if (!status || !status->is_object()) {
     throw remote_failure("invalid_remote_response", who(config) + ": task '" + out.id + "' has no status");

@@ -31,6 +31,8 @@ struct task_view {
   parts_read artifacts;    // every artifact's parts, in order
 };
 
+inline constexpr std::size_t max_id_bytes = 256;  // a task's or context's id
+
 inline constexpr std::string_view state_submitted = "TASK_STATE_SUBMITTED";
 inline constexpr std::string_view state_working = "TASK_STATE_WORKING";
 inline constexpr std::string_view state_completed = "TASK_STATE_COMPLETED";

@@ -20,6 +20,7 @@
 #include <spdlog/logger.h>
 
 #include <future>
+#include <utility>
 #include <mutex>
 
 namespace switchboard::a2a {
@@ -27,6 +28,7 @@ namespace {
 
 namespace asio = boost::asio;
 namespace json = boost::json;
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 // A remote agent's JSON-RPC side: one task, whose state the test sets;
@@ -36,6 +38,10 @@ struct scripted_agent {
   std::string state = "TASK_STATE_WORKING";  // what SendMessage and GetTask answer
   std::string question = "Which day?";
   std::vector<json::object> requests;
+  // The next `refusals` SendMessages (a start or a reply) answered with this status and body.
+  int refusals = 0;
+  int refusal_status = 0;
+  std::string refusal_body;
 
   json::object task() const {
     json::object status{{"state", state}};
@@ -53,11 +59,27 @@ struct scripted_agent {
     return t;
   }
 
+  // Its agent card, at GET /card.
+  json::value card;
+
   net::server_response answer(const net::server_request& request) {
+    if (request.method == "GET") {
+      net::server_response response;
+      std::lock_guard lock(mutex);
+      response.body = json::serialize(card);
+      return response;
+    }
     auto rpc = json::parse(request.body).as_object();
     std::lock_guard lock(mutex);
     requests.push_back(rpc);
     const std::string method(rpc.at("method").as_string());
+    if (method == "SendMessage" && refusals > 0) {
+      --refusals;
+      net::server_response refused;
+      refused.status = refusal_status;
+      refused.body = refusal_body;
+      return refused;
+    }
     json::value result;
     if (method == "SendMessage") {
       const auto& message = rpc.at("params").at("message").as_object();
@@ -139,7 +161,6 @@ class remote_agent_server : public ::testing::Test {
         cancel.emit(asio::cancellation_type::terminal);
       }
     }
-    io_.run_for(std::chrono::milliseconds(300));
     outcome out;
     try {
       out.envelope = result.get();
@@ -218,14 +239,105 @@ TEST_F(remote_agent_server, a_question_pauses_and_the_answer_goes_to_the_same_ta
   EXPECT_EQ(std::count(methods.begin(), methods.end(), "SendMessage"), 2);
 }
 
-TEST_F(remote_agent_server, a_cancelled_step_cancels_the_remote_task) {
+TEST_F(remote_agent_server, a_cancelled_step_leaves_the_task_to_its_next_run) {
   remote_agent agent(config_);
   const auto out = step(agent, {}, true);
   ASSERT_TRUE(out.failure);  // the cancellation, rethrown for the hub
-  const auto methods = remote_.methods();
-  ASSERT_FALSE(methods.empty());
-  EXPECT_EQ(methods.back(), "CancelTask");
-  EXPECT_EQ(remote_.requests.back().at("params").at("id"), "task-1");
+  // Not cancelled on the remote: an interrupted run, or a retry after the
+  // node's deadline, continues the same task.
+  auto methods = remote_.methods();
+  EXPECT_EQ(std::count(methods.begin(), methods.end(), "CancelTask"), 0);
+  remote_.state = "TASK_STATE_COMPLETED";
+  remote_agent again(config_);
+  const auto done = step(again);
+  ASSERT_FALSE(done.failure) << describe(done.failure);
+  ASSERT_FALSE(done.envelope->failed()) << done.envelope->error->message;
+  methods = remote_.methods();
+  EXPECT_EQ(std::count(methods.begin(), methods.end(), "SendMessage"), 1);  // one task
+  EXPECT_EQ(methods.back(), "GetTask");
+}
+
+TEST_F(remote_agent_server, a_start_the_remote_never_took_is_sent_again_by_the_next_attempt) {
+  remote_.refusals = 3;  // every attempt the HTTP client makes
+  remote_.refusal_status = 503;
+  remote_.refusal_body = R"({"error": "busy"})";
+  remote_.state = "TASK_STATE_COMPLETED";
+  config_.request_timeout = std::chrono::milliseconds(2000);
+  remote_agent agent(config_);
+  const auto busy = step(agent);
+  ASSERT_TRUE(busy.envelope && busy.envelope->failed());
+  EXPECT_EQ(busy.envelope->error->type, "remote_agent_unreachable");
+  EXPECT_TRUE(busy.envelope->error->retryable);
+  EXPECT_EQ(kinds(), (std::vector<std::string>{"a2a_send", "a2a_unsent"}));
+  const auto done = step(agent);
+  ASSERT_FALSE(done.envelope->failed()) << done.envelope->error->message;
+  EXPECT_EQ(done.envelope->data.at("day"), "tuesday");
+}
+
+TEST_F(remote_agent_server, a_refused_answer_fails_the_step_saying_why_with_the_key_redacted) {
+  remote_.state = "TASK_STATE_INPUT_REQUIRED";
+  config_.headers = {{"Authorization", "Bearer sk-test-0123456789abcdef"}};
+  remote_agent agent(config_);
+  ASSERT_TRUE(step(agent).failure);  // asked
+  remote_.refusals = 1;
+  remote_.refusal_status = 400;
+  remote_.refusal_body = "bad answer for Bearer sk-test-0123456789abcdef \xff\xfe";
+  const auto refused = step(agent, {"tuesday"});
+  ASSERT_FALSE(refused.failure) << describe(refused.failure);  // not asked again in its place
+  ASSERT_TRUE(refused.envelope->failed());
+  const auto& message = refused.envelope->error->message;
+  EXPECT_THAT(message, AllOf(HasSubstr("'booker'"), HasSubstr("HTTP 400"), HasSubstr("bad answer"),
+                             HasSubstr("task 'task-1'")));
+  EXPECT_THAT(message, ::testing::Not(HasSubstr("0123456789abcdef")));
+  EXPECT_EQ(boost::json::serialize(json::value(message)).find("\xff"), std::string::npos);
+}
+
+TEST_F(remote_agent_server, a_task_is_not_continued_at_another_endpoint) {
+  journal_ = std::make_shared<agents::memory_tool_journal>();
+  remote_agent agent(config_);
+  remote_.state = "TASK_STATE_INPUT_REQUIRED";
+  ASSERT_TRUE(step(agent).failure);
+  auto moved = config_;
+  moved.url += "/elsewhere";
+  remote_agent other(moved);
+  const auto out = step(other, {"tuesday"});
+  ASSERT_FALSE(out.failure) << describe(out.failure);
+  ASSERT_TRUE(out.envelope->failed());
+  EXPECT_EQ(out.envelope->error->type, "endpoint_changed");
+  EXPECT_THAT(out.envelope->error->message, AllOf(HasSubstr("'task-1'"), HasSubstr("/elsewhere")));
+}
+
+TEST_F(remote_agent_server, the_card_names_the_json_rpc_interface_on_its_own_origin) {
+  const std::string base = "http://127.0.0.1:" + std::to_string(server_->port());
+  auto card_of = [](json::array interfaces) { return json::value{{"name", "booker"}, {"supportedInterfaces", interfaces}}; };
+  auto with_card = config_;
+  with_card.url.clear();
+  with_card.card_url = base + "/card";
+  remote_.state = "TASK_STATE_COMPLETED";
+
+  // Only HTTP+JSON, then JSON-RPC on another origin (the key would go there): refused, saying what it offers.
+  remote_.card = card_of(json::array{json::object{{"url", base + "/rest"}, {"protocolBinding", "HTTP+JSON"},
+                                                  {"protocolVersion", "1.0"}}});
+  remote_agent only_rest(with_card);
+  const auto rest = step(only_rest);
+  ASSERT_TRUE(rest.envelope && rest.envelope->failed());
+  EXPECT_THAT(rest.envelope->error->message, AllOf(HasSubstr("no JSON-RPC interface"), HasSubstr("HTTP+JSON 1.0")));
+
+  remote_.card = card_of(json::array{json::object{{"url", "http://agents.example:" + std::to_string(server_->port()) + "/a2a"},
+                                                  {"protocolBinding", "JSONRPC"}, {"protocolVersion", "1.0"}}});
+  remote_agent elsewhere(with_card);
+  const auto other = step(elsewhere);
+  ASSERT_TRUE(other.envelope && other.envelope->failed());
+  EXPECT_THAT(other.envelope->error->message, AllOf(HasSubstr("another origin"), HasSubstr("agents.example")));
+  EXPECT_TRUE(remote_.methods().empty());  // nothing was sent anywhere
+
+  // The same origin: called.
+  remote_.card = card_of(json::array{json::object{{"url", base + "/a2a"},
+                                                  {"protocolBinding", "JSONRPC"}, {"protocolVersion", "1.0"}}});
+  remote_agent here(with_card);
+  const auto done = step(here);
+  ASSERT_FALSE(done.envelope->failed()) << done.envelope->error->message;
+  EXPECT_EQ(remote_.methods().front(), "SendMessage");
 }
 
 }  // namespace

@@ -187,9 +187,15 @@ TEST(A2aClientStep, an_unreachable_agent_fails_the_step_naming_it_after_recordin
   ASSERT_TRUE(e.failed());
   EXPECT_EQ(e.error->type, "remote_agent_unreachable");
   EXPECT_THAT(e.error->message, HasSubstr("'booker'"));
-  // The start was recorded before it was sent: a crash here is never a second task.
-  ASSERT_EQ(journal->records().size(), 1u);
+  // The start was recorded before it was sent (a crash then is never a second
+  // task), and marked unsent once the connection was refused...
+  ASSERT_EQ(journal->records().size(), 2u);
   EXPECT_EQ(journal->records()[0].at("kind"), "a2a_send");
+  EXPECT_EQ(journal->records()[1].at("kind"), "a2a_unsent");
+  // ...so the step's next attempt tries again instead of giving up.
+  const auto again = run_step(agent, journal);
+  ASSERT_TRUE(again.failed());
+  EXPECT_EQ(again.error->type, "remote_agent_unreachable");
 }
 
 TEST(A2aClientStep, a_recorded_task_is_looked_up_not_started_again) {

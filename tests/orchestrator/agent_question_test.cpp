@@ -14,6 +14,7 @@ namespace {
 namespace json = boost::json;
 using namespace durable_testing;
 using testing::make_envelope;
+using ::testing::AllOf;
 
 // The first call records that it asked, then asks; a call that finds its
 // record and an answer answers with both. Asks again while `always_asks`.
@@ -121,10 +122,29 @@ TEST_F(agent_questions, a_member_of_a_group_that_asks_pauses_the_group) {
   ASSERT_EQ(paused.status, workflow_status::awaiting_clarification);
   EXPECT_EQ(paused.clarification->question, "Which room, remote?");
   EXPECT_EQ(paused.clarification->node, "both");
+  EXPECT_EQ(paused.clarification->agent, "remote");  // the member that asked
   const auto done = answer(h, workflow, "group", "the red room");
   ASSERT_EQ(done.status, workflow_status::completed) << (done.first_error() ? done.first_error()->message : "");
   EXPECT_EQ(done.result->data.at("remote").at("status"), "the red room after 1 record(s)");
   EXPECT_EQ(done.result->data.at("local").at("status"), "ready");
+}
+
+TEST_F(agent_questions, two_members_asking_at_once_fail_the_step_naming_both) {
+  agents::agent_registry registry(testing::test_schemas());
+  registry.add(std::make_shared<asking_agent>("north"));
+  registry.add(std::make_shared<asking_agent>("south"));
+  workflow_builder b{"two"};
+  b.parallel("both", {"north", "south"}).otherwise("done");
+  b.end("done");
+  auto workflow = b.compile(registry);
+  hub h{io_.get_executor(), registry, hub_opts()};
+  const auto s = start(h, workflow, "two");
+  // One answer could not be told apart between them: never given to both.
+  ASSERT_EQ(s.status, workflow_status::failed);
+  ASSERT_TRUE(s.first_error());
+  EXPECT_EQ(s.first_error()->type, "several_questions");
+  EXPECT_THAT(s.first_error()->message, AllOf(HasSubstr("'north'"), HasSubstr("'south'"), HasSubstr("'both'")));
+  EXPECT_FALSE(s.clarification);
 }
 
 TEST_F(agent_questions, an_agent_that_keeps_asking_stops_at_the_clarification_limit) {

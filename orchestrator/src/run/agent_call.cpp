@@ -302,12 +302,28 @@ asio::awaitable<void> workflow_run::run_group(const compiled_node& n, step_outco
     if (!group.approval) group.approval.emplace();
     for (auto& call : *r.approval) group.approval->push_back(std::move(call));
   }
+  if (group.approval) co_return;
   // A member asks the user: the whole step pauses on its question, and runs
-  // again with the answer.
-  for (auto& r : results) {
-    if (r.question && !group.approval && !group.question) group.question = std::move(r.question);
+  // again with the answer. One answer cannot be told apart between two
+  // askers, so two members asking at once fail the step, naming both.
+  std::vector<const step_outcome*> asking;
+  for (const auto& r : results)
+    if (r.question) asking.push_back(&r);
+  if (asking.size() == 1) {
+    group.question = asking.front()->question;
+    group.question_agent = asking.front()->agent;
+    co_return;
   }
-  if (group.paused()) co_return;
+  if (asking.size() > 1) {
+    std::string names;
+    for (const auto* r : asking) names += (names.empty() ? "'" : ", '") + r->agent + "'";
+    for (auto& r : results)
+      if (r.question) r.error = make_record("several_questions",
+                                            "agents " + names + " of group '" + n.name() +
+                                                "' asked the user at once; a step pauses for one question: "
+                                                "run them in nodes of their own",
+                                            false, r.agent);
+  }
   const step_outcome* first_failure = nullptr;
   for (auto& r : results) {
     group.tokens += r.tokens;

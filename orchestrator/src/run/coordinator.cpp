@@ -171,7 +171,8 @@ asio::awaitable<void> workflow_run::run_coordinator(const compiled_node& n, step
   }
   co_await call_agent(n, *chosen.agent, chosen.instructions, out);
   out.tokens += chosen.tokens;
-  if (!state_.audit.empty()) {
+  // A paused call wrote no entry: the last one is an earlier step's.
+  if (!state_.audit.empty() && !out.paused()) {
     state_.audit.back().note = chosen.note;
     state_.audit.back().tokens += chosen.tokens;
   }

@@ -82,7 +82,7 @@ void workflow_run::pause_for_answer(const compiled_node& n, step_outcome& out) {
     step_in_flight_ = false;
   }
   close_step_tools(true);
-  pause(n, std::move(*out.question), n.kind() == node_kind::parallel ? std::string_view{} : out.agent);
+  pause(n, std::move(*out.question), out.question_agent.empty() ? std::string_view(out.agent) : out.question_agent);
 }
 
 // One "approval" record per pending call, for the step that runs again.

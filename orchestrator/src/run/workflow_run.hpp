@@ -52,6 +52,7 @@ struct step_outcome {
   // Set: the agent asks the user first (agents::clarification_required);
   // the step pauses, uncounted, and runs again with the answer.
   std::optional<std::string> question;
+  std::string question_agent;  // a group's member that asked ("" : `agent` did)
   // Paused (approval or question): the step runs again, nothing is recorded.
   bool paused() const noexcept { return approval.has_value() || question.has_value(); }
   std::chrono::microseconds duration{0};

@@ -17,11 +17,17 @@
 //   confidence is 1. A missing or non-object data part, a failed, rejected or
 //   cancelled task, and an unreachable agent fail the step, naming the agent,
 //   the task and what was wrong.
-// - Cancelled (the node's deadline, the run cancelled): the remote task is
-//   asked to cancel too (CancelTask, best effort).
-// - A message that starts a task, sent just before the process died and
-//   never recorded as answered, is not sent again: the step fails with
-//   unknown_outcome (the remote agent may be doing the work already).
+// - Cancelled (the node's deadline, the run cancelled or interrupted): the
+//   call stops waiting and the remote task is left as it is, so that the
+//   step's next run (a retry, a resume after a restart) continues it. A run
+//   that will not be continued leaves it to the remote's own limits.
+// - A message that starts a task is sent once: one that went out and whose
+//   task was never recorded (the process died, the answer was lost) fails
+//   the step with unknown_outcome (the remote agent may be doing the work
+//   already). One the remote never got (no connection, 429, 503) is marked
+//   so, and the step's next attempt sends it again. An answer is recorded
+//   before it is sent, likewise.
+// - A task is continued only at the endpoint that started it.
 //
 // Thread-safety: run() may be called concurrently; the card is fetched once.
 #pragma once
