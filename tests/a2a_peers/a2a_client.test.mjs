@@ -8,7 +8,9 @@
 // task (an answer that is a JSON object as a data part); a wrong artifact,
 // none at all, a failed task; the node's timeout, whose retry continues the
 // same remote task;
-// an agent card nobody serves.
+// an agent card nobody serves; the process killed after every write of the
+// store, while the task starts and while the answer goes back (never a second
+// remote task, never an answer sent twice).
 //
 //   SWITCHBOARD_BIN=build/bin/switchboard node --test tests/a2a_peers/a2a_client.test.mjs
 import { test } from "node:test";
@@ -166,6 +168,83 @@ test("the remote's question: the run pauses, another process answers, the same r
     assert.equal(replies.length, 1, JSON.stringify(messages));
     assert.equal(replies[0].taskId, taskId);
     assert.deepEqual(replies[0].texts, ["tuesday"]);
+  });
+
+test("killed after every write of the store: never a second remote task, and the run goes on or says why",
+  async (t) => {
+    const agent = await startAgent(t);
+    let completed = 0;
+    let unknown = 0;
+    for (let writes = 1; writes <= 12; ++writes) {
+      const flow = workflowDir(t, `${agent.url}/.well-known/agent-card.json`);
+      const tasksBefore = agent.log.tasks.length;
+      const first = await switchboard(t, flow.dir, ["run", flow.file, "--input", "ask for a day", "--store",
+        flow.store, "--json"], { SWITCHBOARD_FAULT_KILL_AFTER_WRITES: String(writes) });
+      let state = first.state;
+      if (first.signal === "SIGKILL") {
+        const listed = await switchboard(t, flow.dir, ["runs", "--store", flow.store, "--json"]);
+        const runs = Array.isArray(listed.state) ? listed.state : listed.state?.runs ?? [];
+        if (runs.length === 0) continue;  // killed before the run was stored: nothing to continue
+        const id = runs[0].id ?? runs[0].workflow_id;
+        state = (await switchboard(t, flow.dir, ["resume", id, "--workflow", flow.file, "--store", flow.store,
+          "--json"])).state;
+      }
+      const at = `killed after write ${writes}`;
+      if (state?.status === "failed") {
+        // The one window that cannot be told apart: the start recorded, its task not.
+        assert.match(errorText(state), /unknown_outcome.*'sb-[0-9a-f]+'/, `${at}: ${errorText(state)}`);
+        ++unknown;
+      } else {
+        assert.equal(state?.status, "awaiting_clarification", `${at}: ${errorText(state)}`);
+        const done = await switchboard(t, flow.dir, ["resume", state.id, "--workflow", flow.file, "--answer",
+          "tuesday", "--store", flow.store, "--json"]);
+        assert.equal(done.state?.status, "completed", `${at}: ${errorText(done.state)}`);
+        assert.deepEqual(done.state.result.data, { day: "tuesday", booked: true });
+        ++completed;
+      }
+      assert.ok(agent.log.tasks.length - tasksBefore <= 1, `${at}: ${agent.log.tasks.length - tasksBefore} tasks`);
+      if (first.signal !== "SIGKILL") break;  // past the last write: every commit point was tried
+    }
+    assert.ok(completed >= 3, `completed ${completed}, unknown outcome ${unknown}`);
+  });
+
+test("killed after every write while the answer goes back: the same remote task, asked again at worst",
+  async (t) => {
+    const agent = await startAgent(t);
+    let askedAgain = 0;
+    for (let writes = 1; writes <= 12; ++writes) {
+      const flow = workflowDir(t, `${agent.url}/.well-known/agent-card.json`);
+      const paused = await run(t, flow, "ask for a day");
+      assert.equal(paused.state?.status, "awaiting_clarification", errorText(paused.state));
+      const [{ taskId }] = agent.log.tasks.slice(-1);
+      const tasksBefore = agent.log.tasks.length;
+      const answering = await switchboard(t, flow.dir, ["resume", paused.state.id, "--workflow", flow.file,
+        "--answer", "tuesday", "--store", flow.store, "--json"], { SWITCHBOARD_FAULT_KILL_AFTER_WRITES: String(writes) });
+      let state = answering.state;
+      const at = `killed after write ${writes}`;
+      if (answering.signal === "SIGKILL") {
+        const listed = await switchboard(t, flow.dir, ["runs", "--store", flow.store, "--json"]);
+        const stored = (Array.isArray(listed.state) ? listed.state : []).find((r) => r.id === paused.state.id);
+        // Killed right after its last save, the run had completed: read it as stored.
+        state = stored?.status === "completed"
+          ? (await switchboard(t, flow.dir, ["runs", "show", paused.state.id, "--store", flow.store])).state
+          : (await switchboard(t, flow.dir, ["resume", paused.state.id, "--workflow", flow.file, "--store",
+            flow.store, "--json"])).state;
+        if (state?.status === "awaiting_clarification") {
+          // Killed before the answer was kept, or kept but not sent: the question stands.
+          ++askedAgain;
+          state = (await switchboard(t, flow.dir, ["resume", paused.state.id, "--workflow", flow.file, "--answer",
+            "tuesday", "--store", flow.store, "--json"])).state;
+        }
+      }
+      assert.equal(state?.status, "completed", `${at}: ${errorText(state)}`);
+      assert.deepEqual(state.result.data, { day: "tuesday", booked: true }, at);
+      assert.equal(agent.log.tasks.length, tasksBefore, `${at}: a second remote task`);
+      const replies = sent(agent, "SendMessage").filter((r) => r.taskId === taskId);
+      assert.equal(replies.length, 1, `${at}: ${replies.length} answers sent to the task`);
+      if (answering.signal !== "SIGKILL") break;
+    }
+    assert.ok(askedAgain >= 1, "no kill landed before the answer was sent");
   });
 
 test("an answer that is a JSON object goes back to the remote task as a data part", async (t) => {
