@@ -180,12 +180,22 @@ class step_call {
                                                  "; it is not continued elsewhere");
   }
 
-  // A request the remote never got is marked so, so that the step's next
-  // attempt sends it again; then the failure goes on.
-  asio::awaitable<void> mark_if_unsent(const std::optional<remote_failure>& failure) {
-    if (!failure || failure->delivery() != delivery::unsent) co_return;
-    const auto unsent = journal_record("a2a_unsent", "message", json::value(nullptr));
-    co_await journal_.append(unsent);
+  // Sends a message once: a repeat could start a second task, or answer
+  // twice. One the remote never got is marked so, so that the step's next
+  // attempt sends it again. The failure, if any, is the caller's to judge.
+  asio::awaitable<std::optional<remote_failure>> send_once(json::object params, json::value& result) {
+    std::optional<remote_failure> failure;
+    try {
+      result = co_await rpc_->call("SendMessage", std::move(params), config_.request_timeout,
+                                   net::retry_scope::unprocessed, trace_);
+    } catch (const remote_failure& f) {
+      failure = f;
+    }
+    if (failure && failure->delivery() == delivery::unsent) {
+      const auto unsent = journal_record("a2a_unsent", "message", json::value(nullptr));
+      co_await journal_.append(unsent);
+    }
+    co_return failure;
   }
 
   // Sends the input; the task is recorded before anything waits on it.
@@ -194,16 +204,8 @@ class step_call {
     const auto sending = journal_record("a2a_send", "message", json::value(message_id));
     co_await journal_.append(sending);
     auto params = send_params(new_message(message_id, context_.input, context_.additional_instructions), true);
-    std::optional<remote_failure> failure;
     json::value result;
-    try {
-      // Sent once: a repeat could start a second task.
-      result = co_await rpc_->call("SendMessage", std::move(params), config_.request_timeout,
-                                   net::retry_scope::unprocessed, trace_);
-    } catch (const remote_failure& f) {
-      failure = f;
-    }
-    co_await mark_if_unsent(failure);
+    const auto failure = co_await send_once(std::move(params), result);
     if (failure) throw *failure;
     auto task = read_send_result(result, config_);
     if (!task.id.empty()) {
@@ -222,15 +224,8 @@ class step_call {
     const auto replying = journal_record("a2a_reply", "answer", json::value(static_cast<std::int64_t>(index)));
     co_await journal_.append(replying);
     auto params = send_params(reply_message(new_message_id(), record.task_id, record.context_id, answer), false);
-    std::optional<remote_failure> failure;
     json::value result;
-    try {
-      result = co_await rpc_->call("SendMessage", std::move(params), config_.request_timeout,
-                                   net::retry_scope::unprocessed, trace_);
-    } catch (const remote_failure& f) {
-      failure = f;
-    }
-    co_await mark_if_unsent(failure);
+    const auto failure = co_await send_once(std::move(params), result);
     // Refused or never sent: the step fails, saying why. Sent, but its
     // answer lost (a timeout): the task is looked at, the reply not sent again.
     if (failure && failure->delivery() != delivery::unknown) throw *failure;
