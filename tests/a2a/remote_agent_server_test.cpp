@@ -148,7 +148,8 @@ class remote_agent_server : public ::testing::Test {
     const json::value input{{"request", "book a day"}};
     const no_outputs outputs;
     const agents::model_set models;
-    agents::agent_context context{input, outputs, "", answers, models, std::make_shared<spdlog::logger>("test"), ""};
+    agents::agent_context context{input, outputs, "", answers, models, std::make_shared<spdlog::logger>("test"),
+                                  "", {}, {}, {}};
     context.journal = journal_;
     asio::cancellation_signal cancel;
     auto result = asio::co_spawn(io_, agent.run(context), asio::bind_cancellation_slot(cancel.slot(), asio::use_future));

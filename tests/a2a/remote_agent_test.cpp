@@ -155,7 +155,8 @@ protocol::envelope run_step(remote_agent& agent, std::shared_ptr<agents::tool_jo
   const json::value input{{"request", "book it"}};
   const no_outputs outputs;
   const agents::model_set models;
-  agents::agent_context context{input, outputs, "", {}, models, std::make_shared<spdlog::logger>("test"), ""};
+  agents::agent_context context{input, outputs, "", {}, models, std::make_shared<spdlog::logger>("test"),
+                                "", {}, {}, {}};
   context.journal = std::move(journal);
   auto result = boost::asio::co_spawn(io, agent.run(context), boost::asio::use_future);
   io.run();

@@ -53,7 +53,8 @@ class many_hubs_test : public ::testing::Test {
     std::string thread, run, first_fence;
   };
   held_run gated_run_held_on(const std::string& name) {
-    held_run h{.server = start_server(name)};
+    held_run h;
+    h.server = start_server(name);
     h.thread = new_thread_on(h.server->port());
     h.run = start_gated_on(h.server->port(), h.thread);
     wait_for_gate_calls(name, 1);
