@@ -125,11 +125,13 @@ class otlp_exporter::impl {
   }
 
   asio::awaitable<void> export_batch(const std::vector<span_data>& batch) {
-    const std::string body = encode_otlp_traces(options_.resource, options_.scope, batch);
+    const std::string_view body = encode_otlp_traces_into(body_buffer_, options_.resource, options_.scope, batch);
     const detail::delivery_hooks hooks{[this] { return attempt_timeout(); },
                                        [this](milliseconds pause) { return may_wait(pause); },
                                        [this] { count_request(); }, [this] { count_retry(); }};
     const detail::delivery outcome = co_await transport_.deliver(io_, body, hooks);
+    // A batch of unusually large spans does not keep its memory for good.
+    if (body_buffer_.size() > kept_buffer_bytes) std::string().swap(body_buffer_);
     if (!outcome.delivered) {
       spdlog::warn("otlp exporter: {} spans not exported after {} attempt(s): {}", batch.size(), outcome.attempts,
                    outcome.what);
@@ -140,6 +142,8 @@ class otlp_exporter::impl {
     if (rejected != 0) spdlog::warn("otlp exporter: the collector rejected {} of {} spans", rejected, batch.size());
     settle(batch.size() - rejected, rejected);
   }
+
+  static constexpr std::size_t kept_buffer_bytes = 4 * 1024 * 1024;
 
   // A retry that would start after the shutdown's deadline is given up.
   bool may_wait(milliseconds pause) {
@@ -257,6 +261,8 @@ class otlp_exporter::impl {
   // Declared before the io_context: coroutine frames that the io_context
   // destroys (after a forced stop) still refer to it.
   detail::otlp_transport transport_;
+  // The exporter thread's: each batch's body is written over the last one's.
+  std::string body_buffer_;
   asio::cancellation_signal cancel_;
   asio::io_context io_{1};
   asio::steady_timer wake_{io_};

@@ -39,7 +39,7 @@ std::optional<milliseconds> parse_retry_after(std::optional<std::string_view> he
 // A 2xx may carry {"partialSuccess": {"rejectedSpans": "2", "errorMessage": ...}}
 // (an int64: a string in OTLP/JSON, a number from some collectors).
 // Anything unreadable counts as nothing rejected.
-std::uint64_t rejected_count(const std::string& body, std::string_view field) {
+std::uint64_t rejected_count(std::string_view body, std::string_view field) {
   boost::system::error_code ec;
   const boost::json::value answer = boost::json::parse(body, ec);
   if (ec || !answer.is_object()) return 0;
@@ -101,7 +101,7 @@ otlp_transport::otlp_transport(const otlp_exporter_options& options, std::string
   for (const auto& [name, value] : options_.headers) headers_.push_back(net::http_header{name, value, true});
 }
 
-asio::awaitable<delivery> otlp_transport::deliver(asio::io_context& io, const std::string& body,
+asio::awaitable<delivery> otlp_transport::deliver(asio::io_context& io, std::string_view body,
                                                   const delivery_hooks& hooks) {
   delivery out;
   for (int attempt = 1;; ++attempt) {
@@ -127,7 +127,7 @@ asio::awaitable<delivery> otlp_transport::deliver(asio::io_context& io, const st
   }
 }
 
-asio::awaitable<otlp_transport::attempt_outcome> otlp_transport::send(const std::string& body, milliseconds timeout) {
+asio::awaitable<otlp_transport::attempt_outcome> otlp_transport::send(std::string_view body, milliseconds timeout) {
   static constexpr std::string_view wanted_headers[] = {"retry-after"};
   net::http_request request;
   request.method = net::http_method::post;

@@ -53,12 +53,12 @@ class otlp_transport {
 
   // Sends `body` until it is delivered, refused for good, the attempts run
   // out, or a hook says to stop. A cancelled wait ends it undelivered.
-  boost::asio::awaitable<delivery> deliver(boost::asio::io_context& io, const std::string& body,
+  boost::asio::awaitable<delivery> deliver(boost::asio::io_context& io, std::string_view body,
                                            const delivery_hooks& hooks);
 
  private:
   struct attempt_outcome;
-  boost::asio::awaitable<attempt_outcome> send(const std::string& body, std::chrono::milliseconds timeout);
+  boost::asio::awaitable<attempt_outcome> send(std::string_view body, std::chrono::milliseconds timeout);
   std::optional<std::chrono::milliseconds> retry_delay(const attempt_outcome& outcome, int attempt);
   std::chrono::milliseconds backoff(int attempt);
 

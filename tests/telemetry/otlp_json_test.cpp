@@ -201,5 +201,32 @@ TEST(OtlpJson, ASpecialCharacterAnywhereInALongTextIsEscaped) {
   }
 }
 
+TEST(OtlpJson, ABodyLargerThanItsFirstSizeGrowsWithoutLosingAByte) {
+  // The body is sized for ordinary spans up front; values that escape to six
+  // times their size, and many of them, must make it grow, never overrun it.
+  span_data data = sample_span();
+  data.attributes.clear();
+  for (int i = 0; i < 40; ++i) {
+    std::string value(3000 + i, '\x01');
+    value[static_cast<std::size_t>(i)] = '"';
+    data.attributes.push_back({"key." + std::to_string(i), value});
+  }
+  data.attributes.push_back({"texts", std::vector<std::string>(50, std::string(500, '\\'))});
+  const std::string body = encode_otlp_traces({}, {}, std::vector<span_data>{data, data});
+  const json::value request = json::parse(body);
+  const json::array& spans = request.at("resourceSpans").at(0).at("scopeSpans").at(0).at("spans").as_array();
+  ASSERT_EQ(spans.size(), 2u);
+  for (const json::value& span : spans) {
+    const json::array& attributes = span.at("attributes").as_array();
+    ASSERT_EQ(attributes.size(), data.attributes.size());
+    for (std::size_t i = 0; i + 1 < attributes.size(); ++i) {
+      EXPECT_EQ(attributes[i].at("key").as_string(), data.attributes[i].key);
+      EXPECT_EQ(attributes[i].at("value").at("stringValue").as_string(),
+                std::get<std::string>(data.attributes[i].value));
+    }
+    EXPECT_EQ(attributes.back().at("value").at("arrayValue").at("values").as_array().size(), 50u);
+  }
+}
+
 }  // namespace
 }  // namespace switchboard::telemetry

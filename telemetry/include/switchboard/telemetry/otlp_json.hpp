@@ -11,6 +11,7 @@
 
 #include <span>
 #include <string>
+#include <string_view>
 
 namespace switchboard::telemetry {
 
@@ -24,6 +25,13 @@ struct instrumentation_scope {
 // JSON strings "NaN", "Infinity" and "-Infinity".
 std::string encode_otlp_traces(const resource& emitter, const instrumentation_scope& scope,
                                std::span<const span_data> spans);
+
+// The same body written into `buffer` from its start, returned as a view of
+// it. `buffer` is scratch space: its size is left as large as it had to
+// grow, so an exporter that keeps it for the next batch neither allocates
+// nor clears it again.
+std::string_view encode_otlp_traces_into(std::string& buffer, const resource& emitter,
+                                         const instrumentation_scope& scope, std::span<const span_data> spans);
 
 }  // namespace switchboard::telemetry
 
