@@ -29,14 +29,15 @@ class recording_span final : public span_recorder {
 
   const span_context& context() const noexcept override { return data_.context; }
 
-  void set_attribute(std::string_view key, attribute_value value) override {
+  void set_attribute(attribute_key key, attribute_value value) override {
     cut_value_to_limit(value, limits_.max_value_bytes);
+    const std::string_view name = key.view();
     auto same_key = std::find_if(data_.attributes.begin(), data_.attributes.end(),
-                                 [key](const attribute& existing) { return existing.key == key; });
+                                 [name](const attribute& existing) { return existing.key.view() == name; });
     if (same_key != data_.attributes.end()) {
       same_key->value = std::move(value);
     } else if (data_.attributes.size() < limits_.max_attributes) {
-      data_.attributes.push_back(attribute{std::string(key), std::move(value)});
+      data_.attributes.push_back(attribute{std::move(key), std::move(value)});
     } else {
       ++data_.dropped_attributes;
     }
@@ -86,28 +87,28 @@ span& span::operator=(span&& other) noexcept {
   return *this;
 }
 
-span& span::set_attribute(std::string_view key, std::string_view value) {
-  if (recorder_) recorder_->set_attribute(key, std::string(value));
+span& span::set_attribute(attribute_key key, std::string_view value) {
+  if (recorder_) recorder_->set_attribute(std::move(key), std::string(value));
   return *this;
 }
 
-span& span::set_attribute(std::string_view key, bool value) {
-  if (recorder_) recorder_->set_attribute(key, value);
+span& span::set_attribute(attribute_key key, bool value) {
+  if (recorder_) recorder_->set_attribute(std::move(key), value);
   return *this;
 }
 
-span& span::set_attribute(std::string_view key, double value) {
-  if (recorder_) recorder_->set_attribute(key, value);
+span& span::set_attribute(attribute_key key, double value) {
+  if (recorder_) recorder_->set_attribute(std::move(key), value);
   return *this;
 }
 
-span& span::set_attribute(std::string_view key, std::span<const std::string> values) {
-  if (recorder_) recorder_->set_attribute(key, std::vector<std::string>(values.begin(), values.end()));
+span& span::set_attribute(attribute_key key, std::span<const std::string> values) {
+  if (recorder_) recorder_->set_attribute(std::move(key), std::vector<std::string>(values.begin(), values.end()));
   return *this;
 }
 
-span& span::set_integer(std::string_view key, std::int64_t value) {
-  if (recorder_) recorder_->set_attribute(key, value);
+span& span::set_integer(attribute_key key, std::int64_t value) {
+  if (recorder_) recorder_->set_attribute(std::move(key), value);
   return *this;
 }
 

@@ -69,6 +69,43 @@ TEST(NoopTracer, AllocatesNothingAndCarriesTheParent) {
   EXPECT_FALSE(root_valid);
 }
 
+TEST(RecordingTracer, ALiteralKeyIsNotCopiedAndAKeyMadeAtRunTimeIs) {
+  auto processor = std::make_shared<collecting_processor>();
+  recording_tracer tracer(sampler{}, processor);
+  {
+    span step = tracer.start_span("invoke_agent planner");
+    const std::size_t before = allocations_on_this_thread;
+    step.set_attribute("gen_ai.usage.input_tokens", 120);
+    step.set_attribute("switchboard.confidence", 0.9);
+    step.set_attribute("switchboard.tool.replayed", false);
+    EXPECT_EQ(allocations_on_this_thread - before, 0u) << "literal keys with number and bool values";
+    {
+      std::string made = "app.tenant.region.of.the.caller";
+      step.set_attribute(std::string_view(made), "eu");
+      made.assign(made.size(), 'x');  // the span kept a copy, not a view
+    }
+    step.set_attribute("gen_ai.usage.input_tokens", 130);  // the same key again replaces
+  }
+  const std::vector<span_data> spans = processor->spans();
+  ASSERT_EQ(spans.size(), 1u);
+  ASSERT_EQ(spans[0].attributes.size(), 4u);
+  EXPECT_EQ(std::get<std::int64_t>(*find(spans[0], "gen_ai.usage.input_tokens")), 130);
+  ASSERT_NE(find(spans[0], "app.tenant.region.of.the.caller"), nullptr);
+  EXPECT_EQ(std::get<std::string>(*find(spans[0], "app.tenant.region.of.the.caller")), "eu");
+
+  // Copies and moves of both kinds of key keep their text.
+  attribute_key literal = "gen_ai.agent.name";
+  attribute_key made = std::string_view(std::string("made.at.run.time.and.long"));
+  attribute_key copied = made;
+  attribute_key moved = std::move(made);
+  literal = copied;
+  EXPECT_EQ(literal.view(), "made.at.run.time.and.long");
+  EXPECT_EQ(moved.view(), "made.at.run.time.and.long");
+  EXPECT_NE(literal.view().data(), moved.view().data());
+  attribute_key from_literal = "error.type";
+  EXPECT_EQ(attribute_key(from_literal).view().data(), from_literal.view().data());
+}
+
 TEST(RecordingTracer, RecordsATreeWithIdsParentsAndAttributes) {
   auto processor = std::make_shared<collecting_processor>();
   recording_tracer tracer(sampler{}, processor);

@@ -148,8 +148,8 @@ TEST_F(chat_spans, a_request_under_a_step_is_a_client_chat_span_whose_id_the_ser
   // Never the prompt nor the answer.
   for (const auto& a : chat.attributes) {
     if (const auto* s = std::get_if<std::string>(&a.value)) {
-      EXPECT_EQ(s->find("dentist"), std::string::npos) << a.key;
-      EXPECT_EQ(s->find("Booked"), std::string::npos) << a.key;
+      EXPECT_EQ(s->find("dentist"), std::string::npos) << a.key.view();
+      EXPECT_EQ(s->find("Booked"), std::string::npos) << a.key.view();
     }
   }
 

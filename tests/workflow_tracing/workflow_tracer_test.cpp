@@ -186,7 +186,7 @@ TEST(WorkflowTracer, RecordsNoContentUnlessAskedTo) {
     std::string out;
     for (const auto& s : spans)
       for (const auto& a : s.attributes)
-        if (const auto* t = std::get_if<std::string>(&a.value)) out += a.key + "=" + *t + "\n";
+        if (const auto* t = std::get_if<std::string>(&a.value)) out.append(a.key.view()).append("=").append(*t).append("\n");
     return out;
   };
   fixture quiet;

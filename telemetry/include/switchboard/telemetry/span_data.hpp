@@ -6,7 +6,9 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -36,8 +38,62 @@ span_id random_span_id();
 // An attribute's value: the OTLP AnyValue kinds Switchboard emits.
 using attribute_value = std::variant<std::string, std::int64_t, double, bool, std::vector<std::string>>;
 
+// An attribute's key. A name spelled in the code (a string literal) is
+// kept as a view of the literal and never copied: a span of the hub sets a
+// dozen such keys, and copying each was a third of what recording it cost.
+// A key made at run time is copied.
+//
+//   span.set_attribute("gen_ai.agent.name", name);         // not copied
+//   span.set_attribute(std::string_view(made), value);     // copied
+class attribute_key {
+ public:
+  // consteval: only an array with static storage (a literal) gets here
+  // without a copy; a local array does not compile.
+  template <std::size_t N>
+  consteval attribute_key(const char (&literal)[N]) noexcept : data_(literal), size_(N - 1) {}
+  attribute_key(std::string_view name) { copy(name); }
+  attribute_key(const std::string& name) { copy(name); }
+  attribute_key(const attribute_key& other) {
+    if (other.owned_) {
+      copy(other.view());
+    } else {
+      data_ = other.data_;
+      size_ = other.size_;
+    }
+  }
+  attribute_key(attribute_key&& other) noexcept
+      : data_(std::exchange(other.data_, "")), size_(std::exchange(other.size_, 0)),
+        owned_(std::exchange(other.owned_, false)) {}
+  attribute_key& operator=(attribute_key other) noexcept {
+    std::swap(data_, other.data_);
+    std::swap(size_, other.size_);
+    std::swap(owned_, other.owned_);
+    return *this;
+  }
+  constexpr ~attribute_key() {
+    if (owned_) delete[] data_;
+  }
+
+  std::string_view view() const noexcept { return {data_, size_}; }
+  operator std::string_view() const noexcept { return view(); }
+  friend bool operator==(const attribute_key& key, std::string_view name) noexcept { return key.view() == name; }
+
+ private:
+  void copy(std::string_view name) {
+    char* text = new char[name.size() + 1];
+    std::memcpy(text, name.data(), name.size());
+    data_ = text;
+    size_ = name.size();
+    owned_ = true;
+  }
+
+  const char* data_ = "";
+  std::size_t size_ = 0;
+  bool owned_ = false;
+};
+
 struct attribute {
-  std::string key;
+  attribute_key key;
   attribute_value value;
 };
 

@@ -45,7 +45,7 @@ class span_recorder {
  public:
   virtual ~span_recorder() = default;
   virtual const span_context& context() const noexcept = 0;
-  virtual void set_attribute(std::string_view key, attribute_value value) = 0;
+  virtual void set_attribute(attribute_key key, attribute_value value) = 0;
   virtual void add_event(std::string_view name, attributes event_attributes) = 0;
   virtual void add_link(span_link link) = 0;
   virtual void set_status(status_code code, std::string_view message) = 0;
@@ -74,16 +74,17 @@ class span {
   const span_context& context() const noexcept { return recorder_ ? recorder_->context() : context_; }
 
   // A later value for the same key replaces the earlier one.
-  span& set_attribute(std::string_view key, std::string_view value);
-  span& set_attribute(std::string_view key, const char* value) { return set_attribute(key, std::string_view(value)); }
-  span& set_attribute(std::string_view key, bool value);
-  span& set_attribute(std::string_view key, double value);
+  // A literal key is not copied (attribute_key).
+  span& set_attribute(attribute_key key, std::string_view value);
+  span& set_attribute(attribute_key key, const char* value) { return set_attribute(std::move(key), std::string_view(value)); }
+  span& set_attribute(attribute_key key, bool value);
+  span& set_attribute(attribute_key key, double value);
   template <std::integral Integer>
     requires(!std::same_as<Integer, bool>)
-  span& set_attribute(std::string_view key, Integer value) {
-    return set_integer(key, static_cast<std::int64_t>(value));
+  span& set_attribute(attribute_key key, Integer value) {
+    return set_integer(std::move(key), static_cast<std::int64_t>(value));
   }
-  span& set_attribute(std::string_view key, std::span<const std::string> values);
+  span& set_attribute(attribute_key key, std::span<const std::string> values);
 
   void add_event(std::string_view name, attributes event_attributes = {});
   void add_link(const span_context& linked, attributes link_attributes = {});
@@ -94,7 +95,7 @@ class span {
   void end(std::uint64_t end_time_unix_nano = 0) noexcept;
 
  private:
-  span& set_integer(std::string_view key, std::int64_t value);
+  span& set_integer(attribute_key key, std::int64_t value);
 
   std::unique_ptr<span_recorder> recorder_;
   span_context context_;  // non-recording spans only
