@@ -54,6 +54,15 @@ class body_writer {
     return *this;
   }
 
+  // A literal: its size is known here, so the copy is a few moves.
+  template <std::size_t N>
+  body_writer& raw(const char (&literal)[N]) {
+    room(N - 1);
+    std::memcpy(at_, literal, N - 1);
+    at_ += N - 1;
+    return *this;
+  }
+
   // A JSON string: quotes, backslashes and control characters escaped,
   // other bytes as they are (as Boost.JSON's serializer writes them).
   body_writer& string(std::string_view text) {
@@ -165,11 +174,16 @@ void write_any_value(body_writer& w, const attribute_value& value) {
         } else if constexpr (std::is_same_v<held_type, double>) {
           w.raw("{\"doubleValue\":").number(held).raw("}");
         } else if constexpr (std::is_same_v<held_type, bool>) {
-          w.raw("{\"boolValue\":").raw(held ? "true" : "false").raw("}");
+          if (held) {
+            w.raw("{\"boolValue\":true}");
+          } else {
+            w.raw("{\"boolValue\":false}");
+          }
         } else {
-          w.raw("{\"arrayValue\":").raw("{\"values\":").raw("[");
+          w.raw("{\"arrayValue\":{\"values\":[");
           for (std::size_t i = 0; i < held.size(); ++i) {
-            w.raw(i == 0 ? "{\"stringValue\":" : ",{\"stringValue\":").string(held[i]).raw("}");
+            if (i != 0) w.raw(",");
+            w.raw("{\"stringValue\":").string(held[i]).raw("}");
           }
           w.raw("]}}");
         }
@@ -180,7 +194,8 @@ void write_any_value(body_writer& w, const attribute_value& value) {
 void write_attributes(body_writer& w, const attributes& list) {
   w.raw("[");
   for (std::size_t i = 0; i < list.size(); ++i) {
-    w.raw(i == 0 ? "{\"key\":" : ",{\"key\":").string(list[i].key).raw(",\"value\":");
+    if (i != 0) w.raw(",");
+    w.raw("{\"key\":").string(list[i].key).raw(",\"value\":");
     write_any_value(w, list[i].value);
     w.raw("}");
   }
