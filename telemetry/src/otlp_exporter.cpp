@@ -1,5 +1,6 @@
 #include <switchboard/telemetry/otlp_exporter.hpp>
 
+#include "otlp_span_text.hpp"
 #include "otlp_transport.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -30,6 +31,16 @@ namespace asio = boost::asio;
 using clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
+// Spans encoded as the request body they will go in, still without its end.
+struct queued_batch {
+  std::string body;
+  std::size_t spans = 0;
+};
+
+// A span's text is about 1 KiB; a thread that encoded a huge one does not
+// keep that memory for good.
+constexpr std::size_t max_kept_scratch_bytes = 1024 * 1024;
+
 }  // namespace
 
 class otlp_exporter::impl {
@@ -45,20 +56,46 @@ class otlp_exporter::impl {
 
   ~impl() { shutdown(options_.shutdown_timeout); }
 
+  // The span is encoded here, on the thread that ended it, and appended to
+  // the text of the batch it will go in: its memory is then freed on the
+  // thread that allocated it. Freed on the exporter's thread, a span's
+  // dozen allocations made both threads wait on malloc's arena lock, which
+  // cost more than recording the span.
   void on_end(span_data&& finished) noexcept {
     bool wake = false;
-    {
+    try {
+      const std::string_view text = detail::write_otlp_span(span_scratch(), finished);
       std::scoped_lock lock(mutex_);
-      if (stopping_ || queue_.size() >= options_.max_queue_size) {
+      if (stopping_ || queued_ >= options_.max_queue_size) {
         ++counters_.dropped;
         return;
       }
-      queue_.push_back(std::move(finished));
+      if (queue_.empty() || queue_.back().spans >= options_.max_export_batch_size) {
+        queue_.emplace_back();
+        queue_.back().body = body_prefix_;
+      } else {
+        queue_.back().body += ',';
+      }
+      queue_.back().body.append(text);
+      ++queue_.back().spans;
+      ++queued_;
       ++accepted_;
-      wake = queue_.size() >= options_.max_export_batch_size && !wake_posted_;
+      wake = queued_ >= options_.max_export_batch_size && !wake_posted_;
       if (wake) wake_posted_ = true;
+    } catch (...) {
+      // Out of memory: the span is lost and counted, the hub goes on.
+      std::scoped_lock lock(mutex_);
+      ++counters_.dropped;
+      return;
     }
     if (wake) wake_worker();
+  }
+
+  // Each thread's buffer for encoding a span, kept between spans.
+  static std::string& span_scratch() {
+    thread_local std::string scratch;
+    if (scratch.size() > max_kept_scratch_bytes) std::string().swap(scratch);
+    return scratch;
   }
 
   bool force_flush(milliseconds timeout) {
@@ -114,8 +151,8 @@ class otlp_exporter::impl {
       const asio::cancellation_state state = co_await asio::this_coro::cancellation_state;
       if (state.cancelled() != asio::cancellation_type::none) co_return;
       while (true) {
-        std::vector<span_data> batch = take_batch();
-        if (batch.empty()) break;
+        queued_batch batch = take_batch();
+        if (batch.spans == 0) break;
         co_await export_batch(batch);
         const asio::cancellation_state after = co_await asio::this_coro::cancellation_state;
         if (after.cancelled() != asio::cancellation_type::none) co_return;
@@ -124,26 +161,22 @@ class otlp_exporter::impl {
     }
   }
 
-  asio::awaitable<void> export_batch(const std::vector<span_data>& batch) {
-    const std::string_view body = encode_otlp_traces_into(body_buffer_, options_.resource, options_.scope, batch);
+  asio::awaitable<void> export_batch(queued_batch& batch) {
+    batch.body.append(detail::otlp_traces_suffix);
     const detail::delivery_hooks hooks{[this] { return attempt_timeout(); },
                                        [this](milliseconds pause) { return may_wait(pause); },
                                        [this] { count_request(); }, [this] { count_retry(); }};
-    const detail::delivery outcome = co_await transport_.deliver(io_, body, hooks);
-    // A batch of unusually large spans does not keep its memory for good.
-    if (body_buffer_.size() > kept_buffer_bytes) std::string().swap(body_buffer_);
+    const detail::delivery outcome = co_await transport_.deliver(io_, batch.body, hooks);
     if (!outcome.delivered) {
-      spdlog::warn("otlp exporter: {} spans not exported after {} attempt(s): {}", batch.size(), outcome.attempts,
+      spdlog::warn("otlp exporter: {} spans not exported after {} attempt(s): {}", batch.spans, outcome.attempts,
                    outcome.what);
-      settle(0, batch.size());
+      settle(0, batch.spans);
       co_return;
     }
-    const std::size_t rejected = std::min<std::uint64_t>(outcome.rejected, batch.size());
-    if (rejected != 0) spdlog::warn("otlp exporter: the collector rejected {} of {} spans", rejected, batch.size());
-    settle(batch.size() - rejected, rejected);
+    const std::size_t rejected = std::min<std::uint64_t>(outcome.rejected, batch.spans);
+    if (rejected != 0) spdlog::warn("otlp exporter: the collector rejected {} of {} spans", rejected, batch.spans);
+    settle(batch.spans - rejected, rejected);
   }
-
-  static constexpr std::size_t kept_buffer_bytes = 4 * 1024 * 1024;
 
   // A retry that would start after the shutdown's deadline is given up.
   bool may_wait(milliseconds pause) {
@@ -165,8 +198,8 @@ class otlp_exporter::impl {
   bool urgent() {
     std::scoped_lock lock(mutex_);
     wake_posted_ = false;
-    if (queue_.empty()) return stopping_;
-    return stopping_ || queue_.size() >= options_.max_export_batch_size || flush_until_ > settled_count();
+    if (queued_ == 0) return stopping_;
+    return stopping_ || queued_ >= options_.max_export_batch_size || flush_until_ > settled_count();
   }
 
   bool stopping() {
@@ -174,13 +207,13 @@ class otlp_exporter::impl {
     return stopping_;
   }
 
-  std::vector<span_data> take_batch() {
+  queued_batch take_batch() {
     std::scoped_lock lock(mutex_);
-    const std::size_t count = std::min(queue_.size(), options_.max_export_batch_size);
-    std::vector<span_data> batch(std::make_move_iterator(queue_.begin()),
-                                 std::make_move_iterator(queue_.begin() + static_cast<std::ptrdiff_t>(count)));
-    queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(count));
-    in_flight_ = count;
+    if (queue_.empty()) return {};
+    queued_batch batch = std::move(queue_.front());
+    queue_.pop_front();
+    queued_ -= batch.spans;
+    in_flight_ = batch.spans;
     return batch;
   }
 
@@ -247,9 +280,10 @@ class otlp_exporter::impl {
     std::uint64_t abandoned = 0;
     {
       std::scoped_lock lock(mutex_);
-      abandoned = queue_.size() + in_flight_;
+      abandoned = queued_ + in_flight_;
       counters_.failed += abandoned;
       queue_.clear();
+      queued_ = 0;
       in_flight_ = 0;
       finished_ = true;
     }
@@ -261,15 +295,18 @@ class otlp_exporter::impl {
   // Declared before the io_context: coroutine frames that the io_context
   // destroys (after a forced stop) still refer to it.
   detail::otlp_transport transport_;
-  // The exporter thread's: each batch's body is written over the last one's.
-  std::string body_buffer_;
+  // The text every request body starts with (the resource and the scope).
+  const std::string body_prefix_ = detail::otlp_traces_prefix(options_.resource, options_.scope);
   asio::cancellation_signal cancel_;
   asio::io_context io_{1};
   asio::steady_timer wake_{io_};
 
   mutable std::mutex mutex_;
   std::condition_variable settled_;
-  std::deque<span_data> queue_;
+  // Batches of encoded spans, each at most max_export_batch_size; the last
+  // one is being filled.
+  std::deque<queued_batch> queue_;
+  std::size_t queued_ = 0;  // spans in queue_
   std::size_t in_flight_ = 0;
   std::uint64_t accepted_ = 0;
   std::uint64_t flush_until_ = 0;

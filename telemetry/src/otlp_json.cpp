@@ -3,6 +3,8 @@
 // cost ~70,000 instructions a span, mostly allocations.
 #include <switchboard/telemetry/otlp_json.hpp>
 
+#include "otlp_span_text.hpp"
+
 #include <algorithm>
 #include <array>
 #include <charconv>
@@ -276,28 +278,48 @@ void write_span(body_writer& w, const span_data& finished) {
 
 }  // namespace
 
-std::string_view encode_otlp_traces_into(std::string& buffer, const resource& emitter,
-                                         const instrumentation_scope& scope, std::span<const span_data> spans) {
-  // A hub's span is about 1 KiB of JSON: most batches fit without growing.
-  body_writer w(buffer, 1024 + spans.size() * 1536);
-  w.raw("{\"resourceSpans\":").raw("[{\"resource\":").raw("{\"attributes\":");
+namespace {
+
+void write_prefix(body_writer& w, const resource& emitter, const instrumentation_scope& scope) {
+  w.raw("{\"resourceSpans\":[{\"resource\":{\"attributes\":");
   write_attributes(w, emitter.attributes);
-  w.raw("},\"scopeSpans\":").raw("[{\"scope\":").raw("{\"name\":").string(scope.name);
+  w.raw("},\"scopeSpans\":[{\"scope\":{\"name\":").string(scope.name);
   if (!scope.version.empty()) w.raw(",\"version\":").string(scope.version);
-  w.raw("},\"spans\":").raw("[");
-  for (std::size_t i = 0; i < spans.size(); ++i) {
-    if (i != 0) w.raw(",");
-    write_span(w, spans[i]);
-  }
-  w.raw("]}]}]}");
-  return w.written();
+  w.raw("},\"spans\":[");
 }
+
+}  // namespace
 
 std::string encode_otlp_traces(const resource& emitter, const instrumentation_scope& scope,
                                std::span<const span_data> spans) {
   std::string body;
-  body.resize(encode_otlp_traces_into(body, emitter, scope, spans).size());
+  body_writer w(body, 1024 + spans.size() * 1536);
+  write_prefix(w, emitter, scope);
+  for (std::size_t i = 0; i < spans.size(); ++i) {
+    if (i != 0) w.raw(",");
+    write_span(w, spans[i]);
+  }
+  w.raw(detail::otlp_traces_suffix);
+  body.resize(w.written().size());
   return body;
 }
 
+namespace detail {
+
+std::string otlp_traces_prefix(const resource& emitter, const instrumentation_scope& scope) {
+  std::string prefix;
+  body_writer w(prefix, 1024);
+  write_prefix(w, emitter, scope);
+  prefix.resize(w.written().size());
+  return prefix;
+}
+
+std::string_view write_otlp_span(std::string& buffer, const span_data& finished) {
+  // A hub's span is about 1 KiB of JSON.
+  body_writer w(buffer, 2048);
+  write_span(w, finished);
+  return w.written();
+}
+
+}  // namespace detail
 }  // namespace switchboard::telemetry

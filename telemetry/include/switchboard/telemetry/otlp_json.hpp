@@ -11,7 +11,6 @@
 
 #include <span>
 #include <string>
-#include <string_view>
 
 namespace switchboard::telemetry {
 
@@ -26,12 +25,6 @@ struct instrumentation_scope {
 std::string encode_otlp_traces(const resource& emitter, const instrumentation_scope& scope,
                                std::span<const span_data> spans);
 
-// The same body written into `buffer` from its start, returned as a view of
-// it. `buffer` is scratch space: its size is left as large as it had to
-// grow, so an exporter that keeps it for the next batch neither allocates
-// nor clears it again.
-std::string_view encode_otlp_traces_into(std::string& buffer, const resource& emitter,
-                                         const instrumentation_scope& scope, std::span<const span_data> spans);
 
 }  // namespace switchboard::telemetry
 
