@@ -197,7 +197,14 @@ void write_attributes(body_writer& w, const attributes& list) {
   w.raw("[");
   for (std::size_t i = 0; i < list.size(); ++i) {
     if (i != 0) w.raw(",");
-    w.raw("{\"key\":").string(list[i].key).raw(",\"value\":");
+    const attribute_key& key = list[i].key;
+    w.raw("{\"key\":");
+    if (key.plain()) {
+      w.raw("\"").raw(key.view()).raw("\"");
+    } else {
+      w.string(key);
+    }
+    w.raw(",\"value\":");
     write_any_value(w, list[i].value);
     w.raw("}");
   }

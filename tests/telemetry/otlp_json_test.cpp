@@ -164,6 +164,24 @@ TEST(OtlpJson, TextIsEscapedAsJson) {
   EXPECT_EQ(request.at("resourceSpans").at(0).at("scopeSpans").at(0).at("spans").at(0).at("name").as_string(), data.name);
 }
 
+TEST(OtlpJson, KeysAreEscapedUnlessTheyAreLiteralsThatNeedNone) {
+  static_assert(attribute_key("gen_ai.agent.name").plain());
+  static_assert(!attribute_key("odd \"key\"").plain());
+  span_data data = sample_span();
+  const std::string made = "made \\ at\nrun time";
+  data.attributes = {{"gen_ai.agent.name", std::string("a")},
+                     {"odd \"key\"", std::string("b")},
+                     {std::string_view(made), std::string("c")}};
+  EXPECT_FALSE(data.attributes[2].key.plain());
+  const json::value request = json::parse(encode_otlp_traces({}, {}, std::vector<span_data>{data}));
+  const json::array& attributes =
+      request.at("resourceSpans").at(0).at("scopeSpans").at(0).at("spans").at(0).at("attributes").as_array();
+  ASSERT_EQ(attributes.size(), 3u);
+  EXPECT_EQ(attributes[0].at("key"), "gen_ai.agent.name");
+  EXPECT_EQ(attributes[1].at("key"), "odd \"key\"");
+  EXPECT_EQ(attributes[2].at("key").as_string(), made);
+}
+
 TEST(OtlpJson, SeveralSpansShortEscapesUtf8AndEmptyListsStayValidJson) {
   span_data first = sample_span();
   first.name = "tab\t cr\r bs\b ff\f caf\xC3\xA9";

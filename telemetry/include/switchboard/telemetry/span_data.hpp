@@ -50,7 +50,8 @@ class attribute_key {
   // consteval: only an array with static storage (a literal) gets here
   // without a copy; a local array does not compile.
   template <std::size_t N>
-  consteval attribute_key(const char (&literal)[N]) noexcept : data_(literal), size_(N - 1) {}
+  consteval attribute_key(const char (&literal)[N]) noexcept
+      : data_(literal), size_(N - 1), plain_(needs_no_escaping(literal, N - 1)) {}
   attribute_key(std::string_view name) { copy(name); }
   attribute_key(const std::string& name) { copy(name); }
   attribute_key(const attribute_key& other) {
@@ -59,14 +60,16 @@ class attribute_key {
     } else {
       data_ = other.data_;
       size_ = other.size_;
+      plain_ = other.plain_;
     }
   }
   attribute_key(attribute_key&& other) noexcept
       : data_(std::exchange(other.data_, "")), size_(std::exchange(other.size_, 0)),
-        owned_(std::exchange(other.owned_, false)) {}
+        plain_(std::exchange(other.plain_, true)), owned_(std::exchange(other.owned_, false)) {}
   attribute_key& operator=(attribute_key other) noexcept {
     std::swap(data_, other.data_);
     std::swap(size_, other.size_);
+    std::swap(plain_, other.plain_);
     std::swap(owned_, other.owned_);
     return *this;
   }
@@ -75,6 +78,9 @@ class attribute_key {
   }
 
   std::string_view view() const noexcept { return {data_, size_}; }
+  // A literal without a quote, backslash or control character: JSON text
+  // as it is (checked when the code was compiled).
+  constexpr bool plain() const noexcept { return plain_; }
   operator std::string_view() const noexcept { return view(); }
   friend bool operator==(const attribute_key& key, std::string_view name) noexcept { return key.view() == name; }
 
@@ -84,11 +90,21 @@ class attribute_key {
     std::memcpy(text, name.data(), name.size());
     data_ = text;
     size_ = name.size();
+    plain_ = false;  // not checked: escaped when written
     owned_ = true;
+  }
+
+  static constexpr bool needs_no_escaping(const char* text, std::size_t size) noexcept {
+    for (std::size_t i = 0; i < size; ++i) {
+      const auto c = static_cast<unsigned char>(text[i]);
+      if (c < 0x20 || c == '"' || c == '\\') return false;
+    }
+    return true;
   }
 
   const char* data_ = "";
   std::size_t size_ = 0;
+  bool plain_ = true;   // the empty key too
   bool owned_ = false;
 };
 
