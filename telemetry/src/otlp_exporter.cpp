@@ -41,6 +41,9 @@ struct queued_batch {
 // keep that memory for good.
 constexpr std::size_t max_kept_scratch_bytes = 1024 * 1024;
 
+// A new batch reserves what the largest so far needed, up to this.
+constexpr std::size_t max_reserved_batch_bytes = 4 * 1024 * 1024;
+
 }  // namespace
 
 class otlp_exporter::impl {
@@ -62,41 +65,91 @@ class otlp_exporter::impl {
   // dozen allocations made both threads wait on malloc's arena lock, which
   // cost more than recording the span.
   void on_end(span_data&& finished) noexcept {
+    // A span that would be dropped is not encoded first (a collector that is
+    // down fills the queue); the check under the lock below is the one that counts.
+    if (queued_.load(std::memory_order_relaxed) >= options_.max_queue_size) {
+      count_dropped();
+      return;
+    }
     bool wake = false;
     try {
-      const std::string_view text = detail::write_otlp_span(span_scratch(), finished);
+      span_scratch scratch;
+      const std::string_view text = detail::write_otlp_span(scratch.buffer(), finished);
       std::scoped_lock lock(mutex_);
-      if (stopping_ || queued_ >= options_.max_queue_size) {
+      if (stopping_ || queued_.load(std::memory_order_relaxed) >= options_.max_queue_size) {
         ++counters_.dropped;
         return;
       }
-      if (queue_.empty() || queue_.back().spans >= options_.max_export_batch_size) {
-        queue_.emplace_back();
-        queue_.back().body = body_prefix_;
-      } else {
-        queue_.back().body += ',';
-      }
-      queue_.back().body.append(text);
-      ++queue_.back().spans;
-      ++queued_;
+      append_to_last_batch(text);
+      queued_.fetch_add(1, std::memory_order_relaxed);
       ++accepted_;
-      wake = queued_ >= options_.max_export_batch_size && !wake_posted_;
+      wake = queued_.load(std::memory_order_relaxed) >= options_.max_export_batch_size && !wake_posted_;
       if (wake) wake_posted_ = true;
     } catch (...) {
       // Out of memory: the span is lost and counted, the hub goes on.
-      std::scoped_lock lock(mutex_);
-      ++counters_.dropped;
+      count_dropped();
       return;
     }
     if (wake) wake_worker();
   }
 
-  // Each thread's buffer for encoding a span, kept between spans.
-  static std::string& span_scratch() {
-    thread_local std::string scratch;
-    if (scratch.size() > max_kept_scratch_bytes) std::string().swap(scratch);
-    return scratch;
+  // All or nothing: a batch is never left with half a span (an append that
+  // runs out of memory is undone), so one lost span cannot spoil the others.
+  void append_to_last_batch(std::string_view text) {
+    if (queue_.empty() || queue_.back().spans >= options_.max_export_batch_size) {
+      queued_batch batch;
+      // Sized like the largest batch so far, so that it is not copied as it
+      // grows while other threads wait for the lock.
+      batch.body.reserve(std::max(last_batch_bytes_, body_prefix_.size() + text.size()));
+      batch.body.append(body_prefix_).append(text);
+      batch.spans = 1;
+      queue_.push_back(std::move(batch));
+      return;
+    }
+    queued_batch& last = queue_.back();
+    const std::size_t before = last.body.size();
+    try {
+      last.body.append(",").append(text);
+    } catch (...) {
+      last.body.resize(before);
+      throw;
+    }
+    ++last.spans;
   }
+
+  void count_dropped() noexcept {
+    std::scoped_lock lock(mutex_);
+    ++counters_.dropped;
+  }
+
+  // Each thread's buffer for encoding a span, kept between its spans and
+  // given back when it grew large. A thread whose buffer is already
+  // destroyed (a span ended by another thread-local's destructor) gets a
+  // buffer of its own for the one span.
+  class span_scratch {
+   public:
+    span_scratch() : kept_(scratch_alive ? &kept_scratch().text : nullptr) {}
+    ~span_scratch() {
+      if (kept_ != nullptr && kept_->size() > max_kept_scratch_bytes) std::string().swap(*kept_);
+    }
+    span_scratch(const span_scratch&) = delete;
+    span_scratch& operator=(const span_scratch&) = delete;
+    std::string& buffer() { return kept_ != nullptr ? *kept_ : own_; }
+
+   private:
+    struct holder {
+      std::string text;
+      ~holder() { scratch_alive = false; }
+    };
+    static holder& kept_scratch() {
+      thread_local holder kept;
+      return kept;
+    }
+    static inline thread_local bool scratch_alive = true;  // trivial: never destroyed
+
+    std::string* kept_;
+    std::string own_;
+  };
 
   bool force_flush(milliseconds timeout) {
     std::unique_lock lock(mutex_);
@@ -198,8 +251,9 @@ class otlp_exporter::impl {
   bool urgent() {
     std::scoped_lock lock(mutex_);
     wake_posted_ = false;
-    if (queued_ == 0) return stopping_;
-    return stopping_ || queued_ >= options_.max_export_batch_size || flush_until_ > settled_count();
+    const std::size_t queued = queued_.load(std::memory_order_relaxed);
+    if (queued == 0) return stopping_;
+    return stopping_ || queued >= options_.max_export_batch_size || flush_until_ > settled_count();
   }
 
   bool stopping() {
@@ -212,8 +266,9 @@ class otlp_exporter::impl {
     if (queue_.empty()) return {};
     queued_batch batch = std::move(queue_.front());
     queue_.pop_front();
-    queued_ -= batch.spans;
+    queued_.fetch_sub(batch.spans, std::memory_order_relaxed);
     in_flight_ = batch.spans;
+    last_batch_bytes_ = std::min(std::max(last_batch_bytes_, batch.body.size()), max_reserved_batch_bytes);
     return batch;
   }
 
@@ -280,10 +335,10 @@ class otlp_exporter::impl {
     std::uint64_t abandoned = 0;
     {
       std::scoped_lock lock(mutex_);
-      abandoned = queued_ + in_flight_;
+      abandoned = queued_.load(std::memory_order_relaxed) + in_flight_;
       counters_.failed += abandoned;
       queue_.clear();
-      queued_ = 0;
+      queued_.store(0, std::memory_order_relaxed);
       in_flight_ = 0;
       finished_ = true;
     }
@@ -306,7 +361,10 @@ class otlp_exporter::impl {
   // Batches of encoded spans, each at most max_export_batch_size; the last
   // one is being filled.
   std::deque<queued_batch> queue_;
-  std::size_t queued_ = 0;  // spans in queue_
+  // Spans in queue_: changed under the mutex only; read without it to drop
+  // a span before encoding it.
+  std::atomic<std::size_t> queued_{0};
+  std::size_t last_batch_bytes_ = 0;  // the largest batch body so far, at most max_reserved_batch_bytes
   std::size_t in_flight_ = 0;
   std::uint64_t accepted_ = 0;
   std::uint64_t flush_until_ = 0;

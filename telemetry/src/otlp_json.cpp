@@ -283,10 +283,6 @@ void write_span(body_writer& w, const span_data& finished) {
   w.raw("}");
 }
 
-}  // namespace
-
-namespace {
-
 void write_prefix(body_writer& w, const resource& emitter, const instrumentation_scope& scope) {
   w.raw("{\"resourceSpans\":[{\"resource\":{\"attributes\":");
   write_attributes(w, emitter.attributes);

@@ -110,6 +110,24 @@ TEST_F(OtlpExporter, SpansEndedOnSeveralThreadsAtOnceEachArriveOnce) {
   EXPECT_EQ(exporter.counters().dropped, 0u);
 }
 
+TEST_F(OtlpExporter, AHugeSpanThenSmallOnesOnTheSameThreadArriveIntact) {
+  // The thread's encoding buffer grows for the huge span and is given back;
+  // the spans after it carry none of its bytes.
+  request_log log;
+  collector server(answering(log, 200));
+  otlp_exporter_options options = test_options(server.traces_url());
+  otlp_exporter exporter(options);
+  span_data huge = finished_span("huge");
+  // ~840 KB of escaped text: under the collector's 1 MiB, over the 1 MiB the buffer may keep.
+  for (int i = 0; i < 7; ++i) huge.attributes.push_back({"big." + std::to_string(i), std::string(20000, '\x01')});
+  exporter.on_end(std::move(huge));
+  send_spans(exporter, 3, "small");
+  ASSERT_TRUE(exporter.force_flush(60s));
+  ASSERT_EQ(log.count(), 1u);
+  EXPECT_THAT(log.requests()[0].span_names(), ElementsAre("huge", "small0", "small1", "small2"));
+  EXPECT_EQ(exporter.counters().exported, 4u);
+}
+
 TEST_F(OtlpExporter, AFullBatchGoesOutWithoutWaitingForTheSchedule) {
   request_log log;
   collector server(answering(log, 200));

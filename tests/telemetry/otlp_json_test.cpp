@@ -3,6 +3,8 @@
 // expect (the OTLP specification's JSON mapping).
 #include <switchboard/telemetry/otlp_json.hpp>
 
+#include "../../telemetry/src/otlp_span_text.hpp"
+
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
@@ -162,6 +164,24 @@ TEST(OtlpJson, TextIsEscapedAsJson) {
   const std::string body = encode_otlp_traces({}, {}, std::vector<span_data>{data});
   const json::value request = json::parse(body);  // valid JSON
   EXPECT_EQ(request.at("resourceSpans").at(0).at("scopeSpans").at(0).at("spans").at(0).at("name").as_string(), data.name);
+}
+
+TEST(OtlpJson, ThePiecesAnExporterJoinsMakeTheSameBody) {
+  span_data first = sample_span();
+  span_data second = sample_span();
+  second.name = "second \"quoted\"";
+  resource emitter;
+  emitter.attributes = {{"service.name", std::string("hub")}};
+  const instrumentation_scope scope{"switchboard", "1.2"};
+  // The scratch buffer is reused dirty and larger than needed, as a thread's is.
+  std::string scratch(100000, 'x');
+  std::string joined = detail::otlp_traces_prefix(emitter, scope);
+  joined.append(detail::write_otlp_span(scratch, first));
+  joined.append(",");
+  joined.append(detail::write_otlp_span(scratch, second));
+  joined.append(detail::otlp_traces_suffix);
+  EXPECT_EQ(joined, encode_otlp_traces(emitter, scope, std::vector<span_data>{first, second}));
+  EXPECT_EQ(scratch.size(), 100000u);  // kept for the next span, not shrunk
 }
 
 TEST(OtlpJson, KeysAreEscapedUnlessTheyAreLiteralsThatNeedNone) {

@@ -98,9 +98,15 @@ TEST(RecordingTracer, ALiteralKeyIsNotCopiedAndAKeyMadeAtRunTimeIs) {
   attribute_key made = std::string_view(std::string("made.at.run.time.and.long"));
   attribute_key copied = made;
   attribute_key moved = std::move(made);
+  EXPECT_EQ(made.view(), "");  // moved from: empty, owns nothing
   literal = copied;
   EXPECT_EQ(literal.view(), "made.at.run.time.and.long");
   EXPECT_EQ(moved.view(), "made.at.run.time.and.long");
+  literal = literal;  // NOLINT: self-assignment keeps the text
+  EXPECT_EQ(literal.view(), "made.at.run.time.and.long");
+  moved = attribute_key("error.type");  // a literal over an owned key
+  EXPECT_EQ(moved.view(), "error.type");
+  EXPECT_TRUE(moved.plain());
   EXPECT_NE(literal.view().data(), moved.view().data());
   attribute_key from_literal = "error.type";
   EXPECT_EQ(attribute_key(from_literal).view().data(), from_literal.view().data());

@@ -25,7 +25,6 @@ struct instrumentation_scope {
 std::string encode_otlp_traces(const resource& emitter, const instrumentation_scope& scope,
                                std::span<const span_data> spans);
 
-
 }  // namespace switchboard::telemetry
 
 #include <switchboard/telemetry/metrics.hpp>

@@ -50,8 +50,14 @@ class attribute_key {
   // consteval: only an array with static storage (a literal) gets here
   // without a copy; a local array does not compile.
   template <std::size_t N>
-  consteval attribute_key(const char (&literal)[N]) noexcept
-      : data_(literal), size_(N - 1), plain_(needs_no_escaping(literal, N - 1)) {}
+  consteval attribute_key(const char (&literal)[N])
+      : data_(literal), size_(N - 1), plain_(needs_no_escaping(literal, N - 1)) {
+    // A literal ends with its only NUL; another array (a fixed-size buffer,
+    // one without a terminator) does not compile.
+    for (std::size_t i = 0; i + 1 < N; ++i)
+      if (literal[i] == '\0') throw "attribute_key: not a string literal";
+    if (literal[N - 1] != '\0') throw "attribute_key: not a string literal";
+  }
   attribute_key(std::string_view name) { copy(name); }
   attribute_key(const std::string& name) { copy(name); }
   attribute_key(const attribute_key& other) {
@@ -87,7 +93,8 @@ class attribute_key {
  private:
   void copy(std::string_view name) {
     char* text = new char[name.size() + 1];
-    std::memcpy(text, name.data(), name.size());
+    if (!name.empty()) std::memcpy(text, name.data(), name.size());
+    text[name.size()] = '\0';
     data_ = text;
     size_ = name.size();
     plain_ = false;  // not checked: escaped when written
