@@ -56,7 +56,8 @@ class body_writer {
     return *this;
   }
 
-  // A literal: its size is known here, so the copy is a few moves.
+  // A literal (only literals are passed here): its size is known, so the
+  // copy is a few moves.
   template <std::size_t N>
   body_writer& raw(const char (&literal)[N]) {
     room(N - 1);

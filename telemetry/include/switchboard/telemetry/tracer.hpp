@@ -135,7 +135,9 @@ class noop_tracer final : public tracer {
 
 // Receives each finished, sampled span. on_end() is called on the thread
 // that ended the span: it must not block (the OTLP exporter queues, or
-// drops and counts).
+// drops and counts). Attribute keys spelled as literals are views of the
+// code that set them (attribute_key): a processor that keeps span_data
+// past the unloading of a plugin that made the span must copy them.
 class span_processor {
  public:
   virtual ~span_processor() = default;
