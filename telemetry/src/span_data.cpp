@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <random>
 
 namespace switchboard::telemetry {
@@ -46,6 +47,16 @@ void fill_random_nonzero(std::array<std::uint8_t, N>& bytes) {
 }
 
 }  // namespace
+
+void attribute_key::copy(std::string_view name) {
+  char* text = new char[name.size() + 1];
+  if (!name.empty()) std::memcpy(text, name.data(), name.size());
+  text[name.size()] = '\0';
+  data_ = text;
+  size_ = name.size();
+  plain_ = false;  // not checked: escaped when written
+  owned_ = true;
+}
 
 bool trace_id::valid() const noexcept { return any_nonzero(bytes); }
 std::string trace_id::hex() const { return to_hex(bytes); }

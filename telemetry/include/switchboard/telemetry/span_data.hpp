@@ -8,7 +8,6 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -91,15 +90,7 @@ class attribute_key {
   friend bool operator==(const attribute_key& key, std::string_view name) noexcept { return key.view() == name; }
 
  private:
-  void copy(std::string_view name) {
-    char* text = new char[name.size() + 1];
-    if (!name.empty()) std::memcpy(text, name.data(), name.size());
-    text[name.size()] = '\0';
-    data_ = text;
-    size_ = name.size();
-    plain_ = false;  // not checked: escaped when written
-    owned_ = true;
-  }
+  void copy(std::string_view name);  // owns a copy of `name`
 
   static constexpr bool needs_no_escaping(const char* text, std::size_t size) noexcept {
     for (std::size_t i = 0; i < size; ++i) {
