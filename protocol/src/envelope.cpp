@@ -3,7 +3,6 @@
 
 #include "detail/json_pointer.hpp"
 
-#include <boost/json/monotonic_resource.hpp>
 #include <boost/json/serialize.hpp>
 
 #include <cmath>
@@ -140,16 +139,9 @@ std::vector<validation_error> validate_envelope(const envelope& value,
                       "must be a finite number in [0, 1], got " + std::to_string(value.confidence),
                       errc::schema_violation});
   }
-  {
-    // `data` as a json::value for the validator, copied into a stack buffer:
-    // no heap allocation for a typical answer.
-    unsigned char buffer[4096];
-    json::monotonic_resource resource(buffer, sizeof buffer);
-    const json::value data(value.data, &resource);
-    for (auto& e : data_schema.validate(data)) {
-      e.path = "/data" + e.path;
-      errors.push_back(std::move(e));
-    }
+  for (auto& e : data_schema.validate(value.data)) {
+    e.path = "/data" + e.path;
+    errors.push_back(std::move(e));
   }
   check_text_value(value.explanation, "/explanation", errors);
   if (finite && (value.confidence < 0.0 || value.confidence > 1.0)) {

@@ -10,6 +10,7 @@
 #include "validator/reference_schema.hpp"
 #include "validator/schema_graph.hpp"
 
+#include <boost/json/monotonic_resource.hpp>
 #include <boost/json/serialize.hpp>
 
 #include <valijson/validation_results.hpp>
@@ -433,6 +434,16 @@ std::vector<validation_error> compiled_schema::validate(const json::value& value
     }
   }
   return errors;
+}
+
+std::vector<validation_error> compiled_schema::validate(const json::object& value) const {
+  if (invariants_.empty() && impl_->fast && !detail::reference_validation_only() && impl_->fast->accepts(value)) {
+    return {};
+  }
+  // Copied into a stack buffer: no heap allocation for a typical answer.
+  unsigned char buffer[4096];
+  json::monotonic_resource resource(buffer, sizeof buffer);
+  return validate(json::value(value, &resource));
 }
 
 compiled_schema compiled_schema::with_invariant(std::string name, invariant_check check) const {

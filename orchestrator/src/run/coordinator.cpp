@@ -50,64 +50,86 @@ std::string outputs_summary(const workflow_state& state, bool with_data) {
   return text;
 }
 
+namespace {
+
+agents::agent* candidate_named(const compiled_node& n, std::string_view name) {
+  auto it = std::find(n.candidate_names.begin(), n.candidate_names.end(), name);
+  return it == n.candidate_names.end() ? nullptr : n.group[it - n.candidate_names.begin()];
+}
+
+}  // namespace
+
+// Each way of choosing is its own function, so that the frame of `choose`
+// (allocated on every coordinator step) stays small: the model's request
+// and answer live only in the frame of a step that asks a model.
 asio::awaitable<void> workflow_run::choose(const compiled_node& n, choice& result) {
   const auto& options = n.definition->coordinator;
-  auto candidate = [&](std::string_view name) -> agents::agent* {
-    auto it = std::find(n.candidate_names.begin(), n.candidate_names.end(), name);
-    return it == n.candidate_names.end() ? nullptr : n.group[it - n.candidate_names.begin()];
-  };
-  std::string failure;
+  std::optional<std::string> failure;
   if (options.router) {
-    try {
-      auto request = options.router(state_.input, state_);
-      if (auto* a = candidate(request.agent_name)) {
-        result.agent = a;
-        result.instructions = std::move(request.additional_instructions);
-        result.note = "router chose '" + request.agent_name + "'";
-        co_return;
-      }
-      failure = "router chose '" + request.agent_name + "', which is not a candidate";
-    } catch (const std::exception& e) {
-      failure = std::string("router threw: ") + e.what();
-    }
+    failure = choose_by_router(n, result);
   } else if (auto* model = hub_->options.models.find(options.model_role)) {
-    std::exception_ptr thrown;
-    try {
-      models::chat_request request;
-      request.messages.push_back({models::chat_role::system, coordination_prompt_system(n)});
-      request.messages.push_back({models::chat_role::user, outputs_summary(state_, false)});
-      request.prompt_version = "coordinator@1";
-      models::structured_options so;
-      so.schema = *n.model_schema;
-      so.schema_name = "coordination_request";
-      // The invoker's limits (attempts, total time, rung) bind the hub's own calls too.
-      models::apply_call_limits(hub_->options.models.limits(), so);
-      auto answer = co_await models::complete_structured(*model, std::move(request), std::move(so));
-      result.tokens = answer.usage;
-      auto parsed = protocol::read_coordination_request(answer.value, n.candidate_names);
-      if (parsed.request) {
-        result.agent = candidate(parsed.request->agent_name);
-        result.instructions = std::move(parsed.request->additional_instructions);
-        result.note = "coordinator chose '" + parsed.request->agent_name + "'";
-        co_return;
-      }
-      failure = "the model's choice was refused: " + protocol::to_string(parsed.errors);
-    } catch (const models::structured_output_error& e) {
-      result.tokens = e.usage();
-      failure = e.what();
-    } catch (const std::exception& e) {
-      failure = e.what();
-    }
-    if (co_await cancelled_now()) throw boost::system::system_error(asio::error::operation_aborted);
+    failure = co_await choose_by_model(n, *model, result);
   } else {
     failure = "no model for role '" + options.model_role + "' (nor 'default') is configured";
   }
+  if (!failure) co_return;
   result.agent = n.default_agent;
-  result.note = "default agent '" + options.default_agent + "' used: " + failure;
+  result.note = "default agent '" + options.default_agent + "' used: " + *failure;
   result.failure = make_record("coordinator_failed",
-                               "coordinator node '" + n.name() + "': " + failure + "; using default agent '" +
+                               "coordinator node '" + n.name() + "': " + *failure + "; using default agent '" +
                                    options.default_agent + "'",
                                false, n.name());
+}
+
+// nullopt once the router chose a candidate, else why its choice cannot be used.
+std::optional<std::string> workflow_run::choose_by_router(const compiled_node& n, choice& result) {
+  try {
+    auto request = n.definition->coordinator.router(state_.input, state_);
+    if (auto* a = candidate_named(n, request.agent_name)) {
+      result.agent = a;
+      result.instructions = std::move(request.additional_instructions);
+      result.note = "router chose '" + request.agent_name + "'";
+      return std::nullopt;
+    }
+    return "router chose '" + request.agent_name + "', which is not a candidate";
+  } catch (const std::exception& e) {
+    return std::string("router threw: ") + e.what();
+  }
+}
+
+// nullopt once the model chose a candidate, else why it did not.
+asio::awaitable<std::optional<std::string>> workflow_run::choose_by_model(const compiled_node& n,
+                                                                         models::chat_model& model,
+                                                                         choice& result) {
+  std::string failure;
+  try {
+    models::chat_request request;
+    request.messages.push_back({models::chat_role::system, coordination_prompt_system(n)});
+    request.messages.push_back({models::chat_role::user, outputs_summary(state_, false)});
+    request.prompt_version = "coordinator@1";
+    models::structured_options so;
+    so.schema = *n.model_schema;
+    so.schema_name = "coordination_request";
+    // The invoker's limits (attempts, total time, rung) bind the hub's own calls too.
+    models::apply_call_limits(hub_->options.models.limits(), so);
+    auto answer = co_await models::complete_structured(model, std::move(request), std::move(so));
+    result.tokens = answer.usage;
+    auto parsed = protocol::read_coordination_request(answer.value, n.candidate_names);
+    if (parsed.request) {
+      result.agent = candidate_named(n, parsed.request->agent_name);
+      result.instructions = std::move(parsed.request->additional_instructions);
+      result.note = "coordinator chose '" + parsed.request->agent_name + "'";
+      co_return std::nullopt;
+    }
+    failure = "the model's choice was refused: " + protocol::to_string(parsed.errors);
+  } catch (const models::structured_output_error& e) {
+    result.tokens = e.usage();
+    failure = e.what();
+  } catch (const std::exception& e) {
+    failure = e.what();
+  }
+  if (co_await cancelled_now()) throw boost::system::system_error(asio::error::operation_aborted);
+  co_return failure;
 }
 
 namespace {

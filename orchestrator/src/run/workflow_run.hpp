@@ -139,6 +139,9 @@ class workflow_run {
   asio::awaitable<void> group_member(const compiled_node& n, std::size_t i, std::vector<step_outcome>& results);
   asio::awaitable<void> run_coordinator(const compiled_node& n, step_outcome& out);
   asio::awaitable<void> choose(const compiled_node& n, choice& result);
+  std::optional<std::string> choose_by_router(const compiled_node& n, choice& result);
+  asio::awaitable<std::optional<std::string>> choose_by_model(const compiled_node& n, models::chat_model& model,
+                                                              choice& result);
   bool recorded_choice(const compiled_node& n, choice& chosen) const;
   asio::awaitable<void> keep_choice(const compiled_node& n, const choice& chosen);
   asio::awaitable<void> run_synthesis(const compiled_node& n, step_outcome& out);

@@ -95,13 +95,17 @@ struct fast_schema::program {
   boost::json::value document;
 
   verdict eval(int index, const boost::json::value& v, int depth) const noexcept;
+  // The same verdict for an object that is not inside a json::value (an
+  // envelope's data), so that it need not be copied into one.
+  verdict eval(int index, const boost::json::object& o, int depth) const noexcept;
 
  private:
   verdict eval_number(const node& n, const boost::json::value& v) const noexcept;
   verdict eval_string(const node& n, const boost::json::value& v) const noexcept;
   verdict eval_array(const node& n, const boost::json::array& a, int depth) const noexcept;
   verdict eval_object(const node& n, const boost::json::object& o, int depth) const noexcept;
-  verdict eval_combinators(const node& n, const boost::json::value& v, int depth) const noexcept;
+  template <class Subject>  // a json::value, or an object at the root
+  verdict eval_combinators(const node& n, const Subject& subject, int depth) const noexcept;
 };
 
 namespace fast_path {

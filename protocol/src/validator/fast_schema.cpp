@@ -208,6 +208,25 @@ verdict fast_schema::program::eval(int index, const json::value& v, int depth) c
   return worst(result, eval_combinators(n, v, depth));
 }
 
+// eval() for an object, kept in step with it: an object has no number or
+// string checks, and a const or enum at the root (rare) is left to valijson.
+verdict fast_schema::program::eval(int index, const json::object& o, int depth) const noexcept {
+  if (depth > max_depth) return verdict::unsure;
+  const node& n = nodes[static_cast<std::size_t>(index)];
+  if (n.always_false) return verdict::fail;
+  if (n.ref >= 0) return eval(n.ref, o, depth + 1);
+  if (n.const_value || n.enum_values) return verdict::unsure;
+  verdict result = verdict::pass;
+  if (n.types && !(n.types & t_object)) result = verdict::fail;
+  if (n.format) {
+    if (!o.empty()) return verdict::unsure;  // valijson would throw: see eval()
+    if (n.date != date_format::none) result = verdict::fail;
+  }
+  result = worst(result, eval_object(n, o, depth));
+  if (result == verdict::unsure) return result;
+  return worst(result, eval_combinators(n, o, depth));
+}
+
 verdict fast_schema::program::eval_number(const node& n, const json::value& v) const noexcept {
   verdict result = verdict::pass;
   // Bounds apply to int64 and double only: valijson's isNumber() is false
@@ -386,8 +405,8 @@ verdict fast_schema::program::eval_object(const node& n, const json::object& o,
   return result;
 }
 
-verdict fast_schema::program::eval_combinators(const node& n, const json::value& v,
-                                               int depth) const noexcept {
+template <class Subject>
+verdict fast_schema::program::eval_combinators(const node& n, const Subject& v, int depth) const noexcept {
   verdict result = verdict::pass;
   for (const int schema : n.all_of) {
     result = worst(result, eval(schema, v, depth + 1));
@@ -441,6 +460,10 @@ std::unique_ptr<const fast_schema> fast_schema::compile(const json::value& schem
 }
 
 bool fast_schema::accepts(const json::value& value) const noexcept {
+  return program_->eval(0, value, 0) == verdict::pass;
+}
+
+bool fast_schema::accepts(const json::object& value) const noexcept {
   return program_->eval(0, value, 0) == verdict::pass;
 }
 

@@ -23,6 +23,7 @@
 // threads at once (RE2 regexes are compiled once and safe to share).
 #pragma once
 
+#include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
 #include <memory>
@@ -40,6 +41,8 @@ class fast_schema {
   // true only when `value` is valid against the schema and valijson would
   // say so too; false when it is invalid or valijson's answer is needed.
   bool accepts(const boost::json::value& value) const noexcept;
+  // The same answer for an object, without making a json::value of it.
+  bool accepts(const boost::json::object& value) const noexcept;
 
   fast_schema(const fast_schema&) = delete;
   fast_schema& operator=(const fast_schema&) = delete;

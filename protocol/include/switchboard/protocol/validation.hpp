@@ -75,6 +75,9 @@ class compiled_schema {
   // Empty when `value` is valid: every schema error, then (only when the
   // schema passed) every invariant error.
   std::vector<validation_error> validate(const boost::json::value& value) const;
+  // The same for an object (an envelope's data). It is copied into a
+  // json::value only when valijson or an invariant has to see it.
+  std::vector<validation_error> validate(const boost::json::object& value) const;
 
   // A copy with one more invariant; `name` appears in its errors.
   compiled_schema with_invariant(std::string name, invariant_check check) const;
