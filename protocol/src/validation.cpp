@@ -436,7 +436,7 @@ std::vector<validation_error> compiled_schema::validate(const json::value& value
   return errors;
 }
 
-std::vector<validation_error> compiled_schema::validate(const json::object& value) const {
+std::vector<validation_error> compiled_schema::validate_object(const json::object& value) const {
   if (invariants_.empty() && impl_->fast && !detail::reference_validation_only() && impl_->fast->accepts(value)) {
     return {};
   }

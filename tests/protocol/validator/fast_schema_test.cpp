@@ -35,23 +35,6 @@ std::vector<sp::validation_error> reference_errors(const sp::compiled_schema& sc
   return schema.validate(value);
 }
 
-// The fast path's answer, after checking it against valijson's.
-bool fast_and_reference_agree(std::string_view schema_text, std::string_view value_text) {
-  const auto value = json::parse(value_text);
-  const auto schema = sp::compiled_schema::compile(json::parse(schema_text), "test");
-  const bool reference = reference_errors(schema, value).empty();
-  const auto compiled = fast(schema_text);
-  if (!compiled) return reference;
-  const bool fast_valid = compiled->accepts(value);
-  EXPECT_EQ(fast_valid, reference) << schema_text << " on " << value_text;
-  EXPECT_EQ(schema.validate(value).empty(), reference) << schema_text << " on " << value_text;
-  return fast_valid;
-}
-
-bool eligible(std::string_view schema, std::string* why_not = nullptr) {
-  return fast_schema::compile(json::parse(schema), why_not) != nullptr;
-}
-
 bool same_errors(const std::vector<sp::validation_error>& a,
                  const std::vector<sp::validation_error>& b) {
   if (a.size() != b.size()) return false;
@@ -62,6 +45,30 @@ bool same_errors(const std::vector<sp::validation_error>& a,
   }
   return true;
 }
+
+// The fast path's answer, after checking it against valijson's.
+bool fast_and_reference_agree(std::string_view schema_text, std::string_view value_text) {
+  const auto value = json::parse(value_text);
+  const auto schema = sp::compiled_schema::compile(json::parse(schema_text), "test");
+  const bool reference = reference_errors(schema, value).empty();
+  const auto compiled = fast(schema_text);
+  if (!compiled) return reference;
+  const bool fast_valid = compiled->accepts(value);
+  EXPECT_EQ(fast_valid, reference) << schema_text << " on " << value_text;
+  EXPECT_EQ(schema.validate(value).empty(), reference) << schema_text << " on " << value_text;
+  if (const auto* object = value.if_object()) {
+    // An object outside a json::value (an envelope's data): never accepted
+    // where the value is not, and validated to the same errors.
+    EXPECT_FALSE(compiled->accepts(*object) && !fast_valid) << schema_text << " on " << value_text;
+    EXPECT_TRUE(same_errors(schema.validate(*object), schema.validate(value))) << schema_text << " on " << value_text;
+  }
+  return fast_valid;
+}
+
+bool eligible(std::string_view schema, std::string* why_not = nullptr) {
+  return fast_schema::compile(json::parse(schema), why_not) != nullptr;
+}
+
 
 constexpr std::string_view scheduling = R"({
   "$schema": "http://json-schema.org/draft-07/schema#",
@@ -341,4 +348,27 @@ TEST(FastSchema, ARegexPatternIsSafeToUseFromSeveralThreadsAtOnce) {
   }
   for (auto& t : threads) t.join();
   EXPECT_EQ(wrong.load(), 0);
+}
+
+TEST(FastSchema, AnObjectOutsideAValueIsAcceptedInPlaceWhereTheRootAllowsIt) {
+  const auto answer = json::parse(R"({"start": "09:30", "duration_minutes": 30,
+      "candidate_times": [{"time": "10:00", "score": 0.5}]})").as_object();
+  EXPECT_TRUE(fast(scheduling)->accepts(answer));
+  EXPECT_FALSE(fast(scheduling)->accepts(json::parse(R"({"start": "9:30", "duration_minutes": 30})").as_object()));
+  // Combinators and $refs at the root are followed on the object itself.
+  const auto combined = fast(R"({"definitions": {"o": {"type": "object", "required": ["a"]}},
+                                 "allOf": [{"$ref": "#/definitions/o"}], "anyOf": [{"maxProperties": 1}, false],
+                                 "not": {"required": ["b"]}})");
+  EXPECT_TRUE(combined->accepts(json::parse(R"({"a": 1})").as_object()));
+  EXPECT_FALSE(combined->accepts(json::parse(R"({"a": 1, "b": 2})").as_object()));
+  EXPECT_FALSE(combined->accepts(json::parse(R"({"c": 1})").as_object()));
+  // A const or enum at the root is left to valijson: not accepted in place,
+  // yet validate() of the object still answers as it does for a value.
+  fast_and_reference_agree(R"({"enum": [{"a": 1}]})", R"({"a": 1})");
+  EXPECT_FALSE(fast(R"({"const": {"a": 1}})")->accepts(json::parse(R"({"a": 1})").as_object()));
+  const auto constant = sp::compiled_schema::compile(json::parse(R"({"const": {"a": 1}})"), "constant");
+  EXPECT_TRUE(constant.validate(json::parse(R"({"a": 1})").as_object()).empty());
+  EXPECT_FALSE(constant.validate(json::parse(R"({"a": 2})").as_object()).empty());
+  // A number still means a json::value, not an object of that capacity.
+  EXPECT_TRUE(sp::compiled_schema::compile(json::parse(R"({"type": "integer"})"), "n").validate(1).empty());
 }

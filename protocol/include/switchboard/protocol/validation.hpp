@@ -11,6 +11,7 @@
 
 #include <boost/json/value.hpp>
 
+#include <concepts>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -76,13 +77,20 @@ class compiled_schema {
   // schema passed) every invariant error.
   std::vector<validation_error> validate(const boost::json::value& value) const;
   // The same for an object (an envelope's data). It is copied into a
-  // json::value only when valijson or an invariant has to see it.
-  std::vector<validation_error> validate(const boost::json::object& value) const;
+  // json::value only when valijson or an invariant has to see it. A
+  // template so that a number, which converts to an object too, still
+  // means a json::value.
+  template <std::same_as<boost::json::object> Object>
+  std::vector<validation_error> validate(const Object& value) const {
+    return validate_object(value);
+  }
 
   // A copy with one more invariant; `name` appears in its errors.
   compiled_schema with_invariant(std::string name, invariant_check check) const;
 
  private:
+  std::vector<validation_error> validate_object(const boost::json::object& value) const;
+
   struct impl;
   struct named_invariant {
     std::string name;
