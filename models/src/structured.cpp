@@ -339,25 +339,32 @@ std::string rung_name(const detail::rung& r) {
 
 json::object attempt_record::to_json() const {
   constexpr std::size_t max_errors_recorded = 20;
-  json::array error_list;
+  // Members emplaced into a table sized once: an audit entry gets one record
+  // per model answer, and the initializer-list form builds every value twice.
+  json::object out(12);
+  out.emplace("number", number);
+  out.emplace("mode", to_string(mode));
+  out.emplace("strict", strict);
+  out.emplace("stage", protocol::to_string(stage));
+  out.emplace("reason", reason);  // "" when this attempt validated
+  auto& error_list = out.emplace("errors", json::array()).first->value().get_array();
+  if (!errors.empty()) error_list.reserve(std::min(errors.size(), max_errors_recorded + 1));
   for (std::size_t i = 0; i < errors.size() && i < max_errors_recorded; ++i) error_list.emplace_back(errors[i].to_string());
   if (errors.size() > max_errors_recorded)
     error_list.emplace_back("... and " + std::to_string(errors.size() - max_errors_recorded) + " more");
-  json::array repair_list;
+  auto& repair_list = out.emplace("repairs", json::array()).first->value().get_array();
   for (const auto& r : repairs) repair_list.emplace_back(r);
-  json::object out{{"number", number},
-                   {"mode", to_string(mode)},
-                   {"strict", strict},
-                   {"stage", protocol::to_string(stage)},
-                   {"reason", reason},  // "" when this attempt validated
-                   {"errors", std::move(error_list)},
-                   {"repairs", std::move(repair_list)},
-                   {"origin", origin},
-                   {"stop", to_string(stop)},
-                   {"finish_reason", finish_reason},
-                   {"max_tokens", max_tokens ? json::value(*max_tokens) : json::value(nullptr)},
-                   {"usage", json::object{{"prompt_tokens", usage.prompt_tokens},
-                                          {"completion_tokens", usage.completion_tokens}}}};
+  out.emplace("origin", origin);
+  out.emplace("stop", to_string(stop));
+  out.emplace("finish_reason", finish_reason);
+  if (max_tokens) {
+    out.emplace("max_tokens", *max_tokens);
+  } else {
+    out.emplace("max_tokens", nullptr);
+  }
+  auto& tokens = out.emplace("usage", json::object(2)).first->value().get_object();
+  tokens.emplace("prompt_tokens", usage.prompt_tokens);
+  tokens.emplace("completion_tokens", usage.completion_tokens);
   return out;
 }
 
