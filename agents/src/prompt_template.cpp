@@ -258,12 +258,10 @@ std::string prompt_template::render_with(const prompt_scope* scope,
     auto lookup = [&](const boost::json::value& base, std::string_view what) {
       found(at_pointer(base, v.pointer), what);
     };
-    // Objects are looked into in place; only a whole object is copied to
-    // be rendered.
+    // Objects are looked into, and written whole, in place.
     auto lookup_object = [&](const boost::json::object& base, std::string_view what) {
       if (v.pointer.empty()) {
-        holder = base;
-        lookup(holder, what);
+        value = boost::json::serialize(base);  // what render_value() writes for an object
       } else {
         found(at_pointer(base, v.pointer), what);
       }
@@ -279,7 +277,9 @@ std::string prompt_template::render_with(const prompt_scope* scope,
     } else if (v.root == "outputs") {
       const protocol::envelope* env =
           scope->outputs != nullptr ? scope->outputs->latest(v.agent) : nullptr;
-      if (env != nullptr && v.pointer.starts_with("/data/")) {  // the usual case: no copy of the envelope
+      if (env != nullptr && v.pointer == "/data") {  // all of the data: written without a copy
+        value = boost::json::serialize(env->data);
+      } else if (env != nullptr && v.pointer.starts_with("/data/")) {  // the usual case: no copy of the envelope
         if (const auto* at = at_pointer(env->data, std::string_view(v.pointer).substr(5))) {
           value = render_value(*at);
         } else {

@@ -5,6 +5,8 @@
 #include "agent_test_support.hpp"
 
 #include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/json/value_from.hpp>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -82,6 +84,20 @@ TEST_F(PromptTemplateScope, OutputPointersUnescapeKeysAndNameWhatIsMissing) {
     EXPECT_EQ(code_of(e), agent_errc::template_variable_unknown);
     EXPECT_THAT(e.what(), HasSubstr("the output of agent 'nl_parser' has no value at /data/a~1b/none"));
   }
+}
+
+TEST_F(PromptTemplateScope, AnAgentsWholeDataAndWholeEnvelopeRenderAsTheirJson) {
+  protocol::envelope parsed;
+  parsed.data = json::parse(R"({"date": "2026-11-24", "slots": [1, 2], "note": "say \"hi\""})").as_object();
+  parsed.explanation = "e";
+  parsed.reasoning = "r";
+  parsed.confidence = 0.5;
+  outputs.set("nl_parser", parsed);
+  const auto data = prompt_template::parse("{{outputs.nl_parser/data}}", origin());
+  EXPECT_EQ(data.render(scope()), json::serialize(parsed.data));
+  EXPECT_EQ(data.render(scope()), R"({"date":"2026-11-24","slots":[1,2],"note":"say \"hi\""})");
+  const auto whole = prompt_template::parse("{{outputs.nl_parser}}", origin());
+  EXPECT_EQ(json::parse(whole.render(scope())), json::value_from(parsed));
 }
 
 TEST(PromptTemplate, ExplanationTemplatesReadTheDataInPlace) {
