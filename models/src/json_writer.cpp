@@ -123,10 +123,11 @@ json_writer& json_writer::end_array() {
   return *this;
 }
 
-json_writer& json_writer::key(std::string_view name) {
+json_writer& json_writer::key(member_name name) {
   separate();
-  append_json_string(out_, name);
-  out_ += ':';
+  out_ += '"';
+  out_ += name.text();
+  out_.append("\":", 2);
   return *this;
 }
 

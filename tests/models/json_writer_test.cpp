@@ -9,6 +9,8 @@
 
 #include <random>
 #include <string>
+#include <string_view>
+#include <type_traits>
 
 namespace switchboard::models::detail {
 namespace {
@@ -64,6 +66,20 @@ TEST(json_writer, random_texts_read_back) {
     ASSERT_EQ(out.front(), '[');
     ASSERT_EQ(read_back(out.substr(1)), text) << "round " << round;
   }
+}
+
+TEST(json_writer, member_names_are_literals_written_as_they_are) {
+  static_assert(!std::is_convertible_v<std::string_view, json_writer::member_name>);
+  static_assert(!std::is_convertible_v<std::string, json_writer::member_name>);
+  std::string body;
+  json_writer w(body);
+  w.begin_object().key("model").string("m \"1\"").key("messages").begin_array();
+  w.begin_object().key("role").string("user").end_object().begin_object().end_object().end_array();
+  w.key("n").number(std::int64_t{3}).key("stream").boolean(false).key("empty").begin_object().end_object();
+  w.end_object();
+  EXPECT_EQ(body,
+            R"({"model":"m \"1\"","messages":[{"role":"user"},{}],"n":3,"stream":false,"empty":{}})");
+  EXPECT_EQ(boost::json::parse(body).at("messages").at(0).at("role"), "user");
 }
 
 }  // namespace
