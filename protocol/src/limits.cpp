@@ -2,7 +2,10 @@
 
 #include "detail/json_pointer.hpp"
 
+#include <array>
 #include <cmath>
+#include <cstddef>
+#include <memory_resource>
 #include <vector>
 
 namespace switchboard::protocol {
@@ -36,7 +39,13 @@ struct frame {
 
 frame frame_of(const json::value& v) { return {v.if_object(), v.if_array()}; }
 
-std::string pointer_of(const std::vector<frame>& path) {
+// The chain of frames, on the caller's stack for the usual nesting: every
+// agent answer is checked, and a vector grew through three allocations.
+using frame_path = std::pmr::vector<frame>;
+constexpr std::size_t frames_on_stack = 16;
+using path_room = std::array<std::byte, frames_on_stack * sizeof(frame)>;
+
+std::string pointer_of(const frame_path& path) {
   std::string pointer;
   for (const auto& f : path) {
     const std::size_t index = f.next - 1;  // the child being visited
@@ -50,7 +59,7 @@ std::string pointer_of(const std::vector<frame>& path) {
 }
 
 // Why `v`, reached through `path`, may not enter; nullopt when it may.
-std::optional<std::string> check_one(const json::value& v, const std::vector<frame>& path, std::size_t max_depth) {
+std::optional<std::string> check_one(const json::value& v, const frame_path& path, std::size_t max_depth) {
   if (v.is_double() && !std::isfinite(v.get_double())) {
     return "the number at " + pointer_of(path) + " is not finite (JSON has no Infinity or NaN)";
   }
@@ -61,7 +70,7 @@ std::optional<std::string> check_one(const json::value& v, const std::vector<fra
 }
 
 // Every value below the containers on `path`, depth first.
-std::optional<std::string> check_below(std::vector<frame>& path, std::size_t max_depth) {
+std::optional<std::string> check_below(frame_path& path, std::size_t max_depth) {
   while (!path.empty()) {
     frame& top = path.back();
     if (top.next == top.size()) {
@@ -78,7 +87,10 @@ std::optional<std::string> check_below(std::vector<frame>& path, std::size_t max
 }  // namespace
 
 std::optional<std::string> check_untrusted_value(const json::value& value, std::size_t max_depth) {
-  std::vector<frame> path;
+  alignas(frame) path_room room;
+  std::pmr::monotonic_buffer_resource stack(room.data(), room.size());
+  frame_path path(&stack);
+  path.reserve(frames_on_stack);
   if (auto problem = check_one(value, path, max_depth)) return problem;
   if (value.is_structured()) path.push_back(frame_of(value));
   return check_below(path, max_depth);
@@ -86,7 +98,11 @@ std::optional<std::string> check_untrusted_value(const json::value& value, std::
 
 std::optional<std::string> check_untrusted_value(const json::object& value, std::size_t max_depth) {
   if (max_depth == 0) return "nesting deeper than 0 levels at /";
-  std::vector<frame> path{frame{&value, nullptr}};
+  alignas(frame) path_room room;
+  std::pmr::monotonic_buffer_resource stack(room.data(), room.size());
+  frame_path path(&stack);
+  path.reserve(frames_on_stack);
+  path.push_back(frame{&value, nullptr});
   return check_below(path, max_depth);
 }
 
