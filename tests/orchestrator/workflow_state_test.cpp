@@ -161,6 +161,27 @@ TEST(audit_entry, a_replacement_character_counts_its_three_bytes_against_the_bou
   EXPECT_EQ(cut.raw_text_bytes, static_cast<std::int64_t>(text.size()));
 }
 
+TEST(audit_entry, the_cut_is_exact_wherever_ascii_runs_meet_the_bound) {
+  // ASCII is taken eight bytes at a time: every offset of a character after
+  // a run, near the bound, is cut as one character at a time would be.
+  for (std::size_t run = max_raw_text_bytes - 12; run <= max_raw_text_bytes + 1; ++run) {
+    for (const std::string_view character : {std::string_view("\xC3\xA9"), std::string_view("\xFF")}) {
+      const std::string_view kept_as = character == "\xFF" ? std::string_view("\xEF\xBF\xBD") : character;
+      const std::string text = std::string(run, 'x') + std::string(character) + std::string(20, 'y');
+      std::string expected(std::min(run, max_raw_text_bytes), 'x');
+      if (run + kept_as.size() <= max_raw_text_bytes) {
+        expected += kept_as;
+        expected += std::string(std::min<std::size_t>(20, max_raw_text_bytes - expected.size()), 'y');
+      }
+      audit_entry entry;
+      entry.keep_raw_text(text);
+      ASSERT_EQ(entry.raw_text, expected) << "run " << run << ", character of " << character.size() << " byte(s)";
+      const bool cut = expected.size() < text.size() + (kept_as.size() - character.size());
+      EXPECT_EQ(entry.raw_text_bytes, cut ? static_cast<std::int64_t>(text.size()) : 0) << "run " << run;
+    }
+  }
+}
+
 TEST(audit_entry, raw_text_round_trips_through_json_and_a_stored_one_is_held_to_the_bound) {
   workflow_state s = sample_state();
   s.audit[0].keep_raw_text(std::string(20000, 'x'));
