@@ -366,7 +366,7 @@ asio::awaitable<void> workflow_run::run_group(const compiled_node& n, step_outco
   } else {
     entry.confidence = merged.confidence;
     entry.explanation = merged.explanation;
-    last_group_ = std::move(merged);
+    last_group_ = std::make_unique<protocol::envelope>(std::move(merged));
   }
   entry.tool_calls = group.tool_calls;
   state_.audit.push_back(std::move(entry));

@@ -93,10 +93,10 @@ class workflow_run {
         workflow_(std::move(workflow)),
         w_(workflow_->internals()),
         state_(std::move(prepared.state)),
-        answer_(std::move(prepared.answer)),
         continuing_(prepared.continuing),
-        decision_(std::move(prepared.decision)),
         stored_(prepared.stored.has_value()),
+        answer_(std::move(prepared.answer)),
+        decision_(prepared.decision ? std::make_unique<approval_decision>(std::move(*prepared.decision)) : nullptr),
         marks_(prepared.stored.value_or(journal_marks{})),
         fence_(prepared.fence),
         interrupt_(interrupt) {
@@ -194,17 +194,22 @@ class workflow_run {
   std::shared_ptr<const compiled_workflow> workflow_;
   const compiled_workflow::impl& w_;
   workflow_state state_;
-  int last_node_ = no_node;                  // the node of the last agent step
-  std::string last_agent_;                   // whose envelope that step produced
-  std::optional<protocol::envelope> last_group_;  // a group's merged envelope
-  std::optional<std::string> answer_;             // the clarification answer a resume continues with
-  bool continuing_ = false;                       // an interrupted run continues
-  std::optional<approval_decision> decision_;     // the decision a resume continues with
-  std::shared_ptr<step_records> step_tools_;      // the tool journal of the step in flight
-  bool stored_ = false;                           // the run exists in the store (created or claimed)
-  bool lost_ = false;                             // a save was refused: the run is no longer ours
-  bool gave_up_ = false;                          // a save failed, its outcome unknown: nothing more is saved
-  bool step_in_flight_ = false;                   // begin_step started a step that did not end
+  // This object is allocated for every run; it stays within the 1,032 bytes
+  // glibc serves from its per-thread cache (a larger block costs a search
+  // of its bins and makes it consolidate its fast bins): the flags share
+  // one word with last_node_, and what only some runs have (a group's
+  // envelope, a decision to resume with) is on the heap. run_loop.cpp checks.
+  int last_node_ = no_node;        // the node of the last agent step
+  bool continuing_ = false;        // an interrupted run continues
+  bool stored_ = false;            // the run exists in the store (created or claimed)
+  bool lost_ = false;              // a save was refused: the run is no longer ours
+  bool gave_up_ = false;           // a save failed, its outcome unknown: nothing more is saved
+  bool step_in_flight_ = false;    // begin_step started a step that did not end
+  std::string last_agent_;         // whose envelope that step produced
+  std::unique_ptr<protocol::envelope> last_group_;  // a parallel group's merged envelope
+  std::optional<std::string> answer_;               // the clarification answer a resume continues with
+  std::unique_ptr<approval_decision> decision_;     // the decision a resume continues with
+  std::shared_ptr<step_records> step_tools_;        // the tool journal of the step in flight
   journal_marks marks_;                           // how much of state_ the store has
   definition_identity identity_;                  // built at the first save
   std::int64_t fence_ = 0;
