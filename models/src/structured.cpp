@@ -35,6 +35,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <memory>
 #include <cctype>
 #include <mutex>
 #include <optional>
@@ -433,8 +434,130 @@ int rejected_probes(const std::vector<attempt_record>& attempts) {
 
 }  // namespace
 
-asio::awaitable<void> detail::complete_structured_into(chat_model& model, chat_request request,
-                                                       structured_options options, structured_result& out) {
+namespace {
+
+// The request and options of a call, and the answer of the attempt in
+// flight: on the heap, so that the ladder's frame stays within what Asio
+// recycles (1,020 bytes) and malloc serves from its per-thread cache.
+struct ladder_call {
+  chat_request request;
+  structured_options options;
+  chat_result answer;
+};
+
+// A new attempt's record: how it was asked.
+attempt_record attempt_of(output_mode mode, bool strict, const chat_request& request, int number) {
+  attempt_record attempt;
+  attempt.number = number;
+  attempt.mode = mode;
+  attempt.strict = strict;
+  attempt.max_tokens = request.max_tokens;
+  return attempt;
+}
+
+// What the ladder carries from one attempt to the next.
+struct ladder_progress {
+  std::vector<attempt_record> attempts;
+  std::vector<chat_message> conversation;  // answers and re-asks so far
+  token_usage usage;
+  // The one count of attempts and the deadline, shared with the HTTP client.
+  call_budget budget;
+};
+
+// The provider refused the response format of `rung` (a probe): the attempt
+// is given back and the ladder steps down to `next`.
+void step_down(const chat_model& model, ladder& l, output_mode& mode, const detail::rung& next,
+               const std::string& rejection, const chat_request& request, ladder_progress& p) {
+  attempt_record attempt = attempt_of(mode, l.strict, request, p.budget.attempts);
+  ++p.budget.max_attempts;  // the rejected probe gives its attempt back
+  spdlog::warn("schema {}: {} rejected response_format {} ({}); stepping down to {}", l.schema_id,
+               model.provider(), rung_name({mode, l.strict}), rejection, rung_name(next));
+  attempt.reason = format_rejected_reason;
+  attempt.errors.push_back({"", "provider rejected response_format " + rung_name({mode, l.strict}) + ": " +
+                                    rejection});
+  p.attempts.push_back(std::move(attempt));
+  mode = next.mode;
+  l.strict = next.strict;
+}
+
+// Everything after an answer, outside the coroutine (whose frame g++ sizes
+// for every local and temporary of its body, for as long as it waits): the
+// answer read and recorded, then the result (true), or the request made
+// ready to ask again (false), or the failure thrown.
+bool settle_answer(ladder_call& call, output_mode mode, const ladder& l, ladder_progress& p,
+                   telemetry::span& chat_span, structured_result& out) {
+  chat_result& answer = call.answer;
+  chat_request& request = call.request;
+  const structured_options& options = call.options;
+  p.usage += answer.usage;
+  const stop_reason stop = stop_of(answer);
+  parse_result parsed = read_answer(answer, stop, l);
+  p.attempts.push_back(
+      detail::record_of(parsed, answer, stop, attempt_of(mode, l.strict, request, p.budget.attempts)));
+  const attempt_record& recorded = p.attempts.back();
+  if (chat_span.is_recording()) {
+    chat_span.set_attribute("switchboard.parser.stage", protocol::to_string(parsed.stage));
+    if (!parsed.ok()) chat_span.set_attribute("switchboard.parser.reason", recorded.reason);
+  }
+  spdlog::debug("schema {}: attempt {} ({}, stop {}) {} {}", l.schema_id, recorded.number, to_string(mode),
+                to_string(stop), protocol::to_string(parsed.stage), parsed.ok() ? "valid" : recorded.reason);
+
+  if (parsed.ok()) {
+    out = structured_result{std::move(parsed.value), std::move(p.attempts), p.usage, mode, std::move(answer)};
+    return true;
+  }
+  fail_if_final(stop, answer, l, p.attempts, p.usage);
+  const int made = p.budget.attempts - rejected_probes(p.attempts);
+  if (p.budget.attempts >= p.budget.max_attempts) {
+    fail(model_errc::structured_output_failed,
+         "schema " + l.schema_id + ": no valid answer after " + attempts_text(made) + " (last reason: " +
+             reason_with_detail(recorded) + ")",
+         l, p.attempts, p.usage, answer.text);
+  }
+  if (p.budget.deadline && std::chrono::steady_clock::now() >= *p.budget.deadline) {
+    fail(model_errc::timeout,
+         "schema " + l.schema_id + ": no valid answer after " + attempts_text(made) + " within the call's " +
+             std::to_string(options.timeout->count()) + " ms (last reason: " + reason_with_detail(recorded) + ")",
+         l, p.attempts, p.usage, answer.text);
+  }
+  if (parsed.reason == protocol::errc::truncated && stop != stop_reason::complete) {
+    // The same request with room to finish: the cut answer is not shown
+    // back to the model, it would only cost tokens.
+    const auto raised = raised_max_tokens(request, answer, options, p.usage);
+    if (!raised) {
+      fail(model_errc::token_budget_exhausted,
+           "schema " + l.schema_id + ": the answer was cut off at the token limit (truncated) after " +
+               attempts_text(made) + ", and max_tokens cannot be raised within the token budget of " +
+               std::to_string(options.token_budget) + " and max_output_tokens " +
+               std::to_string(options.max_output_tokens),
+           l, p.attempts, p.usage, answer.text);
+    }
+    spdlog::info("schema {}: answer cut off at the token limit; asking again with max_tokens {}", l.schema_id,
+                 *raised);
+    request.max_tokens = *raised;
+    return false;
+  }
+  const std::int64_t next_cost = answer.usage.prompt_tokens + answer.usage.completion_tokens;
+  if (options.token_budget > 0 && p.usage.total() + next_cost > options.token_budget) {
+    fail(model_errc::token_budget_exhausted,
+         "schema " + l.schema_id + ": token budget of " + std::to_string(options.token_budget) +
+             " exhausted after " + attempts_text(made) + " (" + std::to_string(p.usage.total()) +
+             " tokens used, a re-ask needs at least " + std::to_string(next_cost) +
+             " more; last reason: " + reason_with_detail(recorded) + ")",
+         l, p.attempts, p.usage, answer.text);
+  }
+  if (!answer.text.empty()) p.conversation.push_back({chat_role::assistant, answer.text});
+  p.conversation.push_back({chat_role::user, detail::reask_message(parsed, l.schema_id)});
+  return false;
+}
+
+}  // namespace
+
+namespace {
+
+asio::awaitable<void> run_ladder(chat_model& model, std::unique_ptr<ladder_call> call, structured_result& out) {
+  const structured_options& options = call->options;
+  chat_request& request = call->request;
   if (options.max_attempts < 1)
     throw std::invalid_argument("complete_structured: max_attempts must be at least 1 (got " +
                                 std::to_string(options.max_attempts) + ")");
@@ -444,113 +567,44 @@ asio::awaitable<void> detail::complete_structured_into(chat_model& model, chat_r
   output_mode mode = options.force_mode.value_or(model.capabilities().best_mode);
   if (mode == output_mode::json_schema) l.strict = use_strict(model, l);
 
-  std::vector<attempt_record> attempts;
-  std::vector<chat_message> conversation;  // answers and re-asks so far
-  token_usage usage;
-  // The one count of attempts and the deadline, shared with the HTTP client.
-  call_budget budget;
-  budget.max_attempts = options.max_attempts;
-  if (options.timeout) budget.deadline = std::chrono::steady_clock::now() + *options.timeout;
-  request.budget = &budget;
+  ladder_progress p;
+  p.budget.max_attempts = options.max_attempts;
+  if (options.timeout) p.budget.deadline = std::chrono::steady_clock::now() + *options.timeout;
+  request.budget = &p.budget;
   for (;;) {
-    attempt_record attempt;
-    attempt.mode = mode;
-    attempt.strict = l.strict;
-    attempt.max_tokens = request.max_tokens;
-
     // The request's chat span, left open by a traced_model below so that the
     // parser's verdict lands on it; ends with this iteration.
     telemetry::span chat_span;
     request.chat_span = &chat_span;
     request.structured_rung = mode;
-    std::optional<rung> next;
+    std::optional<detail::rung> next;
     std::string rejection;
-    chat_result answer;
-    const int sent_before = budget.attempts;
+    const int sent_before = p.budget.attempts;
     try {
-      answer = co_await ask(model, mode, request, conversation, l);
+      call->answer = co_await ask(model, mode, request, p.conversation, l);
     } catch (const model_error& error) {
-      next = rung_after_rejection(error, {mode, l.strict});
+      next = detail::rung_after_rejection(error, {mode, l.strict});
       // A forced mode keeps its rung; only strictness may be given up.
       if (!next || (options.force_mode && next->mode != mode)) throw;
       rejection = error.provider_message().empty() ? error.what() : error.provider_message();
     }
     // A model that sends nothing it counts (a double, a cache hit) answered
     // in one attempt.
-    if (budget.attempts == sent_before) ++budget.attempts;
-    attempt.number = budget.attempts;
+    if (p.budget.attempts == sent_before) ++p.budget.attempts;
     if (next) {
-      ++budget.max_attempts;  // the rejected probe gives its attempt back
-      spdlog::warn("schema {}: {} rejected response_format {} ({}); stepping down to {}", l.schema_id,
-                   model.provider(), rung_name({mode, l.strict}), rejection, rung_name(*next));
-      attempt.reason = format_rejected_reason;
-      attempt.errors.push_back({"", "provider rejected response_format " + rung_name({mode, l.strict}) +
-                                        ": " + rejection});
-      attempts.push_back(std::move(attempt));
-      mode = next->mode;
-      l.strict = next->strict;
+      step_down(model, l, mode, *next, rejection, request, p);
       continue;
     }
-
-    usage += answer.usage;
-    const stop_reason stop = stop_of(answer);
-    parse_result parsed = read_answer(answer, stop, l);
-    attempts.push_back(detail::record_of(parsed, answer, stop, attempt));
-    const attempt_record& recorded = attempts.back();
-    if (chat_span.is_recording()) {
-      chat_span.set_attribute("switchboard.parser.stage", protocol::to_string(parsed.stage));
-      if (!parsed.ok()) chat_span.set_attribute("switchboard.parser.reason", recorded.reason);
-    }
-    spdlog::debug("schema {}: attempt {} ({}, stop {}) {} {}", l.schema_id, recorded.number, to_string(mode),
-                  to_string(stop), protocol::to_string(parsed.stage), parsed.ok() ? "valid" : recorded.reason);
-
-    if (parsed.ok()) {
-      out = structured_result{std::move(parsed.value), std::move(attempts), usage, mode, std::move(answer)};
-      co_return;
-    }
-    fail_if_final(stop, answer, l, attempts, usage);
-    const int made = budget.attempts - rejected_probes(attempts);
-    if (budget.attempts >= budget.max_attempts) {
-      fail(model_errc::structured_output_failed,
-           "schema " + l.schema_id + ": no valid answer after " + attempts_text(made) + " (last reason: " +
-               reason_with_detail(recorded) + ")",
-           l, attempts, usage, answer.text);
-    }
-    if (budget.deadline && std::chrono::steady_clock::now() >= *budget.deadline) {
-      fail(model_errc::timeout,
-           "schema " + l.schema_id + ": no valid answer after " + attempts_text(made) + " within the call's " +
-               std::to_string(options.timeout->count()) + " ms (last reason: " + reason_with_detail(recorded) + ")",
-           l, attempts, usage, answer.text);
-    }
-    if (parsed.reason == protocol::errc::truncated && stop != stop_reason::complete) {
-      // The same request with room to finish: the cut answer is not shown
-      // back to the model, it would only cost tokens.
-      const auto raised = raised_max_tokens(request, answer, options, usage);
-      if (!raised) {
-        fail(model_errc::token_budget_exhausted,
-             "schema " + l.schema_id + ": the answer was cut off at the token limit (truncated) after " +
-                 attempts_text(made) + ", and max_tokens cannot be raised within the token budget of " +
-                 std::to_string(options.token_budget) + " and max_output_tokens " +
-                 std::to_string(options.max_output_tokens),
-             l, attempts, usage, answer.text);
-      }
-      spdlog::info("schema {}: answer cut off at the token limit; asking again with max_tokens {}", l.schema_id,
-                   *raised);
-      request.max_tokens = *raised;
-      continue;
-    }
-    const std::int64_t next_cost = answer.usage.prompt_tokens + answer.usage.completion_tokens;
-    if (options.token_budget > 0 && usage.total() + next_cost > options.token_budget) {
-      fail(model_errc::token_budget_exhausted,
-           "schema " + l.schema_id + ": token budget of " + std::to_string(options.token_budget) +
-               " exhausted after " + attempts_text(made) + " (" + std::to_string(usage.total()) +
-               " tokens used, a re-ask needs at least " + std::to_string(next_cost) +
-               " more; last reason: " + reason_with_detail(recorded) + ")",
-           l, attempts, usage, answer.text);
-    }
-    if (!answer.text.empty()) conversation.push_back({chat_role::assistant, answer.text});
-    conversation.push_back({chat_role::user, detail::reask_message(parsed, l.schema_id)});
+    if (settle_answer(*call, mode, l, p, chat_span, out)) co_return;
   }
+}
+
+}  // namespace
+
+asio::awaitable<void> detail::complete_structured_into(chat_model& model, chat_request request,
+                                                       structured_options options, structured_result& out) {
+  return run_ladder(model, std::make_unique<ladder_call>(ladder_call{std::move(request), std::move(options), {}}),
+                    out);
 }
 
 }  // namespace switchboard::models
