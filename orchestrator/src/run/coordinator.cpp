@@ -3,6 +3,7 @@
 
 #include "workflow_run.hpp"
 
+#include <switchboard/models/detail/structured_ladder.hpp>
 #include <switchboard/models/structured.hpp>
 #include <switchboard/protocol/coordination.hpp>
 
@@ -97,31 +98,47 @@ std::optional<std::string> workflow_run::choose_by_router(const compiled_node& n
   }
 }
 
+// The model's request for a choice among `n`'s candidates, sent through the
+// structured ladder into `answer`. A plain function: the request and its
+// options live in the ladder's call, not in the waiting coroutine's frame.
+asio::awaitable<void> workflow_run::ask_for_choice(const compiled_node& n, models::chat_model& model,
+                                                   models::structured_result& answer) {
+  models::chat_request request;
+  request.messages.push_back({models::chat_role::system, coordination_prompt_system(n)});
+  request.messages.push_back({models::chat_role::user, outputs_summary(state_, false)});
+  request.prompt_version = "coordinator@1";
+  models::structured_options so;
+  so.schema = *n.model_schema;
+  so.schema_name = "coordination_request";
+  // The invoker's limits (attempts, total time, rung) bind the hub's own calls too.
+  models::apply_call_limits(hub_->options.models.limits(), so);
+  return models::detail::complete_structured_into(model, std::move(request), std::move(so), answer);
+}
+
+// nullopt once the model's answer names a candidate, else why it cannot be used.
+std::optional<std::string> workflow_run::take_choice(const compiled_node& n, const models::structured_result& answer,
+                                                     choice& result) {
+  result.tokens = answer.usage;
+  auto parsed = protocol::read_coordination_request(answer.value, n.candidate_names);
+  if (!parsed.request) return "the model's choice was refused: " + protocol::to_string(parsed.errors);
+  result.agent = candidate_named(n, parsed.request->agent_name);
+  result.instructions = std::move(parsed.request->additional_instructions);
+  result.note = "coordinator chose '" + parsed.request->agent_name + "'";
+  return std::nullopt;
+}
+
 // nullopt once the model chose a candidate, else why it did not.
 asio::awaitable<std::optional<std::string>> workflow_run::choose_by_model(const compiled_node& n,
                                                                          models::chat_model& model,
                                                                          choice& result) {
+  models::structured_result answer;
   std::string failure;
   try {
-    models::chat_request request;
-    request.messages.push_back({models::chat_role::system, coordination_prompt_system(n)});
-    request.messages.push_back({models::chat_role::user, outputs_summary(state_, false)});
-    request.prompt_version = "coordinator@1";
-    models::structured_options so;
-    so.schema = *n.model_schema;
-    so.schema_name = "coordination_request";
-    // The invoker's limits (attempts, total time, rung) bind the hub's own calls too.
-    models::apply_call_limits(hub_->options.models.limits(), so);
-    auto answer = co_await models::complete_structured(model, std::move(request), std::move(so));
-    result.tokens = answer.usage;
-    auto parsed = protocol::read_coordination_request(answer.value, n.candidate_names);
-    if (parsed.request) {
-      result.agent = candidate_named(n, parsed.request->agent_name);
-      result.instructions = std::move(parsed.request->additional_instructions);
-      result.note = "coordinator chose '" + parsed.request->agent_name + "'";
-      co_return std::nullopt;
-    }
-    failure = "the model's choice was refused: " + protocol::to_string(parsed.errors);
+    auto ladder = ask_for_choice(n, model, answer);
+    co_await std::move(ladder);
+    auto chosen = take_choice(n, answer, result);
+    if (!chosen) co_return std::nullopt;
+    failure = std::move(*chosen);
   } catch (const models::structured_output_error& e) {
     result.tokens = e.usage();
     failure = e.what();

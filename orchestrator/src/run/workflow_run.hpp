@@ -27,6 +27,10 @@
 #include <string_view>
 #include <vector>
 
+namespace switchboard::models {
+struct structured_result;
+}
+
 namespace switchboard::orchestrator::detail {
 
 namespace asio = boost::asio;
@@ -142,6 +146,10 @@ class workflow_run {
   std::optional<std::string> choose_by_router(const compiled_node& n, choice& result);
   asio::awaitable<std::optional<std::string>> choose_by_model(const compiled_node& n, models::chat_model& model,
                                                               choice& result);
+  asio::awaitable<void> ask_for_choice(const compiled_node& n, models::chat_model& model,
+                                       models::structured_result& answer);
+  std::optional<std::string> take_choice(const compiled_node& n, const models::structured_result& answer,
+                                         choice& result);
   bool recorded_choice(const compiled_node& n, choice& chosen) const;
   asio::awaitable<void> keep_choice(const compiled_node& n, const choice& chosen);
   asio::awaitable<void> run_synthesis(const compiled_node& n, step_outcome& out);
