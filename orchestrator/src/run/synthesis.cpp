@@ -4,6 +4,7 @@
 #include "workflow_run.hpp"
 
 #include <switchboard/models/model_error.hpp>
+#include <switchboard/models/detail/structured_ladder.hpp>
 #include <switchboard/models/structured.hpp>
 
 #include <boost/asio/use_awaitable.hpp>
@@ -37,10 +38,52 @@ step_outcome workflow_run::synthesize_deterministically(const compiled_node& n) 
   return out;
 }
 
+// The synthesis model's request, sent through the structured ladder into
+// `answer`. A plain function, as for a coordinator's choice: the request
+// and its options live in the ladder's call, not in a waiting frame.
+namespace {
+
+constexpr std::string_view synthesis_prompt = "synthesis@1";  // the prompt's version, recorded with the step
+
+}  // namespace
+
+asio::awaitable<void> workflow_run::ask_for_synthesis(const compiled_node& n, models::chat_model& model,
+                                                      models::structured_result& answer) {
+  models::chat_request request;
+  request.messages.push_back(
+      {models::chat_role::system,
+       "Write the final answer for the user from the outputs of the agents below. Answer with a JSON object "
+       "{\"answer\": \"...\", \"explanation\": \"one or two sentences\", \"confidence\": 0.0-1.0}."});
+  request.messages.push_back({models::chat_role::user, outputs_summary(state_, true)});
+  request.prompt_version = synthesis_prompt;
+  models::structured_options so;
+  so.schema = *n.model_schema;
+  so.schema_name = "synthesis_answer";
+  // The invoker's limits (attempts, total time, rung) bind the hub's own calls too.
+  models::apply_call_limits(hub_->options.models.limits(), so);
+  return models::detail::complete_structured_into(model, std::move(request), std::move(so), answer);
+}
+
+// The model's synthesis as the step's envelope.
+void workflow_run::take_synthesis(const compiled_node& n, models::structured_result& answer, step_outcome& out) {
+  out.tokens = answer.usage;
+  out.raw_text = std::move(answer.last.text);
+  const auto& value = answer.value.as_object();
+  out.envelope.data["answer"] = value.at("answer");
+  out.envelope.explanation = std::string(value.at("explanation").as_string());
+  out.envelope.confidence = value.at("confidence").to_number<double>();
+  out.envelope.reasoning = "Synthesized by the model from " + std::to_string(state_.outputs.size()) + " output(s).";
+  if (auto problem = unstorable(out.envelope)) {
+    out.error = make_record("invalid_envelope", "synthesis node '" + n.name() + "': the model's answer " +
+                                                    "cannot be stored: " + *problem,
+                            false, n.name());
+  }
+}
+
 asio::awaitable<void> workflow_run::synthesize_by_model(const compiled_node& n, step_outcome& out) {
   out.agent = n.name();
   out.attempts = 1;
-  out.prompt_version = "synthesis@1";
+  out.prompt_version = synthesis_prompt;
   auto* model = hub_->options.models.find(n.definition->synthesis.model_role);
   if (!model) {
     out.error = make_record("not_configured",
@@ -49,32 +92,11 @@ asio::awaitable<void> workflow_run::synthesize_by_model(const compiled_node& n, 
                             false, n.name());
     co_return;
   }
+  models::structured_result answer;
   try {
-    models::chat_request request;
-    request.messages.push_back(
-        {models::chat_role::system,
-         "Write the final answer for the user from the outputs of the agents below. Answer with a JSON object "
-         "{\"answer\": \"...\", \"explanation\": \"one or two sentences\", \"confidence\": 0.0-1.0}."});
-    request.messages.push_back({models::chat_role::user, outputs_summary(state_, true)});
-    request.prompt_version = out.prompt_version;
-    models::structured_options so;
-    so.schema = *n.model_schema;
-    so.schema_name = "synthesis_answer";
-    // The invoker's limits (attempts, total time, rung) bind the hub's own calls too.
-    models::apply_call_limits(hub_->options.models.limits(), so);
-    auto answer = co_await models::complete_structured(*model, std::move(request), std::move(so));
-    out.tokens = answer.usage;
-    out.raw_text = std::move(answer.last.text);
-    const auto& value = answer.value.as_object();
-    out.envelope.data["answer"] = value.at("answer");
-    out.envelope.explanation = std::string(value.at("explanation").as_string());
-    out.envelope.confidence = value.at("confidence").to_number<double>();
-    out.envelope.reasoning = "Synthesized by the model from " + std::to_string(state_.outputs.size()) + " output(s).";
-    if (auto problem = unstorable(out.envelope)) {
-      out.error = make_record("invalid_envelope", "synthesis node '" + n.name() + "': the model's answer " +
-                                                      "cannot be stored: " + *problem,
-                              false, n.name());
-    }
+    auto ladder = ask_for_synthesis(n, *model, answer);
+    co_await std::move(ladder);
+    take_synthesis(n, answer, out);
   } catch (const models::model_error& e) {
     out.error = make_record(models::to_string(e.errc()), "synthesis node '" + n.name() + "': " + e.what(),
                             e.retryable(), n.name());

@@ -154,6 +154,9 @@ class workflow_run {
   asio::awaitable<void> keep_choice(const compiled_node& n, const choice& chosen);
   asio::awaitable<void> run_synthesis(const compiled_node& n, step_outcome& out);
   asio::awaitable<void> synthesize_by_model(const compiled_node& n, step_outcome& out);
+  asio::awaitable<void> ask_for_synthesis(const compiled_node& n, models::chat_model& model,
+                                          models::structured_result& answer);
+  void take_synthesis(const compiled_node& n, models::structured_result& answer, step_outcome& out);
   step_outcome synthesize_deterministically(const compiled_node& n);
 
   std::optional<protocol::error_record> check_envelope(const agents::agent& a, const protocol::envelope& e) const;
@@ -202,11 +205,12 @@ class workflow_run {
   std::shared_ptr<const compiled_workflow> workflow_;
   const compiled_workflow::impl& w_;
   workflow_state state_;
-  // This object is allocated for every run; it stays within the 1,032 bytes
-  // glibc serves from its per-thread cache (a larger block costs a search
-  // of its bins and makes it consolidate its fast bins): the flags share
-  // one word with last_node_, and what only some runs have (a group's
-  // envelope, a decision to resume with) is on the heap. run_loop.cpp checks.
+  // This object is allocated for every run; it stays within the 1,000
+  // bytes glibc serves from its per-thread cache or its small bins (a
+  // larger block costs a search of its bins and makes it consolidate its
+  // fast bins): the flags sit together after last_node_, and what only
+  // some runs have (a group's envelope, a decision to resume with) is on
+  // the heap. run_loop.cpp checks.
   int last_node_ = no_node;        // the node of the last agent step
   bool continuing_ = false;        // an interrupted run continues
   bool stored_ = false;            // the run exists in the store (created or claimed)
