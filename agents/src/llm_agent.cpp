@@ -239,8 +239,9 @@ struct llm_agent::prepared_call {
   const prompt_file* prompt = nullptr;
   std::vector<std::string> applied;  // policies that matched
   // complete_structured for this call, created but not started: the request
-  // and options live in its frame only, not also in run()'s (which lasts as
-  // long as the model call). It writes its result into run()'s frame.
+  // and options live in the ladder's call (owned by its frame), not also in
+  // run()'s frame (which lasts as long as the model call). It writes its
+  // result into run()'s frame.
   boost::asio::awaitable<void> answer;
 };
 

@@ -603,7 +603,8 @@ asio::awaitable<void> run_ladder(chat_model& model, std::unique_ptr<ladder_call>
 
 asio::awaitable<void> detail::complete_structured_into(chat_model& model, chat_request request,
                                                        structured_options options, structured_result& out) {
-  return run_ladder(model, std::make_unique<ladder_call>(ladder_call{std::move(request), std::move(options), {}}),
+  // Aggregate-initialized in place: no temporary to move the request through again.
+  return run_ladder(model, std::unique_ptr<ladder_call>(new ladder_call{std::move(request), std::move(options), {}}),
                     out);
 }
 

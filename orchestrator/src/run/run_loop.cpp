@@ -392,12 +392,12 @@ void workflow_run::stop(std::string_view node) {
 }
 
 
-// Every run allocates one workflow_run: kept within what glibc's per-thread
-// cache serves (requests up to 1,032 bytes), it costs a few instructions;
-// past it, a search of malloc's bins and a consolidation of its fast bins
-// (≈ 6,000 instructions per in-process run, bench/e2e/callgrind.sh).
+// Every run allocates one workflow_run. Up to 1,000 bytes it is served from
+// glibc's per-thread cache or, on a miss, its small bins; a larger request
+// is a large-bin one, which searches the bins and consolidates the fast
+// bins first (≈ 6,000 instructions per in-process run, bench/e2e/callgrind.sh).
 #if defined(__GLIBCXX__) && !defined(_GLIBCXX_DEBUG)
-static_assert(sizeof(workflow_run) <= 1032, "move what few runs use out of workflow_run (see its members)");
+static_assert(sizeof(workflow_run) <= 1000, "move what few runs use out of workflow_run (see its members)");
 #endif
 
 namespace {
