@@ -1,6 +1,7 @@
 // The structured-output ladder: pick a rung (native JSON Schema, strict where
 // it can be, JSON-object mode, schema in the prompt), ask, parse and
-// validate, re-ask with the validator's errors. Decisions
+// validate, re-ask with the validator's errors (the attempts' records and
+// the re-ask message are in structured_attempts.cpp). Decisions
 // (docs/adr/0008-structured-output-ladder-and-model-doubles.md, and
 // docs/structured-outputs.md):
 //  - strict schemas: sent whenever the model honours `strict` and the
@@ -56,7 +57,6 @@ using protocol::validation_error;
 
 namespace {
 
-constexpr std::size_t max_errors_in_reask = 10;
 constexpr std::size_t provider_name_limit = 64;  // OpenAI: ^[a-zA-Z0-9_-]{1,64}$
 constexpr std::string_view format_rejected_reason = "response_format_unsupported";
 
@@ -206,32 +206,6 @@ parse_result parse_answer(const std::string& text, const ladder& l, protocol::ou
   return result;
 }
 
-// --- messages ----------------------------------------------------------------
-
-}  // namespace
-
-namespace detail {
-
-std::string reask_message(const protocol::parse_result& parsed, std::string_view schema_id) {
-  const bool json_failed = parsed.stage == protocol::parse_stage::failed;
-  std::string text = json_failed
-      ? "Your previous answer could not be read as JSON (" + std::string(parsed.reason_code()) + ")"
-      : "Your previous answer is not valid against the JSON Schema \"" + std::string(schema_id) + "\" (" +
-            std::string(parsed.reason_code()) + ")";
-  text += parsed.errors.empty() ? "." : ":";
-  const std::size_t shown = std::min(parsed.errors.size(), max_errors_in_reask);
-  for (std::size_t i = 0; i < shown; ++i) text += "\n- " + parsed.errors[i].to_string();
-  if (parsed.errors.size() > shown)
-    text += "\n- ... and " + std::to_string(parsed.errors.size() - shown) + " more";
-  text += "\nReply with the corrected, complete JSON value only: no prose, no Markdown code fences.";
-  return text;
-}
-
-}  // namespace detail
-
-namespace {
-
-
 // "schema_type_error: /data/x: expected number, got string": the reason and
 // the first error of that kind.
 std::string reason_with_detail(const attempt_record& attempt) {
@@ -243,25 +217,9 @@ std::string reason_with_detail(const attempt_record& attempt) {
   return attempt.reason + ": " + match->to_string();
 }
 
-// --- the ladder --------------------------------------------------------------
-
 }  // namespace
 
 // --- how the model stopped ---------------------------------------------------
-
-namespace detail {
-
-constexpr std::size_t max_words_quoted = 500;
-
-// The model's own words for a message, cut to a readable length.
-std::string quoted_words(std::string_view words) {
-  if (words.empty()) return "(no words given)";
-  std::string out(words.substr(0, max_words_quoted));
-  if (words.size() > max_words_quoted) out += "...";
-  return "\"" + out + "\"";
-}
-
-}  // namespace detail
 
 namespace {
 
@@ -299,29 +257,6 @@ parse_result read_answer(const chat_result& answer, stop_reason stop, const ladd
   return parse_answer(answer.text, l, end);
 }
 
-}  // namespace
-
-namespace detail {
-
-// The max_tokens of the next request after a truncated answer: twice what
-// was asked (or used), within max_output_tokens and what the token budget
-// leaves once the prompt is paid again. Nothing when that is no more.
-std::optional<int> raised_max_tokens(const chat_request& request, const chat_result& answer,
-                                     const structured_options& options, const token_usage& used) {
-  const std::int64_t asked = request.max_tokens.value_or(0);
-  const std::int64_t current = std::max<std::int64_t>(asked, answer.usage.completion_tokens);
-  std::int64_t next = std::min<std::int64_t>(current > 0 ? current * 2 : 1024, options.max_output_tokens);
-  if (options.token_budget > 0) {
-    next = std::min(next, options.token_budget - used.total() - answer.usage.prompt_tokens);
-  }
-  if (next <= current) return std::nullopt;
-  return static_cast<int>(next);
-}
-
-}  // namespace detail
-
-namespace {
-
 using detail::raised_max_tokens;
 
 std::string rung_name(const detail::rung& r) {
@@ -338,37 +273,6 @@ std::string rung_name(const detail::rung& r) {
 
 }  // namespace
 
-json::object attempt_record::to_json() const {
-  constexpr std::size_t max_errors_recorded = 20;
-  // Members emplaced into a table sized once: an audit entry gets one record
-  // per model answer, and the initializer-list form builds every value twice.
-  json::object out(12);
-  out.emplace("number", number);
-  out.emplace("mode", to_string(mode));
-  out.emplace("strict", strict);
-  out.emplace("stage", protocol::to_string(stage));
-  out.emplace("reason", reason);  // "" when this attempt validated
-  auto& error_list = out.emplace("errors", json::array()).first->value().get_array();
-  if (!errors.empty()) error_list.reserve(std::min(errors.size(), max_errors_recorded + 1));
-  for (std::size_t i = 0; i < errors.size() && i < max_errors_recorded; ++i) error_list.emplace_back(errors[i].to_string());
-  if (errors.size() > max_errors_recorded)
-    error_list.emplace_back("... and " + std::to_string(errors.size() - max_errors_recorded) + " more");
-  auto& repair_list = out.emplace("repairs", json::array()).first->value().get_array();
-  for (const auto& r : repairs) repair_list.emplace_back(r);
-  out.emplace("origin", origin);
-  out.emplace("stop", to_string(stop));
-  out.emplace("finish_reason", finish_reason);
-  if (max_tokens) {
-    out.emplace("max_tokens", *max_tokens);
-  } else {
-    out.emplace("max_tokens", nullptr);
-  }
-  auto& tokens = out.emplace("usage", json::object(2)).first->value().get_object();
-  tokens.emplace("prompt_tokens", usage.prompt_tokens);
-  tokens.emplace("completion_tokens", usage.completion_tokens);
-  return out;
-}
-
 void apply_call_limits(const call_limits& limits, structured_options& options) {
   if (limits.max_attempts) options.max_attempts = *limits.max_attempts;
   if (limits.timeout) options.timeout = *limits.timeout;
@@ -383,23 +287,6 @@ asio::awaitable<structured_result> complete_structured(chat_model& model, chat_r
   co_await std::move(ladder);
   co_return out;
 }
-
-namespace detail {
-
-attempt_record record_of(const parse_result& parsed, const chat_result& answer, stop_reason stop,
-                         attempt_record attempt) {
-  attempt.stage = parsed.stage;
-  attempt.reason = std::string(parsed.reason_code());
-  attempt.errors = parsed.errors;
-  attempt.repairs = parsed.repairs;
-  attempt.origin = parsed.origin;
-  attempt.stop = stop;
-  attempt.finish_reason = answer.finish_reason;
-  attempt.usage = answer.usage;
-  return attempt;
-}
-
-}  // namespace detail
 
 namespace {
 
@@ -550,10 +437,6 @@ bool settle_answer(ladder_call& call, output_mode mode, const ladder& l, ladder_
   p.conversation.push_back({chat_role::user, detail::reask_message(parsed, l.schema_id)});
   return false;
 }
-
-}  // namespace
-
-namespace {
 
 asio::awaitable<void> run_ladder(chat_model& model, std::unique_ptr<ladder_call> call, structured_result& out) {
   const structured_options& options = call->options;
