@@ -25,6 +25,7 @@
 
 #include <algorithm>
 #include <random>
+#include <stdexcept>
 #include <string_view>
 #include <unordered_set>
 
@@ -101,9 +102,15 @@ workflow_state workflow_handle::wait() const {
 }
 
 asio::awaitable<workflow_state> workflow_handle::async_wait() const {
-  auto control = control_;
-  // g++ 12: named before co_await (README, "Development").
-  auto initiation = [control](auto handler) {
+  auto control = control_;  // the handle may go while this waits
+  auto finished = workflow_handle(control).async_done();  // g++ 12: named before co_await (README, "Development")
+  co_await std::move(finished);
+  co_return control->result();
+}
+
+// Not a coroutine: the wait is the initiation's own small frame.
+asio::awaitable<void> workflow_handle::async_done() const {
+  auto initiation = [control = control_](auto handler) {
     // The waiter resumes through its own executor, never inline on the
     // thread that finished the run.
     control->add_waiter([h = std::move(handler)]() mutable {
@@ -111,10 +118,12 @@ asio::awaitable<workflow_state> workflow_handle::async_wait() const {
       asio::post(executor, std::move(h));
     });
   };
-  auto finished = asio::async_initiate<decltype(asio::use_awaitable), void()>(std::move(initiation),
-                                                                              asio::use_awaitable);
-  co_await std::move(finished);
-  co_return control->result();
+  return asio::async_initiate<decltype(asio::use_awaitable), void()>(std::move(initiation), asio::use_awaitable);
+}
+
+workflow_state workflow_handle::result() const {
+  if (!done()) throw std::logic_error("workflow_handle::result() before the run stopped");
+  return control_->result();
 }
 
 // ---------------------------------------------------------------- hub

@@ -9,6 +9,8 @@
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/thread_pool.hpp>
 
+#include <stdexcept>
+
 namespace switchboard::orchestrator {
 namespace {
 
@@ -397,6 +399,26 @@ TEST_F(hub_test, start_returns_a_handle_that_can_be_awaited_or_cancelled) {
   EXPECT_EQ(waited.status, workflow_status::cancelled);
   EXPECT_EQ(waited.first_error()->type, "cancelled");
   cancelled.cancel();  // no-op once done
+}
+
+asio::awaitable<workflow_state> await_done_then_read(workflow_handle handle) {
+  co_await handle.async_done();
+  EXPECT_TRUE(handle.done());
+  co_return handle.result();
+}
+
+TEST_F(hub_test, a_handle_says_when_the_run_is_done_and_then_gives_its_state) {
+  add(constant_agent("slow", {{"status", "free at 10"}}, 0.9, 20ms));
+  workflow_builder wf{"flow"};
+  wf.agent("slow").otherwise("done");
+  wf.end("done");
+  auto& h = make_hub();
+  auto handle = h.start(wf.compile(registry_), json::object{});
+  EXPECT_THROW(handle.result(), std::logic_error);  // still running: no state to give yet
+  auto state = sync(await_done_then_read(handle));
+  EXPECT_EQ(state.status, workflow_status::completed);
+  EXPECT_EQ(state.latest("slow")->data.at("status"), "free at 10");
+  EXPECT_EQ(handle.result().id, state.id);  // as often as asked
 }
 
 TEST_F(hub_test, cancelling_the_awaiting_coroutine_cancels_the_workflow) {

@@ -90,10 +90,54 @@ void workflow_run::restore_last_step() {
   }
 }
 
+// The run's coroutine holds only what spans its waits: what it says at the
+// start (begin_run) and about a step that threw (fail_step) is in plain
+// functions, so their events and texts are not in its frame while a step
+// runs (g++ keeps every local and temporary of a coroutine in its frame).
 asio::awaitable<void> workflow_run::go() {
   // Cancellation is observed explicitly (cancelled_now) so the run can still
   // record and checkpoint its `cancelled` state instead of unwinding.
   co_await asio::this_coro::throw_if_cancelled(false);
+  const auto first = begin_run();
+  if (saves_now()) co_await save();
+  if (!first) {  // asked again: nothing runs
+    if (gave_up_) co_await give_up_stored_run();  // a frame only when needed
+    co_return;
+  }
+  int node = *first;
+  const bool leased = stored_ && !lost_;
+  if (leased) hub_->leases->hold();
+  while (state_.status == workflow_status::running) {
+    if (co_await cancelled_now()) {
+      stop(state_.next_node);
+      if (saves_now()) co_await save();
+      break;
+    }
+    std::exception_ptr failure;
+    try {
+      node = co_await step(node);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    if (failure) {
+      if (co_await cancelled_now()) stop(state_.next_node);
+      else fail_step(failure);
+    }
+    // Saved with the node that runs next, so a continued run never runs a
+    // completed step again.
+    if (state_.status == workflow_status::running && node != no_node) state_.next_node = w_.nodes[node].name();
+    if (saves_now()) co_await save();
+  }
+  if (leased) hub_->leases->release();
+  if (gave_up_) co_await give_up_stored_run();  // a frame only when needed
+  if (hub_->own_store && !is_paused(state_.status)) co_await forget();
+  if (hub_->options.retention) co_await prune_finished_runs();
+}
+
+// The run's start: its answer or decision applied, the event that says how
+// it starts, and the node it goes on from (no_node once it failed);
+// nullopt when a pause stands again and nothing runs.
+std::optional<int> workflow_run::begin_run() {
   state_.status = workflow_status::running;
   // Counted before the first event and saved with the state, so that the
   // next process to continue the run numbers its stretch one higher.
@@ -117,9 +161,7 @@ asio::awaitable<void> workflow_run::go() {
     e.node = state_.approval->node;
     e.question = "the pending tool calls still wait for a decision";
     emit(e);
-    if (saves_now()) co_await save();
-    if (gave_up_) co_await give_up_stored_run();  // a frame only when needed
-    co_return;
+    return std::nullopt;
   } else if (continuing_ && state_.clarification) {
     // Claimed to be answered, but the answer was never saved (the process
     // died in between): the question stands. Nothing runs; it is asked again.
@@ -128,59 +170,32 @@ asio::awaitable<void> workflow_run::go() {
     auto agent = std::move(state_.clarification->agent);
     state_.clarification.reset();
     pause(rerun, std::move(question), agent);
-    if (saves_now()) co_await save();
-    if (gave_up_) co_await give_up_stored_run();  // a frame only when needed
-    co_return;
+    return std::nullopt;
   } else if (continuing_) {
     emit(make_event(event_kind::resumed));
   } else {
     emit(make_event(event_kind::workflow_started));
   }
-  int node = w_.index_of(state_.next_node);
+  const int node = w_.index_of(state_.next_node);
   if (node == no_node) {
     fail(make_record("workflow_mismatch",
                      "workflow '" + w_.definition.name + "' has no node '" + state_.next_node + "' to continue from",
                      false));
   }
-  if (saves_now()) co_await save();
-  const bool leased = stored_ && !lost_;
-  if (leased) hub_->leases->hold();
-  while (state_.status == workflow_status::running) {
-    if (co_await cancelled_now()) {
-      stop(state_.next_node);
-      if (saves_now()) co_await save();
-      break;
-    }
-    std::exception_ptr failure;
-    try {
-      node = co_await step(node);
-    } catch (...) {
-      failure = std::current_exception();
-    }
-    if (failure) {
-      if (co_await cancelled_now()) {
-        stop(state_.next_node);
-      } else {
-        std::string what = "unknown exception";
-        try {
-          std::rethrow_exception(failure);
-        } catch (const std::exception& e) {
-          what = e.what();
-        } catch (...) {
-        }
-        fail(make_record("internal_error", "workflow '" + state_.id + "' at node '" + state_.next_node +
-                                               "': " + what, false));
-      }
-    }
-    // Saved with the node that runs next, so a continued run never runs a
-    // completed step again.
-    if (state_.status == workflow_status::running && node != no_node) state_.next_node = w_.nodes[node].name();
-    if (saves_now()) co_await save();
+  return node;
+}
+
+// A step that threw (not a cancellation): the run fails with what it said.
+void workflow_run::fail_step(const std::exception_ptr& failure) {
+  std::string what = "unknown exception";
+  try {
+    std::rethrow_exception(failure);
+  } catch (const std::exception& e) {
+    what = e.what();
+  } catch (...) {
   }
-  if (leased) hub_->leases->release();
-  if (gave_up_) co_await give_up_stored_run();  // a frame only when needed
-  if (hub_->own_store && !is_paused(state_.status)) co_await forget();
-  if (hub_->options.retention) co_await prune_finished_runs();
+  fail(make_record("internal_error", "workflow '" + state_.id + "' at node '" + state_.next_node + "': " + what,
+                   false));
 }
 
 // A step is a coroutine only around the node's run: what comes before and
@@ -410,15 +425,28 @@ asio::awaitable<workflow_state> await_run(std::unique_ptr<workflow_run> run, asi
   co_return run->take_state();
 }
 
-// Prepares the run (a claim, for a resume) and runs it; the handle gets the
-// final state, or the exception of a refused claim.
+// The run, once prepared (a claim, for a resume). A frame of its own: the
+// prepared state it is built from would otherwise stay in prepare_and_run's
+// frame for as long as the run goes (g++ keeps a coroutine's temporaries).
+asio::awaitable<std::unique_ptr<workflow_run>> build_run(std::shared_ptr<hub::impl> hub,
+                                                         std::shared_ptr<const compiled_workflow> workflow,
+                                                         asio::awaitable<prepared_run> prepare,
+                                                         const std::atomic<bool>* interrupt) {
+  auto prepared = co_await std::move(prepare);
+  co_return std::make_unique<workflow_run>(std::move(hub), std::move(workflow), std::move(prepared), interrupt);
+}
+
+void hand_over(run_control& control, workflow_run& run) { control.finish(nullptr, run.take_state()); }
+
+// Prepares the run and runs it; the handle gets the final state, or the
+// exception of a refused claim.
 asio::awaitable<void> prepare_and_run(std::shared_ptr<hub::impl> hub, std::shared_ptr<run_control> control,
                                       std::shared_ptr<const compiled_workflow> workflow,
                                       asio::awaitable<prepared_run> prepare) {
-  auto run = std::make_unique<workflow_run>(std::move(hub), std::move(workflow), co_await std::move(prepare),
-                                            &control->interrupt);
+  auto building = build_run(std::move(hub), std::move(workflow), std::move(prepare), &control->interrupt);
+  const auto run = co_await std::move(building);
   co_await run->go();
-  control->finish(nullptr, run->take_state());
+  hand_over(*control, *run);
 }
 
 }  // namespace

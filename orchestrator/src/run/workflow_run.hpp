@@ -20,6 +20,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <exception>
 #include <memory>
 #include <optional>
 #include <span>
@@ -120,6 +121,8 @@ class workflow_run {
   // a returned step_outcome is a temporary that g++ keeps in the awaiting
   // frame once per co_await, and frames are most of the memory a workflow in
   // flight holds.
+  std::optional<int> begin_run();
+  void fail_step(const std::exception_ptr& failure);
   asio::awaitable<int> step(int index);
   std::optional<int> begin_step(const compiled_node& n);
   int end_step(const compiled_node& n, step_outcome& out);

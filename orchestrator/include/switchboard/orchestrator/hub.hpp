@@ -199,6 +199,12 @@ class workflow_handle {
   // executor. The wait itself is not cancellable and does not cancel the
   // workflow; call cancel() to end the run early.
   boost::asio::awaitable<workflow_state> async_wait() const;
+  // As async_wait(), without the state: for a waiter that may wait for
+  // hours and wants no copy of the state in its frame meanwhile (the
+  // server's runs). result() then gives it.
+  boost::asio::awaitable<void> async_done() const;
+  // The state the run stopped with, or its exception. Only once done().
+  workflow_state result() const;
 
  private:
   std::shared_ptr<detail::run_control> control_;
