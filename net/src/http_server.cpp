@@ -37,6 +37,7 @@
 #include <atomic>
 #include <cctype>
 #include <map>
+#include <memory>
 #include <mutex>
 
 namespace switchboard::net {
@@ -294,11 +295,11 @@ asio::awaitable<bool> write_whole(Stream& stream, server_response& response, uns
   co_return !ec;
 }
 
-// Writes a streamed (chunked) answer; true when it went out whole, so the
-// connection can serve the next request.
+// Writes a streamed answer's head. A frame of its own: the head's fields
+// and serializer are not kept while the body streams, for hours maybe.
 template <class Stream>
-asio::awaitable<bool> write_streamed(Stream& stream, server_response& response, unsigned version, bool keep_alive,
-                                     std::chrono::milliseconds timeout) {
+asio::awaitable<bool> write_stream_head(Stream& stream, const server_response& response, unsigned version,
+                                        bool keep_alive, std::chrono::milliseconds timeout) {
   http::response<http::empty_body> head{static_cast<http::status>(response.status), version};
   for (auto& [name, value] : response.headers) head.insert(name, value);
   head.chunked(true);
@@ -306,14 +307,66 @@ asio::awaitable<bool> write_streamed(Stream& stream, server_response& response, 
   http::response_serializer<http::empty_body> serializer{head};
   lowest_tcp(stream).expires_after(timeout);
   auto [ec, n] = co_await http::async_write_header(stream, serializer, use_tuple);
-  if (ec) co_return false;
+  co_return !ec;
+}
+
+// Writes a streamed (chunked) answer; true when it went out whole, so the
+// connection can serve the next request.
+template <class Stream>
+asio::awaitable<bool> write_streamed(Stream& stream, server_response& response, unsigned version, bool keep_alive,
+                                     std::chrono::milliseconds timeout) {
+  auto writing_head = write_stream_head(stream, response, version, keep_alive, timeout);
+  if (!co_await std::move(writing_head)) co_return false;
   chunk_writer<Stream> writer(stream, lowest_tcp(stream), timeout);
   co_await response.stream(writer);
   co_await writer.finish();
   co_return !writer.broken();
 }
 
-// One connection: requests read and answered one after another.
+// The next request on a connection, with the HTTP version it came in.
+struct received_request {
+  server_request request;
+  unsigned version = 11;
+};
+
+// Reads the next request; null when the connection ends (answered first
+// when its error has an answer). A frame of its own: the parser is not
+// kept while the request is answered.
+template <class Stream>
+asio::awaitable<std::unique_ptr<received_request>> receive_request(Stream& stream, beast::flat_buffer& buffer,
+                                                                   const server_options& opts, bool started,
+                                                                   const std::string& remote) {
+  http::request_parser<http::string_body> parser;
+  parser.header_limit(static_cast<std::uint32_t>(std::min<std::size_t>(opts.max_header_bytes, UINT32_MAX)));
+  parser.body_limit(opts.max_body_bytes);
+  const auto ec = co_await read_request(stream, buffer, parser, opts.request_timeout);
+  if (ec) {
+    if (auto answer = answer_to_read_error(ec, started, opts.answer_malformed_requests))
+      co_await write_whole(stream, *answer, 11, false, opts.write_timeout);
+    co_return nullptr;
+  }
+  auto received = std::make_unique<received_request>();
+  received->version = parser.get().version();
+  received->request = to_server_request(parser.release(), remote);
+  co_return received;
+}
+
+// The handler's answer; a 500 when it threw (logged).
+asio::awaitable<server_response> answer_request(http_server::impl& server, server_request& request) {
+  try {
+    auto handling = server.handler(request);  // g++ 12: named before co_await
+    co_return co_await std::move(handling);
+  } catch (const std::exception& e) {
+    spdlog::error("http server: {} {} failed: {}", request.method, request.path, e.what());
+  } catch (...) {
+    spdlog::error("http server: {} {} failed with a non-standard exception", request.method, request.path);
+  }
+  co_return error_response(500, "internal server error");
+}
+
+// One connection: requests read and answered one after another. Only what
+// an answer needs stays in this frame while it is written (a stream may go
+// on for hours): the request goes once the handler has answered.
 template <class Stream>
 asio::awaitable<void> serve_connection(std::shared_ptr<http_server::impl> server, Stream& stream,
                                        std::string remote, std::uint64_t connection) {
@@ -329,36 +382,20 @@ asio::awaitable<void> serve_connection(std::shared_ptr<http_server::impl> server
       buffer.commit(n);
       started = true;
     }
-    http::request_parser<http::string_body> parser;
-    parser.header_limit(static_cast<std::uint32_t>(std::min<std::size_t>(opts.max_header_bytes, UINT32_MAX)));
-    parser.body_limit(opts.max_body_bytes);
-    const auto ec = co_await read_request(stream, buffer, parser, opts.request_timeout);
-    if (ec) {
-      if (auto answer = answer_to_read_error(ec, started, opts.answer_malformed_requests))
-        co_await write_whole(stream, *answer, 11, false, opts.write_timeout);
-      co_return;
-    }
-    auto message = parser.release();
+    auto receiving = receive_request(stream, buffer, opts, started, remote);
+    auto received = co_await std::move(receiving);
+    if (!received) co_return;
     // An answer may take long (a run waited for, a stream followed for
     // hours): the read buffer is not kept through it unless it holds the
     // next request's bytes.
     if (buffer.size() == 0) buffer.shrink_to_fit();
-    const unsigned version = message.version();
-    bool keep_alive = message.keep_alive();
-    auto request = to_server_request(std::move(message), remote);
-    request.connection = connection;
+    const unsigned version = received->version;
+    bool keep_alive = received->request.keep_alive;
+    received->request.connection = connection;
     lowest_tcp(stream).expires_never();
-
-    server_response response;
-    try {
-      response = co_await server->handler(request);
-    } catch (const std::exception& e) {
-      spdlog::error("http server: {} {} failed: {}", request.method, request.path, e.what());
-      response = error_response(500, "internal server error");
-    } catch (...) {
-      spdlog::error("http server: {} {} failed with a non-standard exception", request.method, request.path);
-      response = error_response(500, "internal server error");
-    }
+    auto answering = answer_request(*server, received->request);
+    server_response response = co_await std::move(answering);
+    received.reset();
     if (response.raw) {
       raw_writer<Stream> writer(stream, opts.write_timeout);
       const bool keep = co_await response.raw(writer);

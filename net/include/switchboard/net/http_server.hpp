@@ -116,7 +116,8 @@ struct server_response {
   // is sent, this writes the body piece by piece and completes when it is
   // done (`body` is ignored). A stream that went out whole leaves the
   // connection open for the next request (HTTP/1.1 keep-alive); one that
-  // did not closes it.
+  // did not closes it. The request is gone by then (a stream may last for
+  // hours): capture what the stream needs of it by value.
   std::function<boost::asio::awaitable<void>(response_stream&)> stream;
   bool close = false;  // close the connection after this response
   // Set: the server writes nothing of its own; this writes the whole answer
