@@ -15,6 +15,7 @@ namespace switchboard::server {
 
 namespace asio = boost::asio;
 namespace json = boost::json;
+namespace orch = switchboard::orchestrator;
 
 namespace {
 
@@ -400,8 +401,50 @@ asio::awaitable<net::server_response> langgraph_api::delete_run(const std::strin
   co_return empty_response(204);
 }
 
+namespace {
+
+// The SSE frames of `events` the client asked for, up to the run's end
+// record (`ended` then); `after` moves past each event.
+std::string sse_frames(const std::vector<orch::feed_event>& events, const std::vector<std::string>& modes,
+                       std::int64_t& after, bool& ended) {
+  std::string frames;
+  for (const auto& e : events) {
+    after = e.position;
+    const auto record = split_record(e.event);
+    if (record.name == end_of_run) {
+      ended = true;
+      break;
+    }
+    if (!wanted(record.name, modes)) continue;
+    frames += "event: ";
+    frames += record.name;
+    frames += "\ndata: ";
+    frames += record.data;
+    frames += "\nid: ";
+    frames += std::to_string(e.position);
+    frames += "\n\n";
+  }
+  return frames;
+}
+
+}  // namespace
+
+// After a wait that brought nothing: nullopt while the run goes on (a
+// heartbeat is due); once it has ended, what its feed holds after `after`
+// (its events were all kept before it ended; nothing means the client asked
+// from past the end, a stale Last-Event-ID), and nothing for a run gone.
+asio::awaitable<std::optional<std::vector<orch::feed_event>>> langgraph_api::left_after_end(std::string run_id,
+                                                                                           std::int64_t after) {
+  const auto record = records_.run(run_id);
+  if (!record) co_return std::vector<orch::feed_event>{};
+  if (!has_ended(record->status)) co_return std::nullopt;
+  co_return co_await runs_.feed().read(run_id, after, 256);
+}
+
 // Server-sent events from the run's feed, from position `after` on, until
-// the run's end record; a comment every heartbeat while nothing comes.
+// the run's end record; a comment every heartbeat while nothing comes. The
+// stream's frame is small (it lives as long as the stream): a run's record
+// is read in left_after_end, frames are built in sse_frames.
 net::server_response langgraph_api::stream_of(const run_record& run, std::vector<std::string> modes,
                                               std::int64_t after, bool cancel_on_disconnect) {
   net::server_response r;
@@ -410,50 +453,35 @@ net::server_response langgraph_api::stream_of(const run_record& run, std::vector
               cancel_on_disconnect](net::response_stream& out) mutable -> asio::awaitable<void> {
     bool client_gone = false;
     for (bool ended = false; !ended && !client_gone;) {
-      auto events = co_await runs_.feed().wait(run_id, after, 256, heartbeat_);
+      auto waiting = runs_.feed().wait(run_id, after, 256, heartbeat_);
+      auto events = co_await std::move(waiting);
       if (events.empty()) {
-        const auto record = records_.run(run_id);
-        if (!record) break;
-        if (has_ended(record->status)) {
-          // Its events were all kept before it ended: whatever is left is
-          // in the feed now, and nothing after `after` means the client
-          // asked from past the end (a stale Last-Event-ID).
-          events = co_await runs_.feed().read(run_id, after, 256);
-          if (events.empty()) break;
-        } else {
+        auto checking = left_after_end(run_id, after);
+        auto left = co_await std::move(checking);
+        if (!left) {
           client_gone = !co_await out.write(": heartbeat\n\n");
           continue;
         }
+        if (left->empty()) break;
+        events = std::move(*left);
       }
-      std::string frames;
-      for (const auto& e : events) {
-        after = e.position;
-        const auto record = split_record(e.event);
-        if (record.name == end_of_run) {
-          ended = true;
-          break;
-        }
-        if (!wanted(record.name, modes)) continue;
-        frames += "event: ";
-        frames += record.name;
-        frames += "\ndata: ";
-        frames += record.data;
-        frames += "\nid: ";
-        frames += std::to_string(e.position);
-        frames += "\n\n";
-      }
+      const auto frames = sse_frames(events, modes, after, ended);
       if (!frames.empty()) client_gone = !co_await out.write(frames);
     }
-    if (client_gone && cancel_on_disconnect) {
-      try {
-        const std::string action = "interrupt";  // g++ 12: named before co_await
-        co_await runs_.cancel(thread_id, run_id, action, false);
-      } catch (const api_error&) {
-        // it ended meanwhile
-      }
-    }
+    if (client_gone && cancel_on_disconnect) co_await cancel_for_gone_client(thread_id, run_id);
   };
   return r;
+}
+
+// A client gone from a stream asked with cancel_on_disconnect: its run is
+// interrupted (unless it ended meanwhile).
+asio::awaitable<void> langgraph_api::cancel_for_gone_client(std::string thread_id, std::string run_id) {
+  try {
+    const std::string action = "interrupt";  // g++ 12: named before co_await
+    co_await runs_.cancel(thread_id, run_id, action, false);
+  } catch (const api_error&) {
+    // it ended meanwhile
+  }
 }
 
 // The run's last values once it has ended ({"__error__": ...} for a

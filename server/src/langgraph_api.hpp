@@ -10,6 +10,10 @@
 #include <boost/asio/awaitable.hpp>
 
 #include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
 
 namespace switchboard::server {
 
@@ -44,6 +48,9 @@ class langgraph_api {
 
   net::server_response stream_of(const run_record& run, std::vector<std::string> modes, std::int64_t after,
                                  bool cancel_on_disconnect);
+  boost::asio::awaitable<std::optional<std::vector<orchestrator::feed_event>>> left_after_end(std::string run_id,
+                                                                                              std::int64_t after);
+  boost::asio::awaitable<void> cancel_for_gone_client(std::string thread_id, std::string run_id);
   net::server_response result_of(const run_record& run);
 
   catalog& records_;

@@ -2,6 +2,7 @@
 #include "run_events.hpp"
 
 #include "ids.hpp"
+#include "interrupt_answer.hpp"
 #include "wire.hpp"
 
 #include <switchboard/orchestrator/crash_point.hpp>
@@ -44,62 +45,6 @@ std::string text_member(const json::object& o, std::string_view key) {
   return v && v->is_string() ? std::string(v->get_string()) : std::string{};
 }
 
-
-// What a thread's pause asks: "clarification", "approval" or "".
-std::string pause_type(const thread_record& t) {
-  for (const auto& [task, list] : t.interrupts)
-    if (list.is_array())
-      for (const auto& i : list.get_array())
-        if (i.is_object())
-          if (const auto* v = i.get_object().if_contains("value"); v && v->is_object())
-            return text_member(v->get_object(), "type");
-  return {};
-}
-
-std::string interrupt_id(const thread_record& t) {
-  for (const auto& [task, list] : t.interrupts)
-    if (list.is_array())
-      for (const auto& i : list.get_array())
-        if (i.is_object()) return text_member(i.get_object(), "id");
-  return {};
-}
-
-// The resume value checked against what the pause asks; a map keyed by the
-// interrupt id is unwrapped.
-json::value checked_resume(const thread_record& t, json::value resume) {
-  const auto type = pause_type(t);
-  if (resume.is_object() && resume.get_object().size() == 1) {
-    const auto id = interrupt_id(t);
-    if (const auto* v = resume.get_object().if_contains(id)) resume = *v;
-  }
-  if (type == "clarification") {
-    if (!resume.is_string() || resume.get_string().empty())
-      throw api_error(422, "command.resume must be the answer to the question, a non-empty string");
-    return resume;
-  }
-  if (type == "approval") {
-    const auto* o = resume.if_object();
-    const auto decision = o ? text_member(*o, "decision") : std::string{};
-    if (decision != "approve" && decision != "reject")
-      throw api_error(422, "command.resume must be {\"decision\": \"approve\"|\"reject\", \"reason\": ...}");
-    if (const auto* reason = o->if_contains("reason"); reason && !reason->is_string() && !reason->is_null())
-      throw api_error(422, "command.resume.reason must be a string");
-    return resume;
-  }
-  throw api_error(409, "thread " + t.thread_id + " is not waiting for input");
-}
-
-void apply_resume(orch::resume_options& options, const json::value& resume) {
-  if (resume.is_string()) {
-    options.answer = std::string(resume.get_string());
-    return;
-  }
-  const auto& o = resume.get_object();
-  orch::approval_decision d;
-  d.approve = text_member(o, "decision") == "approve";
-  d.reason = text_member(o, "reason");
-  options.decision = d;
-}
 
 // Run and thread statuses for how a hub run stopped.
 std::pair<std::string, std::string> statuses_of(orch::workflow_status s) {
@@ -366,7 +311,7 @@ boost::asio::awaitable<void> run_engine::execute(std::string run_id) {
   const bool ended_before = !started.handle && started.ended && !started.ended->id.empty() &&
                             started.ended->status != orch::workflow_status::running;
   auto final_state = co_await follow(*run, std::move(started));
-  co_await finish(std::move(*run), *final_state, ended_before);
+  co_await finish(*run, *final_state, ended_before);
 }
 
 // The trace the hub run continues: the traceparent kept by the run that
@@ -461,11 +406,38 @@ boost::asio::awaitable<run_engine::launched> run_engine::launch(const run_record
 }
 
 // Awaits the hub run; the state it ended with (on the heap: see execute).
+// No state is held in this frame while it waits: it is read once the run
+// has stopped (stored_state for a run the hub refused).
 boost::asio::awaitable<std::unique_ptr<orch::workflow_state>> run_engine::follow(const run_record& run,
                                                                                  launched started) {
   if (!started.handle) co_return std::move(started.ended);
-  auto& handle = *started.handle;
-  auto& events = *started.events;
+  const auto handle = *started.handle;
+  heed_cancel_requests(run, handle);
+  std::string refusal;
+  auto final_state = std::unique_ptr<orch::workflow_state>();
+  try {
+    co_await handle.async_done();
+    final_state = std::make_unique<orch::workflow_state>(handle.result());
+  } catch (const orch::orchestrator_error& e) {
+    // Refused by the hub (another process answered first, the run moved
+    // on): the run ends with what is stored.
+    spdlog::warn("serve: run {}: {}", run.run_id, e.what());
+    started.events->push("error", json::object{{"error", std::string(to_string(e.errc()))}, {"message", e.what()}});
+    refusal = e.what();
+  } catch (const std::exception& e) {
+    started.events->push("error", json::object{{"error", "RunError"}, {"message", e.what()}});
+    final_state = std::make_unique<orch::workflow_state>();
+    final_state->status = orch::workflow_status::failed;
+  }
+  if (!refusal.empty()) final_state = co_await stored_state(run);
+  std::scoped_lock lock(mutex_);
+  handles_.erase(run.run_id);
+  co_return final_state;
+}
+
+// Registers the run's handle, and applies a cancel asked for before it had
+// one (or, sharing runs, before this server held the thread).
+void run_engine::heed_cancel_requests(const run_record& run, const orch::workflow_handle& handle) {
   std::string pending_action;
   bool stopping = false;
   {
@@ -474,7 +446,6 @@ boost::asio::awaitable<std::unique_ptr<orch::workflow_state>> run_engine::follow
     if (const auto it = cancel_actions_.find(run.run_id); it != cancel_actions_.end()) pending_action = it->second;
     stopping = interrupting_;
   }
-  // Sharing runs, a cancel may have been read before this server held the thread.
   if (pending_action.empty() && shares_runs()) {
     pending_action = records_.cancel_requested(run.run_id);
     std::scoped_lock lock(mutex_);
@@ -482,30 +453,17 @@ boost::asio::awaitable<std::unique_ptr<orch::workflow_state>> run_engine::follow
   }
   if (pending_action == "rollback") handle.cancel();
   else if (!pending_action.empty() || stopping) handle.interrupt();
-  auto final_state = std::make_unique<orch::workflow_state>();
-  bool refused = false;
-  try {
-    *final_state = co_await handle.async_wait();
-  } catch (const orch::orchestrator_error& e) {
-    // Refused by the hub (another process answered first, the run moved
-    // on): the run ends with what is stored.
-    spdlog::warn("serve: run {}: {}", run.run_id, e.what());
-    events.push("error", json::object{{"error", std::string(to_string(e.errc()))}, {"message", e.what()}});
-    refused = true;
-  } catch (const std::exception& e) {
-    events.push("error", json::object{{"error", "RunError"}, {"message", e.what()}});
-    final_state->status = orch::workflow_status::failed;
-  }
-  if (refused) {
-    auto& workflow = workflow_of(run.graph_id);
-    if (auto stored = co_await workflow.hub->find(run.workflow_run)) *final_state = std::move(*stored);
-  }
-  std::scoped_lock lock(mutex_);
-  handles_.erase(run.run_id);
-  co_return final_state;
 }
 
-boost::asio::awaitable<void> run_engine::finish(run_record run, const orch::workflow_state& state,
+// The hub run as stored (an empty state when there is none).
+boost::asio::awaitable<std::unique_ptr<orch::workflow_state>> run_engine::stored_state(const run_record& run) {
+  auto state = std::make_unique<orch::workflow_state>();
+  auto& workflow = workflow_of(run.graph_id);
+  if (auto stored = co_await workflow.hub->find(run.workflow_run)) *state = std::move(*stored);
+  co_return state;
+}
+
+boost::asio::awaitable<void> run_engine::finish(const run_record& run, const orch::workflow_state& state,
                                                 bool ended_before) {
   std::shared_ptr<sink> s;
   bool leave_for_restart = false;

@@ -173,7 +173,9 @@ class run_engine {
   void continue_callers_trace(const run_record& run);
   boost::asio::awaitable<std::unique_ptr<orchestrator::workflow_state>> follow(const run_record& run,
                                                                                launched started);
-  boost::asio::awaitable<void> finish(run_record run, const orchestrator::workflow_state& state,
+  void heed_cancel_requests(const run_record& run, const orchestrator::workflow_handle& handle);
+  boost::asio::awaitable<std::unique_ptr<orchestrator::workflow_state>> stored_state(const run_record& run);
+  boost::asio::awaitable<void> finish(const run_record& run, const orchestrator::workflow_state& state,
                                       bool ended_before = false);
   boost::asio::awaitable<bool> stream_has_end(const std::string& run_id);
   boost::asio::awaitable<bool> end_stream(const run_record& run, const sink* executed_by = nullptr);
