@@ -317,6 +317,11 @@ asio::awaitable<bool> write_streamed(Stream& stream, server_response& response, 
                                      std::chrono::milliseconds timeout) {
   auto writing_head = write_stream_head(stream, response, version, keep_alive, timeout);
   if (!co_await std::move(writing_head)) co_return false;
+  // Sent: nothing of the head is kept while the body streams.
+  response.headers.clear();
+  response.headers.shrink_to_fit();
+  response.body.clear();
+  response.body.shrink_to_fit();
   chunk_writer<Stream> writer(stream, lowest_tcp(stream), timeout);
   co_await response.stream(writer);
   co_await writer.finish();

@@ -413,7 +413,7 @@ boost::asio::awaitable<std::unique_ptr<orch::workflow_state>> run_engine::follow
   if (!started.handle) co_return std::move(started.ended);
   const auto handle = *started.handle;
   heed_cancel_requests(run, handle);
-  std::string refusal;
+  bool refused = false;
   auto final_state = std::unique_ptr<orch::workflow_state>();
   try {
     co_await handle.async_done();
@@ -423,13 +423,13 @@ boost::asio::awaitable<std::unique_ptr<orch::workflow_state>> run_engine::follow
     // on): the run ends with what is stored.
     spdlog::warn("serve: run {}: {}", run.run_id, e.what());
     started.events->push("error", json::object{{"error", std::string(to_string(e.errc()))}, {"message", e.what()}});
-    refusal = e.what();
+    refused = true;
   } catch (const std::exception& e) {
     started.events->push("error", json::object{{"error", "RunError"}, {"message", e.what()}});
     final_state = std::make_unique<orch::workflow_state>();
     final_state->status = orch::workflow_status::failed;
   }
-  if (!refusal.empty()) final_state = co_await stored_state(run);
+  if (refused) final_state = co_await stored_state(run);
   std::scoped_lock lock(mutex_);
   handles_.erase(run.run_id);
   co_return final_state;
