@@ -43,7 +43,7 @@ void run_control::finish(std::exception_ptr error, std::optional<workflow_state>
     std::lock_guard lock(mutex);
     finished = true;
     exception = error;
-    state = std::move(final_state);
+    if (final_state) state = std::make_unique<workflow_state>(std::move(*final_state));
     ready.swap(waiters);
   }
   finished_cv.notify_all();

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -38,7 +39,9 @@ struct run_control {
   std::condition_variable finished_cv;
   bool finished = false;
   std::exception_ptr exception;
-  std::optional<workflow_state> state;
+  // On the heap once the run stopped: a run in flight, which may wait for
+  // hours, does not keep room for a final state (~660 bytes) meanwhile.
+  std::unique_ptr<workflow_state> state;
   std::vector<boost::asio::any_completion_handler<void()>> waiters;
 };
 
