@@ -107,6 +107,23 @@ class workflow_run {
         interrupt_(interrupt) {
     if (stored_) restore_last_step();
   }
+  // In two steps, for a run whose preparation is awaited: built, go()
+  // called (its frame allocated), then begin_with() once prepared. Asio
+  // hands a frame the block the last coroutine freed if it fits, and a run
+  // waiting for hours should not sit in the block of its preparation.
+  workflow_run(std::shared_ptr<hub::impl> hub, std::shared_ptr<const compiled_workflow> workflow,
+               const std::atomic<bool>* interrupt)
+      : hub_(std::move(hub)), workflow_(std::move(workflow)), w_(workflow_->internals()), interrupt_(interrupt) {}
+  void begin_with(prepared_run prepared) {
+    state_ = std::move(prepared.state);
+    continuing_ = prepared.continuing;
+    stored_ = prepared.stored.has_value();
+    answer_ = std::move(prepared.answer);
+    if (prepared.decision) decision_ = std::make_unique<approval_decision>(std::move(*prepared.decision));
+    marks_ = prepared.stored.value_or(journal_marks{});
+    fence_ = prepared.fence;
+    if (stored_) restore_last_step();
+  }
 
   // Runs until the workflow stops; the final state stays here for
   // take_state(). No parameters (g++ 12: an argument of an awaited call is
