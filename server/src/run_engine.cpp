@@ -46,6 +46,22 @@ std::string text_member(const json::object& o, std::string_view key) {
 }
 
 
+// What a run's end needs of its record (follow, finish): its ids and the
+// thread's hub run before it. The rest (its input, metadata, times) is not
+// kept while the run goes, which may be for hours; finish() changes the
+// catalog's own record.
+void keep_what_its_end_needs(run_record& run) {
+  json::object kwargs;
+  if (const auto* previous = run.kwargs.if_contains("previous_workflow_run")) kwargs["previous_workflow_run"] = *previous;
+  run.kwargs = std::move(kwargs);
+  run.metadata = json::object();
+  run.result = nullptr;
+  for (auto* text : {&run.assistant_id, &run.created_at, &run.updated_at, &run.status, &run.multitask_strategy}) {
+    text->clear();
+    text->shrink_to_fit();
+  }
+}
+
 // Run and thread statuses for how a hub run stopped.
 std::pair<std::string, std::string> statuses_of(orch::workflow_status s) {
   switch (s) {
@@ -310,6 +326,7 @@ boost::asio::awaitable<void> run_engine::execute(std::string run_id) {
   // hold its end already (finish).
   const bool ended_before = !started.handle && started.ended && !started.ended->id.empty() &&
                             started.ended->status != orch::workflow_status::running;
+  keep_what_its_end_needs(*run);
   auto final_state = co_await follow(*run, std::move(started));
   co_await finish(*run, *final_state, ended_before);
 }
