@@ -15,7 +15,10 @@
 
 #include <switchboard/net/error.hpp>
 
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/cancellation_state.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/ssl/context.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 
@@ -32,6 +35,14 @@
 namespace switchboard::net {
 
 using http_clock = std::chrono::steady_clock;
+
+// A result as a tuple with its error code, not an exception.
+inline constexpr auto use_tuple = boost::asio::as_tuple(boost::asio::use_awaitable);
+
+// Whether the awaiting coroutine was cancelled (its cancellation state).
+inline bool cancelled(boost::asio::cancellation_state state) {
+  return state.cancelled() != boost::asio::cancellation_type::none;
+}
 
 // A request() in progress: what it asked for, and what the current attempt
 // found beyond the status and body.
