@@ -18,6 +18,7 @@
 #include <boost/beast/http/string_body.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <cctype>
 #include <charconv>
