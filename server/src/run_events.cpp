@@ -15,6 +15,7 @@
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/value_from.hpp>
 #include <spdlog/spdlog.h>
@@ -28,10 +29,16 @@ namespace asio = boost::asio;
 namespace json = boost::json;
 namespace orch = switchboard::orchestrator;
 
-void run_engine::sink::push(std::string_view name, const json::value& data) {
-  std::string record(name);
-  record.push_back('\n');
-  record += json::serialize(data);
+run_engine::sink::sink(run_engine& e, std::string id, std::string thread, const json::object& v)
+    : engine(e), run_id(std::move(id)), thread_id(std::move(thread)), values(json::serialize(v)) {}
+
+void run_engine::sink::push(std::string_view name, const json::value& data) { push_text(name, json::serialize(data)); }
+
+void run_engine::sink::push_text(std::string_view name, std::string_view json_text) {
+  std::string record;
+  record.reserve(name.size() + 1 + json_text.size());
+  record.append(name).push_back('\n');
+  record.append(json_text);
   {
     std::scoped_lock lock(mutex);
     pending.push_back(std::move(record));
@@ -124,11 +131,14 @@ void run_engine::on_event(const orch::event& e) {
   auto event_json = orch::to_json(e);
   if (e.kind == orch::event_kind::step_completed && e.envelope && !e.agent.empty()) {
     auto envelope = json::value_from(*e.envelope);
-    auto& outputs = s->values["outputs"];
+    auto parsed = json::parse(s->values);
+    auto& values = parsed.as_object();
+    auto& outputs = values["outputs"];
     if (!outputs.is_object()) outputs = json::object{};
     outputs.get_object()[e.agent] = envelope;
-    s->values["step"] = e.step;
-    s->push("values", s->values);
+    values["step"] = e.step;
+    s->values = json::serialize(values);
+    s->push_text("values", s->values);
     s->push("updates", json::object{{e.node, json::object{{e.agent, std::move(envelope)}}}});
   }
   if (e.kind == orch::event_kind::step_started || e.kind == orch::event_kind::step_completed ||

@@ -26,8 +26,7 @@ namespace switchboard::server {
 // coroutine of their own, a batch at a time, so the feed's order is the
 // events' order.
 struct run_engine::sink : std::enable_shared_from_this<run_engine::sink> {
-  sink(run_engine& e, std::string id, std::string thread, boost::json::object v)
-      : engine(e), run_id(std::move(id)), thread_id(std::move(thread)), values(std::move(v)) {}
+  sink(run_engine& e, std::string id, std::string thread, const boost::json::object& v);
 
   run_engine& engine;  // appends through it (append_to_stream)
   std::string run_id;
@@ -37,7 +36,10 @@ struct run_engine::sink : std::enable_shared_from_this<run_engine::sink> {
   // after another server held the thread is not this run's: its records are
   // refused.
   std::int64_t since = 0;
-  boost::json::object values;  // the thread's values as the run goes (touched on the workflow's strand)
+  // The thread's values as the run goes, as JSON text: a run may go for
+  // hours, and the text is a third of a Boost.JSON tree's memory. Touched
+  // on the workflow's strand.
+  std::string values;
 
   // A flushed() waiting for the drain to end: its completion, and where to
   // run it. Completed by posting, from whichever thread the drain ends on
@@ -55,6 +57,7 @@ struct run_engine::sink : std::enable_shared_from_this<run_engine::sink> {
 
   // Queues the record `name` + "\n" + `data` for the feed.
   void push(std::string_view name, const boost::json::value& data);
+  void push_text(std::string_view name, std::string_view json_text);
   // Completes once everything pushed so far is in the feed.
   boost::asio::awaitable<void> flushed();
   // Appends what is pending, all of it at once.
