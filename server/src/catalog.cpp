@@ -1,5 +1,7 @@
 #include "catalog.hpp"
 
+#include "json_fields.hpp"
+
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -21,11 +23,6 @@ namespace {
 
 constexpr std::string_view journal_key = "switchboard.serve.catalog";
 constexpr std::size_t read_batch = 1000;
-
-std::string text(const json::object& o, std::string_view key) {
-  const auto* v = o.if_contains(key);
-  return v && v->is_string() ? std::string(v->get_string()) : std::string{};
-}
 
 json::object object(const json::object& o, std::string_view key) {
   const auto* v = o.if_contains(key);
@@ -50,10 +47,10 @@ json::object to_json(const assistant_record& a) {
 }
 
 assistant_record assistant_from(const json::object& o) {
-  return {.assistant_id = text(o, "assistant_id"), .graph_id = text(o, "graph_id"), .name = text(o, "name"),
-          .description = text(o, "description"), .config = object(o, "config"), .context = object(o, "context"),
-          .metadata = object(o, "metadata"), .created_at = text(o, "created_at"),
-          .updated_at = text(o, "updated_at"), .system = false, .version = version_of(o)};
+  return {.assistant_id = text_field(o, "assistant_id"), .graph_id = text_field(o, "graph_id"), .name = text_field(o, "name"),
+          .description = text_field(o, "description"), .config = object(o, "config"), .context = object(o, "context"),
+          .metadata = object(o, "metadata"), .created_at = text_field(o, "created_at"),
+          .updated_at = text_field(o, "updated_at"), .system = false, .version = version_of(o)};
 }
 
 json::object to_json(const thread_record& t) {
@@ -64,9 +61,9 @@ json::object to_json(const thread_record& t) {
 }
 
 thread_record thread_from(const json::object& o) {
-  return {.thread_id = text(o, "thread_id"), .created_at = text(o, "created_at"),
-          .updated_at = text(o, "updated_at"), .metadata = object(o, "metadata"), .status = text(o, "status"),
-          .graph_id = text(o, "graph_id"), .workflow_run = text(o, "workflow_run"), .values = value(o, "values"),
+  return {.thread_id = text_field(o, "thread_id"), .created_at = text_field(o, "created_at"),
+          .updated_at = text_field(o, "updated_at"), .metadata = object(o, "metadata"), .status = text_field(o, "status"),
+          .graph_id = text_field(o, "graph_id"), .workflow_run = text_field(o, "workflow_run"), .values = value(o, "values"),
           .interrupts = object(o, "interrupts"), .version = version_of(o)};
 }
 
@@ -79,10 +76,10 @@ json::object to_json(const run_record& r) {
 }
 
 run_record run_from(const json::object& o) {
-  return {.run_id = text(o, "run_id"), .thread_id = text(o, "thread_id"), .assistant_id = text(o, "assistant_id"),
-          .graph_id = text(o, "graph_id"), .status = text(o, "status"), .created_at = text(o, "created_at"),
-          .updated_at = text(o, "updated_at"), .metadata = object(o, "metadata"), .kwargs = object(o, "kwargs"),
-          .multitask_strategy = text(o, "multitask_strategy"), .workflow_run = text(o, "workflow_run"),
+  return {.run_id = text_field(o, "run_id"), .thread_id = text_field(o, "thread_id"), .assistant_id = text_field(o, "assistant_id"),
+          .graph_id = text_field(o, "graph_id"), .status = text_field(o, "status"), .created_at = text_field(o, "created_at"),
+          .updated_at = text_field(o, "updated_at"), .metadata = object(o, "metadata"), .kwargs = object(o, "kwargs"),
+          .multitask_strategy = text_field(o, "multitask_strategy"), .workflow_run = text_field(o, "workflow_run"),
           .result = value(o, "result"), .version = version_of(o)};
 }
 
@@ -117,8 +114,8 @@ void keep_newest(std::map<std::string, Record>& records, const Key& id, Record i
 // gives that text again, without building the record twice. (Reading it
 // back with unpack() fills in what an older writer left out.)
 kept_record kept_from_journal(const json::object& record, bool is_run) {
-  return {.json = json::serialize(record), .version = version_of(record), .thread_id = text(record, "thread_id"),
-          .status = is_run ? text(record, "status") : std::string()};
+  return {.json = json::serialize(record), .version = version_of(record), .thread_id = text_field(record, "thread_id"),
+          .status = is_run ? text_field(record, "status") : std::string()};
 }
 
 }  // namespace
@@ -156,29 +153,29 @@ std::vector<std::pair<std::string, std::string>> catalog::apply(const std::vecto
       continue;
     }
     const auto& o = parsed.get_object();
-    const auto kind = text(o, "kind");
+    const auto kind = text_field(o, "kind");
     static const json::object no_record;
     const auto* in_entry = o.if_contains("record");
     const auto& record = in_entry && in_entry->is_object() ? in_entry->get_object() : no_record;
     if (kind == "assistant") {
-      keep_newest(assistants_, text(record, "assistant_id"), assistant_from(record));
+      keep_newest(assistants_, text_field(record, "assistant_id"), assistant_from(record));
     } else if (kind == "thread") {
-      keep_newest(threads_, text(record, "thread_id"), kept_from_journal(record, false));
+      keep_newest(threads_, text_field(record, "thread_id"), kept_from_journal(record, false));
     } else if (kind == "run") {
-      keep_run(text(record, "run_id"), kept_from_journal(record, true));
+      keep_run(text_field(record, "run_id"), kept_from_journal(record, true));
     } else if (kind == "run_cancel") {
-      const auto id = text(o, "id");
+      const auto id = text_field(o, "id");
       if (runs_.contains(id)) {
-        cancels_[id] = text(o, "action");
-        cancels_read.emplace_back(id, text(o, "action"));
+        cancels_[id] = text_field(o, "action");
+        cancels_read.emplace_back(id, text_field(o, "action"));
       }
     } else if (kind == "thread_deleted") {
-      const auto id = text(o, "id");
+      const auto id = text_field(o, "id");
       threads_.erase(id);
       erase_runs_where([&](const kept_record& r) { return r.thread_id == id; });
     } else if (kind == "run_deleted") {
-      erase_run_now(text(o, "id"));
-      cancels_.erase(text(o, "id"));
+      erase_run_now(text_field(o, "id"));
+      cancels_.erase(text_field(o, "id"));
     }
   }
   return cancels_read;

@@ -1,5 +1,6 @@
 #include "interrupt_answer.hpp"
 
+#include "json_fields.hpp"
 #include "run_engine.hpp"
 
 #include <string>
@@ -12,11 +13,6 @@ namespace orch = switchboard::orchestrator;
 
 namespace {
 
-std::string text_of(const json::object& o, std::string_view key) {
-  const auto* v = o.if_contains(key);
-  return v && v->is_string() ? std::string(v->get_string()) : std::string{};
-}
-
 // What a thread's pause asks: "clarification", "approval" or "".
 std::string pause_type(const thread_record& t) {
   for (const auto& [task, list] : t.interrupts)
@@ -24,7 +20,7 @@ std::string pause_type(const thread_record& t) {
       for (const auto& i : list.get_array())
         if (i.is_object())
           if (const auto* v = i.get_object().if_contains("value"); v && v->is_object())
-            return text_of(v->get_object(), "type");
+            return text_field(v->get_object(), "type");
   return {};
 }
 
@@ -32,7 +28,7 @@ std::string interrupt_id(const thread_record& t) {
   for (const auto& [task, list] : t.interrupts)
     if (list.is_array())
       for (const auto& i : list.get_array())
-        if (i.is_object()) return text_of(i.get_object(), "id");
+        if (i.is_object()) return text_field(i.get_object(), "id");
   return {};
 }
 
@@ -51,7 +47,7 @@ json::value checked_resume(const thread_record& t, json::value resume) {
   }
   if (type == "approval") {
     const auto* o = resume.if_object();
-    const auto decision = o ? text_of(*o, "decision") : std::string{};
+    const auto decision = o ? text_field(*o, "decision") : std::string{};
     if (decision != "approve" && decision != "reject")
       throw api_error(422, "command.resume must be {\"decision\": \"approve\"|\"reject\", \"reason\": ...}");
     if (const auto* reason = o->if_contains("reason"); reason && !reason->is_string() && !reason->is_null())
@@ -68,8 +64,8 @@ void apply_resume(orch::resume_options& options, const json::value& resume) {
   }
   const auto& o = resume.get_object();
   orch::approval_decision d;
-  d.approve = text_of(o, "decision") == "approve";
-  d.reason = text_of(o, "reason");
+  d.approve = text_field(o, "decision") == "approve";
+  d.reason = text_field(o, "reason");
   options.decision = d;
 }
 

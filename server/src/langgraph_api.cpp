@@ -1,6 +1,7 @@
 #include "langgraph_api.hpp"
 
 #include "ids.hpp"
+#include "json_fields.hpp"
 #include "wire.hpp"
 
 #include <boost/json/parse.hpp>
@@ -55,11 +56,6 @@ json::object body_object(const net::server_request& request) {
   if (parsed.is_null()) return {};
   if (!parsed.is_object()) throw api_error(422, "the request body must be a JSON object");
   return std::move(parsed.get_object());
-}
-
-std::string text_of(const json::object& o, std::string_view key) {
-  const auto* v = o.if_contains(key);
-  return v && v->is_string() ? std::string(v->get_string()) : std::string{};
 }
 
 std::size_t size_of(const json::object& o, std::string_view key, std::size_t fallback) {
@@ -230,22 +226,22 @@ asio::awaitable<net::server_response> langgraph_api::route(net::server_request& 
 
 asio::awaitable<net::server_response> langgraph_api::create_assistant(const net::server_request& request) {
   auto body = body_object(request);
-  const auto graph = text_of(body, "graph_id");
+  const auto graph = text_field(body, "graph_id");
   if (graph.empty()) throw api_error(422, "graph_id is required");
   auto& w = runs_.workflow_of(graph);
-  auto id = text_of(body, "assistant_id");
+  auto id = text_field(body, "assistant_id");
   if (id.empty()) id = random_uuid();
   if (!is_uuid(id)) throw api_error(422, "assistant_id must be a UUID");
   if (auto existing = records_.assistant(id)) {
-    if (text_of(body, "if_exists") == "do_nothing") co_return json_response(to_wire(*existing));
+    if (text_field(body, "if_exists") == "do_nothing") co_return json_response(to_wire(*existing));
     throw api_error(409, "Assistant " + id + " already exists");
   }
   assistant_record a;
   a.assistant_id = id;
   a.graph_id = w.graph_id;
-  a.name = text_of(body, "name");
+  a.name = text_field(body, "name");
   if (a.name.empty()) a.name = w.graph_id;
-  a.description = text_of(body, "description");
+  a.description = text_field(body, "description");
   for (auto [key, slot] : {std::pair{"config", &a.config}, {"context", &a.context}, {"metadata", &a.metadata}})
     if (const auto* v = body.if_contains(key); v && v->is_object()) *slot = v->get_object();
   a.created_at = a.updated_at = now_iso8601();
@@ -255,7 +251,7 @@ asio::awaitable<net::server_response> langgraph_api::create_assistant(const net:
 
 net::server_response langgraph_api::search_assistants(const net::server_request& request) {
   const auto body = body_object(request);
-  const auto graph = text_of(body, "graph_id");
+  const auto graph = text_field(body, "graph_id");
   json::object filter;
   if (const auto* v = body.if_contains("metadata"); v && v->is_object()) filter = v->get_object();
   std::vector<assistant_record> found;
@@ -271,11 +267,11 @@ net::server_response langgraph_api::search_assistants(const net::server_request&
 
 asio::awaitable<net::server_response> langgraph_api::create_thread(const net::server_request& request) {
   auto body = body_object(request);
-  auto id = text_of(body, "thread_id");
+  auto id = text_field(body, "thread_id");
   if (id.empty()) id = random_uuid();
   if (!is_uuid(id)) throw api_error(422, "thread_id must be a UUID");
   if (auto existing = records_.thread(id)) {
-    if (text_of(body, "if_exists") == "do_nothing") co_return json_response(to_wire(*existing));
+    if (text_field(body, "if_exists") == "do_nothing") co_return json_response(to_wire(*existing));
     throw api_error(409, "Thread " + id + " already exists");
   }
   thread_record t;
@@ -290,7 +286,7 @@ asio::awaitable<net::server_response> langgraph_api::create_thread(const net::se
 
 net::server_response langgraph_api::search_threads(const net::server_request& request) {
   const auto body = body_object(request);
-  const auto status = text_of(body, "status");
+  const auto status = text_field(body, "status");
   json::object filter;
   if (const auto* v = body.if_contains("metadata"); v && v->is_object()) filter = v->get_object();
   std::vector<thread_record> found;
@@ -334,7 +330,7 @@ asio::awaitable<net::server_response> langgraph_api::create_run(std::string thre
   const auto modes = modes_of(body.if_contains("stream_mode"));
   const bool stateless = request.path.starts_with("/runs");
   if (stateless) body["if_not_exists"] = "create";
-  const bool cancel_on_disconnect = text_of(body, "on_disconnect") == "cancel";
+  const bool cancel_on_disconnect = text_field(body, "on_disconnect") == "cancel";
   // The caller's trace (W3C Trace Context) continues in the run's spans.
   // g++ 12: named before co_await (README, "Development").
   std::string traceparent(request.header("traceparent").value_or(std::string_view{}));

@@ -3,6 +3,7 @@
 
 #include "ids.hpp"
 #include "interrupt_answer.hpp"
+#include "json_fields.hpp"
 #include "wire.hpp"
 
 #include <switchboard/orchestrator/crash_point.hpp>
@@ -40,10 +41,6 @@ const json::value* member(const json::object& o, std::string_view key) {
   return v && !v->is_null() ? v : nullptr;
 }
 
-std::string text_member(const json::object& o, std::string_view key) {
-  const auto* v = member(o, key);
-  return v && v->is_string() ? std::string(v->get_string()) : std::string{};
-}
 
 
 // What a run's end needs of its record (follow, finish): its ids and the
@@ -122,7 +119,7 @@ std::shared_ptr<run_engine::sink> run_engine::open_sink(const run_record& run, j
 
 boost::asio::awaitable<run_record> run_engine::create(std::string thread_id, json::object body, std::string traceparent,
                                                       std::string tracestate) {
-  const auto assistant = text_member(body, "assistant_id");
+  const auto assistant = text_field(body, "assistant_id");
   if (assistant.empty()) throw api_error(422, "assistant_id is required");
   auto& workflow = workflow_of(assistant);
 
@@ -136,7 +133,7 @@ boost::asio::awaitable<run_record> run_engine::create(std::string thread_id, jso
       throw api_error(422, "command.goto and command.update are not supported; use command.resume");
   }
   if (input && !resume.is_null()) throw api_error(422, "give input or command.resume, not both");
-  auto strategy = text_member(body, "multitask_strategy");
+  auto strategy = text_field(body, "multitask_strategy");
   if (strategy.empty()) strategy = "enqueue";
   if (strategy != "reject" && strategy != "enqueue" && strategy != "interrupt" && strategy != "rollback")
     throw api_error(422, "multitask_strategy must be reject, enqueue, interrupt or rollback");
@@ -144,7 +141,7 @@ boost::asio::awaitable<run_record> run_engine::create(std::string thread_id, jso
   // Sharing runs, the route read what the other servers did (langgraph_api::route).
   auto thread = records_.thread(thread_id);
   if (!thread) {
-    if (text_member(body, "if_not_exists") != "create") throw api_error(404, "Thread " + thread_id + " not found");
+    if (text_field(body, "if_not_exists") != "create") throw api_error(404, "Thread " + thread_id + " not found");
     if (!is_uuid(thread_id)) throw api_error(422, "thread_id must be a UUID");
     thread_record fresh;
     fresh.thread_id = thread_id;
@@ -337,8 +334,8 @@ boost::asio::awaitable<void> run_engine::execute(std::string run_id) {
 void run_engine::continue_callers_trace(const run_record& run) {
   const auto starter = run.run_id == run.workflow_run ? std::optional<run_record>(run) : records_.run(run.workflow_run);
   if (!starter) return;
-  const auto traceparent = text_member(starter->kwargs, "traceparent");
-  const auto tracestate = text_member(starter->kwargs, "tracestate");
+  const auto traceparent = text_field(starter->kwargs, "traceparent");
+  const auto tracestate = text_field(starter->kwargs, "tracestate");
   if (traceparent.empty()) return;
   if (const auto caller = telemetry::parse_traceparent(traceparent, tracestate))
     tracing_->continue_trace(run.workflow_run, *caller);
@@ -535,7 +532,7 @@ boost::asio::awaitable<void> run_engine::finish(const run_record& run, const orc
   }
   const auto thread_after = records_.change_thread(run.thread_id, [&](thread_record& t) {
     if (action == "rollback") {
-      t.workflow_run = text_member(run.kwargs, "previous_workflow_run");
+      t.workflow_run = text_field(run.kwargs, "previous_workflow_run");
       t.status = "idle";
       return true;
     }
