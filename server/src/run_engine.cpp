@@ -258,7 +258,8 @@ boost::asio::awaitable<run_record> run_engine::create(std::string thread_id, jso
       std::scoped_lock lock(mutex_);
       // Recorded now the new run is written: the displaced run, still
       // starting (no handle yet), finds it when it gets one (follow).
-      if (threads_[thread_id].active == displaced) cancel_actions_[displaced] = strategy;
+      if (const auto slot = threads_.find(thread_id); slot != threads_.end() && slot->second.active == displaced)
+        cancel_actions_[displaced] = strategy;
       if (const auto it = handles_.find(displaced); it != handles_.end()) handle = it->second;
     }
     if (handle) {

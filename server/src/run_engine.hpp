@@ -233,7 +233,7 @@ class run_engine {
   std::shared_ptr<host::workflow_tracer> tracing_;
 
   mutable std::mutex mutex_;
-  std::map<std::string, thread_slot> threads_;                   // by thread id
+  std::map<std::string, thread_slot> threads_;                   // by thread id, while it has a run active or waiting
   std::map<std::string, std::shared_ptr<sink>> sinks_;           // by hub run id
   std::map<std::string, orchestrator::workflow_handle> handles_;  // by API run id
   std::map<std::string, std::string> cancel_actions_;            // by API run id

@@ -52,9 +52,8 @@ boost::asio::awaitable<void> run_engine::cancel(std::string thread_id, std::stri
   std::optional<orch::workflow_handle> handle;
   {
     std::scoped_lock lock(mutex_);
-    auto& slot = threads_[thread_id];
-    if (const auto it = std::ranges::find(slot.waiting, run_id); it != slot.waiting.end()) {
-      slot.waiting.erase(it);
+    if (const auto slot = threads_.find(thread_id);
+        slot != threads_.end() && std::erase(slot->second.waiting, run_id) > 0) {
       was_waiting = true;
     } else {
       cancel_actions_[run_id] = action;
@@ -81,8 +80,14 @@ void run_engine::start_next(const std::string& thread_id) {
   std::string next;
   {
     std::scoped_lock lock(mutex_);
-    auto& slot = threads_[thread_id];
-    if (!slot.active.empty() || slot.waiting.empty() || shutting_down_) return;
+    const auto it = threads_.find(thread_id);
+    if (it == threads_.end() || !it->second.active.empty()) return;
+    auto& slot = it->second;
+    if (slot.waiting.empty()) {  // idle: its slot goes, or every thread ever run would keep one
+      threads_.erase(it);
+      return;
+    }
+    if (shutting_down_) return;
     next = slot.waiting.front();
     slot.waiting.erase(slot.waiting.begin());
     slot.active = next;
