@@ -83,20 +83,71 @@ run_record run_from(const json::object& o) {
           .result = value(o, "result"), .version = version_of(o)};
 }
 
-kept_record kept(const thread_record& t) {
-  return {.json = json::serialize(to_json(t)), .version = t.version, .thread_id = t.thread_id, .status = {}};
-}
-kept_record kept(const run_record& r) {
-  return {.json = json::serialize(to_json(r)), .version = r.version, .thread_id = r.thread_id, .status = r.status};
+// The member of a record kept apart (kept_record::values).
+std::string_view values_key(bool is_run) { return is_run ? "result" : "values"; }
+
+constexpr std::string_view interrupts_task_key = "interrupts_task";
+
+// A thread's interrupts that are its values' `__interrupt__` under one task
+// (as a run leaves them): kept as that task's id, not a second copy.
+void fold_interrupts(json::object& thread) {
+  const auto* interrupts = thread.if_contains("interrupts");
+  const auto* values = thread.if_contains("values");
+  if (!interrupts || !interrupts->is_object() || interrupts->get_object().size() != 1 || !values ||
+      !values->is_object())
+    return;
+  const auto* asked = values->get_object().if_contains("__interrupt__");
+  const auto& [task, list] = *interrupts->get_object().begin();
+  if (!asked || *asked != list) return;
+  json::string task_id(task);  // copied: erase() moves the object's members
+  thread.erase("interrupts");
+  thread[interrupts_task_key] = std::move(task_id);
 }
 
-// The catalog wrote every kept text itself: it is always an object.
-json::object object_of(const kept_record& k) { return json::parse(k.json).as_object(); }
+void unfold_interrupts(json::object& thread, const json::value& values) {
+  const auto* task = thread.if_contains(interrupts_task_key);
+  if (!task) return;
+  json::object interrupts;
+  const auto* asked = values.is_object() ? values.get_object().if_contains("__interrupt__") : nullptr;
+  if (task->is_string() && asked) interrupts[task->get_string()] = *asked;
+  thread.erase(interrupts_task_key);
+  thread["interrupts"] = std::move(interrupts);
+}
+
+// `record` (to_json() of a thread or run, or one read from the journal) in
+// the form the catalog keeps.
+kept_record kept_form(json::object record, bool is_run) {
+  kept_record k{.json = {}, .values = nullptr, .version = version_of(record),
+                .thread_id = text_field(record, "thread_id"), .unconfirmed = false,
+                .status = is_run ? text_field(record, "status") : std::string()};
+  if (!is_run) fold_interrupts(record);
+  const auto key = values_key(is_run);
+  if (const auto* values = record.if_contains(key)) {
+    if (!values->is_null()) k.values = std::make_shared<const std::string>(json::serialize(*values));
+    record.erase(key);
+  }
+  k.json = json::serialize(record);
+  return k;
+}
+
+kept_record kept(const thread_record& t) { return kept_form(to_json(t), false); }
+kept_record kept(const run_record& r) { return kept_form(to_json(r), true); }
+
+// The record again as to_json() wrote it. The catalog wrote every kept text
+// itself: it is always an object.
+json::object full_form(const kept_record& k, bool is_run) {
+  auto parsed = json::parse(k.json);
+  auto& record = parsed.as_object();
+  auto values = k.values ? json::parse(*k.values) : json::value(nullptr);
+  if (!is_run) unfold_interrupts(record, values);
+  record[values_key(is_run)] = std::move(values);
+  return std::move(record);
+}
 
 template <class Record>
 Record unpack(const kept_record& k) {
-  if constexpr (std::is_same_v<Record, thread_record>) return thread_from(object_of(k));
-  else return run_from(object_of(k));
+  if constexpr (std::is_same_v<Record, thread_record>) return thread_from(full_form(k, false));
+  else return run_from(full_form(k, true));
 }
 
 // Keeps `incoming` unless the map holds a newer version of it. Of two equal
@@ -107,15 +158,6 @@ void keep_newest(std::map<std::string, Record>& records, const Key& id, Record i
   const auto it = records.find(id);
   if (it == records.end()) records.emplace(id, std::move(incoming));
   else if (it->second.version <= incoming.version) it->second = std::move(incoming);
-}
-
-// A thread or run record read from the journal, kept as its own text: it
-// was written as to_json() of its record, so serializing what was parsed
-// gives that text again, without building the record twice. (Reading it
-// back with unpack() fills in what an older writer left out.)
-kept_record kept_from_journal(const json::object& record, bool is_run) {
-  return {.json = json::serialize(record), .version = version_of(record), .thread_id = text_field(record, "thread_id"),
-          .status = is_run ? text_field(record, "status") : std::string()};
 }
 
 }  // namespace
@@ -160,9 +202,15 @@ std::vector<std::pair<std::string, std::string>> catalog::apply(const std::vecto
     if (kind == "assistant") {
       keep_newest(assistants_, text_field(record, "assistant_id"), assistant_from(record));
     } else if (kind == "thread") {
-      keep_newest(threads_, text_field(record, "thread_id"), kept_from_journal(record, false));
+      const auto id = text_field(record, "thread_id");
+      auto thread = kept_form(record, false);
+      share_values(thread, id, false);
+      keep_newest(threads_, id, std::move(thread));
     } else if (kind == "run") {
-      keep_run(text_field(record, "run_id"), kept_from_journal(record, true));
+      const auto id = text_field(record, "run_id");
+      auto run = kept_form(record, true);
+      share_values(run, id, true);
+      keep_run(id, std::move(run));
     } else if (kind == "run_cancel") {
       const auto id = text_field(o, "id");
       if (runs_.contains(id)) {
@@ -192,6 +240,28 @@ void catalog::keep_run(const std::string& id, kept_record run) {
   if (is_terminal_status(run.status)) cancels_.erase(id);
   index_run(run.thread_id, id);
   keep_newest(runs_, id, std::move(run));
+}
+
+void catalog::share_values(kept_record& k, const std::string& id, bool is_run) const {
+  if (!k.values) return;
+  const auto took = [&](const std::map<std::string, kept_record>& records, const std::string& key) {
+    const auto it = records.find(key);
+    if (it == records.end() || !it->second.values || *it->second.values != *k.values) return false;
+    k.values = it->second.values;
+    return true;
+  };
+  if (took(is_run ? runs_ : threads_, id)) return;
+  if (is_run) {
+    took(threads_, k.thread_id);
+    return;
+  }
+  // A thread's values are those of a run that just ended: among its newest
+  // (run ids are time-ordered).
+  const auto runs = runs_by_thread_.find(id);
+  if (runs == runs_by_thread_.end()) return;
+  int looked = 0;
+  for (auto run = runs->second.rbegin(); run != runs->second.rend() && looked < 4; ++run, ++looked)
+    if (took(runs_, *run)) return;
 }
 
 void catalog::index_run(const std::string& thread_id, const std::string& run_id) {
@@ -377,25 +447,32 @@ void store_next_version(std::map<std::string, Record>& records, const std::strin
   slot = r;
 }
 
-template <class Record>
-void keep_next_version(std::map<std::string, kept_record>& records, const std::string& id, Record& r) {
+// `share` gives the kept form its values text kept already (share_values),
+// before the form replaces the record's current version.
+template <class Record, class Share>
+void keep_next_version(std::map<std::string, kept_record>& records, const std::string& id, Record& r,
+                       const Share& share) {
   auto& slot = records[id];
   r.version = slot.version + 1;
-  slot = kept(r);
-  slot.unconfirmed = true;
+  auto next = kept(r);
+  share(next);
+  next.unconfirmed = true;
+  slot = std::move(next);
 }
 
-template <class Record, class Change>
+template <class Record, class Change, class Share>
 std::optional<Record> change_kept(std::map<std::string, kept_record>& records, const std::string& id,
-                                  const Change& change) {
+                                  const Change& change, const Share& share) {
   const auto it = records.find(id);
   if (it == records.end()) return std::nullopt;
   auto record = unpack<Record>(it->second);
   if (!change(record)) return std::nullopt;
   record.version = it->second.version + 1;
   record.updated_at = now_iso8601();
-  it->second = kept(record);
-  it->second.unconfirmed = true;
+  auto next = kept(record);
+  share(next);
+  next.unconfirmed = true;
+  it->second = std::move(next);
   return record;
 }
 
@@ -445,7 +522,7 @@ boost::asio::awaitable<void> catalog::save(thread_record t) {
   {
     std::scoped_lock lock(mutex_);
     before = find_kept<thread_record>(threads_, t.thread_id);
-    keep_next_version(threads_, t.thread_id, t);
+    keep_next_version(threads_, t.thread_id, t, [&](kept_record& k) { share_values(k, t.thread_id, false); });
   }
   try {
     co_await write(t);
@@ -461,7 +538,11 @@ void catalog::restore_unwritten(const thread_record& written, const std::optiona
   std::scoped_lock lock(mutex_);
   const auto it = threads_.find(written.thread_id);
   if (it == threads_.end() || it->second.version != written.version || !it->second.unconfirmed) return;
-  if (before) it->second = kept(*before);
+  if (before) {
+    auto restored = kept(*before);
+    share_values(restored, written.thread_id, false);
+    it->second = std::move(restored);
+  }
   else threads_.erase(it);
 }
 
@@ -522,7 +603,7 @@ boost::asio::awaitable<void> catalog::save(run_record r) {
   {
     std::scoped_lock lock(mutex_);
     index_run(r.thread_id, r.run_id);
-    keep_next_version(runs_, r.run_id, r);
+    keep_next_version(runs_, r.run_id, r, [&](kept_record& k) { share_values(k, r.run_id, true); });
   }
   co_await write(r);
 }
@@ -540,12 +621,13 @@ boost::asio::awaitable<void> catalog::erase_run(const std::string& id) {
 std::optional<thread_record> catalog::change_thread(const std::string& id,
                                                    const std::function<bool(thread_record&)>& change) {
   std::scoped_lock lock(mutex_);
-  return change_kept<thread_record>(threads_, id, change);
+  return change_kept<thread_record>(threads_, id, change,
+                                    [&](kept_record& k) { share_values(k, id, false); });
 }
 
 std::optional<run_record> catalog::change_run(const std::string& id, const std::function<bool(run_record&)>& change) {
   std::scoped_lock lock(mutex_);
-  return change_kept<run_record>(runs_, id, change);
+  return change_kept<run_record>(runs_, id, change, [&](kept_record& k) { share_values(k, id, true); });
 }
 
 boost::asio::awaitable<void> catalog::write(const thread_record& t) {
@@ -563,7 +645,7 @@ boost::asio::awaitable<void> catalog::write(const std::optional<run_record>& r, 
 run_record catalog::keep(run_record r) {
   std::scoped_lock lock(mutex_);
   index_run(r.thread_id, r.run_id);
-  keep_next_version(runs_, r.run_id, r);
+  keep_next_version(runs_, r.run_id, r, [&](kept_record& k) { share_values(k, r.run_id, true); });
   return r;
 }
 

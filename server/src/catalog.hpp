@@ -85,8 +85,15 @@ struct run_record {
 // A thread or a run as the catalog keeps it: the JSON text of its record,
 // about a third of the memory of its Boost.JSON tree. Most records are kept
 // far more than they are read (parked and finished runs).
+//
+// The largest part, a thread's values or a run's result, is kept apart:
+// a run that ended and its thread hold the same values, and so do two
+// versions of a thread whose status alone changed; each such text is kept
+// once and shared. A thread's interrupts, when they are its values'
+// `__interrupt__` (as a run leaves them), are kept as their task id only.
 struct kept_record {
-  std::string json;
+  std::string json;                           // the record without its values or result
+  std::shared_ptr<const std::string> values;  // a thread's values or a run's result (null: JSON null)
   std::int64_t version = 0;
   std::string thread_id;  // a run's thread, for the lookups by thread
   bool unconfirmed = false;  // changed here and not read back from the journal yet
@@ -171,6 +178,9 @@ class catalog {
   void announce(const std::vector<std::pair<std::string, std::string>>& cancels) const;
   void drop_runs_of_deleted_threads();
   void keep_run(const std::string& id, kept_record run);  // under mutex_
+  // Under mutex_: `k` (of the thread or run `id`) takes an equal values text
+  // kept already, by its record's current version or its thread or run.
+  void share_values(kept_record& k, const std::string& id, bool is_run) const;
   // Under mutex_: runs_by_thread_ follows runs_ (a run's thread never changes).
   void index_run(const std::string& thread_id, const std::string& run_id);
   void erase_runs_where(const std::function<bool(const kept_record&)>& doomed);

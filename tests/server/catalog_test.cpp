@@ -292,6 +292,88 @@ TEST_F(catalog_test, a_change_is_kept_whole_and_versioned) {
   EXPECT_EQ(kept->interrupts.at("task-1").at(0).at("value"), "When?");
 }
 
+// A paused run's end as run_engine::finish writes it: the run's result and
+// the thread's values are the same values, the thread's interrupts its
+// values' `__interrupt__`. Kept apart and shared in memory, each reads back
+// whole, here and after a restart, and the journal holds whole records.
+TEST_F(catalog_test, a_paused_runs_end_reads_back_whole_here_and_after_a_restart) {
+  const json::array asked{json::object{{"id", "i-1"}, {"value", json::object{{"question", "When?"}}}}};
+  const json::value values = json::object{{"step", 1}, {"status", "awaiting_clarification"}, {"__interrupt__", asked}};
+  auto t = a_thread("70000000-0000-4000-8000-00000000000d");
+  await(records_.save(t));
+  const auto r = a_run("01900000-0000-7000-8000-00000000000d", t.thread_id, now_iso8601());
+  await(records_.save(r));
+
+  const auto run_end = records_.change_run(r.run_id, [&](run_record& changed) {
+    changed.status = "success";
+    changed.result = values;
+    return true;
+  });
+  const auto thread_end = records_.change_thread(t.thread_id, [&](thread_record& changed) {
+    changed.status = "interrupted";
+    changed.values = values;
+    changed.interrupts["task-1"] = asked;
+    return true;
+  });
+  ASSERT_TRUE(run_end && thread_end);
+  await(records_.write(run_end, thread_end));
+  // A later change of the thread's status alone keeps its values.
+  await(records_.write(*records_.change_thread(t.thread_id, [](thread_record& changed) {
+    changed.metadata["seen"] = true;
+    return true;
+  })));
+
+  const auto back = reloaded();
+  for (const catalog* c : {&records_, back.get()}) {
+    const auto thread = c->thread(t.thread_id);
+    ASSERT_TRUE(thread);
+    EXPECT_EQ(thread->values, values);
+    EXPECT_EQ(json::value(thread->interrupts), (json::object{{"task-1", asked}}));
+    EXPECT_EQ(thread->status, "interrupted");
+    EXPECT_EQ(thread->metadata.at("seen"), true);
+    EXPECT_EQ(thread->version, 3);
+    const auto run = c->run(r.run_id);
+    ASSERT_TRUE(run);
+    EXPECT_EQ(run->result, values);
+    EXPECT_EQ(run->status, "success");
+    EXPECT_EQ(run->version, 2);
+  }
+  // Another server reads the journal: every entry is the whole record.
+  const auto entries = await(feed_->read(journal, 0, 100));
+  const auto last = json::parse(entries.back().event).as_object().at("record").as_object();
+  EXPECT_EQ(last.at("values"), values);
+  EXPECT_EQ(last.at("interrupts"), (json::object{{"task-1", asked}}));
+  EXPECT_FALSE(last.contains("interrupts_task"));
+}
+
+// Interrupts that are not the values' `__interrupt__` under one task are
+// kept as they are.
+TEST_F(catalog_test, interrupts_other_than_the_values_own_are_kept_as_they_are) {
+  const json::array asked{json::object{{"id", "i-1"}, {"value", "When?"}}};
+  const json::array other{json::object{{"id", "i-2"}, {"value", "Where?"}}};
+  const std::vector<std::pair<json::value, json::object>> cases{
+      {json::object{{"__interrupt__", asked}}, json::object{{"task-1", other}}},
+      {json::object{{"__interrupt__", asked}}, json::object{{"task-1", asked}, {"task-2", other}}},
+      {json::object{{"step", 2}}, json::object{{"task-1", asked}}},
+      {nullptr, json::object{{"task-1", asked}}},
+      {json::object{{"__interrupt__", asked}}, json::object{}},
+  };
+  int n = 0;
+  for (const auto& [values, interrupts] : cases) {
+    auto t = a_thread("70000000-0000-4000-8000-0000000001" + std::to_string(10 + n++));
+    t.values = values;
+    t.interrupts = interrupts;
+    await(records_.save(t));
+    const auto back = reloaded();
+    for (const catalog* c : {&records_, back.get()}) {
+      const auto kept = c->thread(t.thread_id);
+      ASSERT_TRUE(kept);
+      EXPECT_EQ(kept->values, values);
+      EXPECT_EQ(json::value(kept->interrupts), json::value(interrupts)) << json::serialize(values);
+    }
+  }
+}
+
 TEST(catalog_without_journal, keeps_records_and_writes_nothing_to_the_feed) {
   auto feed = orch::make_in_memory_event_feed();
   catalog records(feed, false);
