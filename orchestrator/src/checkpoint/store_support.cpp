@@ -1,10 +1,7 @@
 #include <switchboard/orchestrator/store_support.hpp>
 
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/strand.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
@@ -229,12 +226,57 @@ void throw_claim_not_held(std::string_view feed_name, const std::string& workflo
                     std::nullopt);
 }
 
-struct feed_wakeups::waiter {
-  explicit waiter(const asio::any_io_executor& executor) : strand(asio::make_strand(executor)) {}
-  asio::strand<asio::any_io_executor> strand;
-  asio::steady_timer* timer = nullptr;  // on strand, while sleeping
-  bool woken = false;                   // on strand
+// A waiter's timer, in its sleeping coroutine's frame. The wait starts
+// under the wakeups' lock and wake() cancels the timer under it: a wake-up
+// before the wait ends it at once, none falls between, and the timer needs
+// no strand of its own (it is only ever touched under that lock).
+struct sleeper {
+  asio::steady_timer* timer;
+  bool woken = false;
 };
+
+namespace {
+
+// Under the wakeups' lock.
+void wake(sleeper& s) {
+  s.woken = true;
+  s.timer->cancel();
+}
+
+// Until `s`'s timer expires, `s` is woken, or the awaiting coroutine is
+// cancelled (its slot reaches the timer).
+auto sleep_until_woken(std::mutex& mutex, sleeper& s) {
+  auto start_waiting = [&mutex, &s](auto handler) {
+    std::lock_guard lock(mutex);
+    if (s.woken) s.timer->expires_at(std::chrono::steady_clock::now());
+    s.timer->async_wait(std::move(handler));
+  };
+  auto token = asio::as_tuple(asio::use_awaitable);
+  return asio::async_initiate<decltype(token), void(boost::system::error_code)>(std::move(start_waiting), token);
+}
+
+// Takes a sleeper out of its wakeups' list when its sleep ends, or when its
+// coroutine is destroyed unfinished (its io_context went away), so no
+// wake-up reaches a timer that is gone.
+template <class Waiters>
+class registration {
+ public:
+  registration(std::mutex& mutex, Waiters& waiters, typename Waiters::iterator entry)
+      : mutex_(mutex), waiters_(waiters), entry_(entry) {}
+  registration(const registration&) = delete;
+  registration& operator=(const registration&) = delete;
+  ~registration() {
+    std::lock_guard lock(mutex_);
+    waiters_.erase(entry_);
+  }
+
+ private:
+  std::mutex& mutex_;
+  Waiters& waiters_;
+  typename Waiters::iterator entry_;
+};
+
+}  // namespace
 
 asio::awaitable<std::vector<feed_event>> feed_wakeups::wait_for_events(
     std::string workflow_id, std::chrono::milliseconds timeout, std::chrono::milliseconds poll,
@@ -258,71 +300,33 @@ asio::awaitable<std::vector<feed_event>> feed_wakeups::wait_for_events(
   }
 }
 
-namespace {
-
-// On the waiter's strand, where wake() cancels its timer: until `until`,
-// or until woken (the feed's and the queue's waiters alike).
-template <class Waiter>
-asio::awaitable<void> sleep_on_strand(std::shared_ptr<Waiter> w, std::chrono::steady_clock::time_point until) {
-  asio::steady_timer timer(w->strand, until);
-  w->timer = &timer;
-  if (!w->woken) co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
-  w->timer = nullptr;
-}
-
-}  // namespace
-
-asio::awaitable<void> feed_wakeups::sleep(const std::string& workflow_id, std::uint64_t seen,
+asio::awaitable<void> feed_wakeups::sleep(std::string_view workflow_id, std::uint64_t seen,
                                           std::chrono::steady_clock::time_point until) {
-  auto w = std::make_shared<waiter>(co_await asio::this_coro::executor);
-  std::multimap<std::string, std::shared_ptr<waiter>, std::less<>>::iterator entry;
+  asio::steady_timer timer(co_await asio::this_coro::executor, until);
+  sleeper s{&timer};
+  decltype(waiters_)::iterator entry;
   {
     std::lock_guard lock(mutex_);
     // An append between the caller's read and now: read again at once.
     if (notified_ != seen) co_return;
-    entry = waiters_.emplace(workflow_id, w);
+    entry = waiters_.emplace(workflow_id, &s);
   }
-  auto sleeping = asio::co_spawn(w->strand, sleep_on_strand(w, until), asio::use_awaitable);
-  co_await std::move(sleeping);
-  std::lock_guard lock(mutex_);
-  waiters_.erase(entry);
+  const registration unregister(mutex_, waiters_, entry);
+  co_await sleep_until_woken(mutex_, s);
 }
-
-namespace {
-
-// Wakes `w` on its strand. Called under the wakeups' lock, while `w` is
-// registered, hence while its wait (and so its io_context) is alive: a
-// copy held past the lock could be the last reference to the waiter after
-// its io_context is gone, and destroy its strand there.
-template <class Waiter>
-void wake(const std::shared_ptr<Waiter>& w) {
-  asio::post(w->strand, [w] {
-    w->woken = true;
-    if (w->timer != nullptr) w->timer->cancel();
-  });
-}
-
-}  // namespace
 
 void feed_wakeups::notify(std::string_view workflow_id) {
   std::lock_guard lock(mutex_);
   ++notified_;
   auto [first, last] = waiters_.equal_range(workflow_id);
-  for (auto it = first; it != last; ++it) wake(it->second);
+  for (auto it = first; it != last; ++it) wake(*it->second);
 }
 
 void feed_wakeups::notify_all() {
   std::lock_guard lock(mutex_);
   ++notified_;
-  for (auto& [id, w] : waiters_) wake(w);
+  for (auto& [id, s] : waiters_) wake(*s);
 }
-
-struct queue_wakeups::waiter {
-  explicit waiter(const asio::any_io_executor& executor) : strand(asio::make_strand(executor)) {}
-  asio::strand<asio::any_io_executor> strand;
-  asio::steady_timer* timer = nullptr;  // on strand, while sleeping
-  bool woken = false;                   // on strand
-};
 
 void queue_wakeups::looking() {
   std::lock_guard lock(mutex_);
@@ -333,8 +337,9 @@ asio::awaitable<void> queue_wakeups::wait(std::chrono::milliseconds timeout) {
   using clock = std::chrono::steady_clock;
   // A timeout too long to add to now() waits for ever.
   const auto until = timeout >= std::chrono::hours(24 * 365) ? clock::time_point::max() : clock::now() + timeout;
-  auto w = std::make_shared<waiter>(co_await asio::this_coro::executor);
-  std::list<std::shared_ptr<waiter>>::iterator entry;
+  asio::steady_timer timer(co_await asio::this_coro::executor, until);
+  sleeper s{&timer};
+  decltype(waiters_)::iterator entry;
   {
     std::lock_guard lock(mutex_);
     // A run may have become ready since the queue last looked: look again now.
@@ -342,19 +347,18 @@ asio::awaitable<void> queue_wakeups::wait(std::chrono::milliseconds timeout) {
       seen_ = notified_;
       co_return;
     }
-    entry = waiters_.insert(waiters_.end(), w);
+    entry = waiters_.insert(waiters_.end(), &s);
   }
-  auto sleeping = asio::co_spawn(w->strand, sleep_on_strand(w, until), asio::use_awaitable);
-  co_await std::move(sleeping);
+  const registration unregister(mutex_, waiters_, entry);
+  co_await sleep_until_woken(mutex_, s);
   std::lock_guard lock(mutex_);
-  waiters_.erase(entry);
   seen_ = notified_;
 }
 
 void queue_wakeups::notify() {
   std::lock_guard lock(mutex_);
   ++notified_;
-  for (auto& w : waiters_) wake(w);  // under the lock: see wake()
+  for (auto* s : waiters_) wake(*s);
 }
 
 }  // namespace switchboard::orchestrator::store_support

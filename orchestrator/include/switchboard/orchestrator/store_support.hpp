@@ -96,8 +96,12 @@ void check_feed_claim(std::string_view feed_name, const std::string& workflow_id
                                        const feed_claim& claim);
 
 // Wakes the wait()s of a feed when an append arrives in this process. A
-// waiter sleeps on a timer of its own strand; notify() cancels it there, so
-// nothing spins and nothing races on the timer.
+// waiter sleeps on a timer of its own; its wait starts under the wakeups'
+// lock and notify() cancels the timer under it, so nothing spins, nothing
+// races on the timer and no wake-up falls between a read and the sleep.
+// A waiter of feed_wakeups or queue_wakeups, while it sleeps (store_support.cpp).
+struct sleeper;
+
 class feed_wakeups {
  public:
   // The wait() of every feed: calls `read` and, while it returns nothing,
@@ -116,15 +120,15 @@ class feed_wakeups {
   void notify_all();
 
  private:
-  struct waiter;
   // Sleeps until notified, `until`, or cancelled; at once when an append
   // came after `seen` (the count of notifies when the caller last read).
-  boost::asio::awaitable<void> sleep(const std::string& workflow_id, std::uint64_t seen,
+  // `workflow_id` outlives the sleep (wait_for_events' own).
+  boost::asio::awaitable<void> sleep(std::string_view workflow_id, std::uint64_t seen,
                                      std::chrono::steady_clock::time_point until);
 
   std::mutex mutex_;
   std::uint64_t notified_ = 0;  // appends seen in this process, all runs
-  std::multimap<std::string, std::shared_ptr<waiter>, std::less<>> waiters_;
+  std::multimap<std::string_view, sleeper*, std::less<>> waiters_;  // while they sleep
 };
 
 // Wakes the wait_for_ready()s of a run queue when a run may have become
@@ -132,7 +136,7 @@ class feed_wakeups {
 // a run (looking(), at the start of every claim_next()), so an enqueue
 // that lands between a claim that found nothing and the wait that follows
 // still ends that wait; at its timeout; or when cancelled. Waiters sleep as
-// feed_wakeups' do: a timer on a strand of their own.
+// feed_wakeups' do.
 class queue_wakeups {
  public:
   // claim_next() is about to look: what was notified before is seen.
@@ -144,12 +148,10 @@ class queue_wakeups {
   void notify();
 
  private:
-  struct waiter;
-
   std::mutex mutex_;
   std::uint64_t notified_ = 0;  // notify() calls
   std::uint64_t seen_ = 0;      // notified_ when the queue last looked
-  std::list<std::shared_ptr<waiter>> waiters_;
+  std::list<sleeper*> waiters_;  // while they sleep
 };
 
 }  // namespace switchboard::orchestrator::store_support
