@@ -118,7 +118,7 @@ void unfold_interrupts(json::object& thread, const json::value& values) {
 // the form the catalog keeps.
 kept_record kept_form(json::object record, bool is_run) {
   kept_record k{.json = {}, .values = nullptr, .version = version_of(record),
-                .thread_id = text_field(record, "thread_id"), .unconfirmed = false,
+                .thread_id = is_run ? text_field(record, "thread_id") : std::string(), .unconfirmed = false,
                 .status = is_run ? text_field(record, "status") : std::string()};
   if (!is_run) fold_interrupts(record);
   const auto key = values_key(is_run);

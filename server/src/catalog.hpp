@@ -95,7 +95,7 @@ struct kept_record {
   std::string json;                           // the record without its values or result
   std::shared_ptr<const std::string> values;  // a thread's values or a run's result (null: JSON null)
   std::int64_t version = 0;
-  std::string thread_id;  // a run's thread, for the lookups by thread
+  std::string thread_id;  // a run's thread, for the lookups by thread (a thread's: "", its key says it)
   bool unconfirmed = false;  // changed here and not read back from the journal yet
   std::string status;     // a run's, for the sweep of runs with work left (unparsed)
 };
