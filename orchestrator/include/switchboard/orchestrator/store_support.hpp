@@ -95,13 +95,13 @@ void check_feed_claim(std::string_view feed_name, const std::string& workflow_id
 [[noreturn]] void throw_claim_not_held(std::string_view feed_name, const std::string& workflow_id,
                                        const feed_claim& claim);
 
+// A waiter of feed_wakeups or queue_wakeups, while it sleeps (store_support.cpp).
+struct sleeper;
+
 // Wakes the wait()s of a feed when an append arrives in this process. A
 // waiter sleeps on a timer of its own; its wait starts under the wakeups'
 // lock and notify() cancels the timer under it, so nothing spins, nothing
 // races on the timer and no wake-up falls between a read and the sleep.
-// A waiter of feed_wakeups or queue_wakeups, while it sleeps (store_support.cpp).
-struct sleeper;
-
 class feed_wakeups {
  public:
   // The wait() of every feed: calls `read` and, while it returns nothing,
