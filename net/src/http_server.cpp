@@ -102,6 +102,7 @@ struct http_server::impl : std::enable_shared_from_this<http_server::impl> {
   std::uint16_t port = 0;
   std::atomic<bool> stopped{false};
   std::atomic<std::size_t> connections{0};
+  std::atomic<std::size_t> streams{0};  // streamed bodies being written
   std::atomic<std::uint64_t> accepted{0};
   std::mutex closers_mutex;
   std::uint64_t next_connection = 0;
@@ -312,9 +313,21 @@ asio::awaitable<bool> write_stream_head(Stream& stream, const server_response& r
 
 // Writes a streamed (chunked) answer; true when it went out whole, so the
 // connection can serve the next request.
+// Counts a streamed body while it is written, however its stream ends.
+class open_stream {
+ public:
+  explicit open_stream(std::atomic<std::size_t>& count) : count_(count) { ++count_; }
+  open_stream(const open_stream&) = delete;
+  open_stream& operator=(const open_stream&) = delete;
+  ~open_stream() { --count_; }
+
+ private:
+  std::atomic<std::size_t>& count_;
+};
+
 template <class Stream>
 asio::awaitable<bool> write_streamed(Stream& stream, server_response& response, unsigned version, bool keep_alive,
-                                     std::chrono::milliseconds timeout) {
+                                     std::chrono::milliseconds timeout, std::atomic<std::size_t>& open_streams) {
   auto writing_head = write_stream_head(stream, response, version, keep_alive, timeout);
   if (!co_await std::move(writing_head)) co_return false;
   // Sent: nothing of the head is kept while the body streams.
@@ -323,7 +336,10 @@ asio::awaitable<bool> write_streamed(Stream& stream, server_response& response, 
   response.body.clear();
   response.body.shrink_to_fit();
   chunk_writer<Stream> writer(stream, lowest_tcp(stream), timeout);
-  co_await response.stream(writer);
+  {
+    const open_stream counted(open_streams);
+    co_await response.stream(writer);
+  }
   co_await writer.finish();
   co_return !writer.broken();
 }
@@ -411,7 +427,7 @@ asio::awaitable<void> serve_connection(std::shared_ptr<http_server::impl> server
     if (response.stream) {
       // HTTP/1.1 chunking frames the body, so the connection outlives it.
       const bool whole = co_await write_streamed(stream, response, version, keep_alive && version >= 11,
-                                                 opts.write_timeout);
+                                                 opts.write_timeout, server->streams);
       if (!whole || !keep_alive || version < 11 || server->stopped) co_return;
       continue;
     }
@@ -539,6 +555,7 @@ http_server::~http_server() { stop(); }
 std::uint16_t http_server::port() const noexcept { return impl_->port; }
 const server_options& http_server::options() const noexcept { return impl_->options; }
 std::size_t http_server::open_connections() const noexcept { return impl_->connections; }
+std::size_t http_server::open_streams() const noexcept { return impl_->streams; }
 std::uint64_t http_server::accepted_connections() const noexcept { return impl_->accepted; }
 
 void http_server::start() { asio::co_spawn(impl_->acceptor_strand, impl_->accept_loop(), asio::detached); }

@@ -94,25 +94,11 @@ struct agent_server::impl {
     }
     net::server_response r;
     r.headers = {{"Content-Type", "text/plain; version=0.0.4; charset=utf-8"}};
-    r.body = metrics->render(waiting_runs(), sources);
+    r.body = metrics->render(http ? http->open_streams() : 0, waiting_runs(), sources);
     // The OpenTelemetry instruments, named as OpenTelemetry maps them to
     // Prometheus (gen_ai_client_token_usage, switchboard_workflow_runs_total, ...).
     r.body += telemetry::render_prometheus(options.metrics->meter()->collect());
     return r;
-  }
-
-  // Counts the stream while it is open.
-  void count_stream(net::server_response& r) {
-    r.stream = [inner = std::move(r.stream), m = metrics](net::response_stream& out) -> asio::awaitable<void> {
-      m->stream_opened();
-      try {
-        co_await inner(out);
-      } catch (...) {
-        m->stream_closed();
-        throw;
-      }
-      m->stream_closed();
-    };
   }
 
   bool authorized(const net::server_request& request) const {
@@ -202,7 +188,6 @@ struct agent_server::impl {
       r = co_await api->handle(request);
     }
     metrics->count_request(request.method, route_label(request.path), r.status);
-    if (r.stream) count_stream(r);
     if (origin) {
       r.headers.emplace_back("Access-Control-Allow-Origin", *origin);
       r.headers.emplace_back("Access-Control-Expose-Headers",

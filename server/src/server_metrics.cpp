@@ -100,7 +100,7 @@ void server_metrics::count_request(std::string_view method, std::string_view rou
   ++requests_[{std::string(method), std::string(route), status}];
 }
 
-std::string server_metrics::render(const std::map<std::string, std::int64_t>& waiting,
+std::string server_metrics::render(std::size_t open_streams, const std::map<std::string, std::int64_t>& waiting,
                                    const std::vector<labelled_source>& sources) const {
   page p;
   {
@@ -112,7 +112,7 @@ std::string server_metrics::render(const std::map<std::string, std::int64_t>& wa
                static_cast<double>(n));
   }
   p.family("switchboard_serve_open_streams", "gauge", "Event streams open now.");
-  p.sample("switchboard_serve_open_streams", {}, static_cast<double>(open_streams_.load()));
+  p.sample("switchboard_serve_open_streams", {}, static_cast<double>(open_streams));
   p.family("switchboard_serve_waiting_runs", "gauge", "Runs waiting for a person, by what they wait for.");
   for (const auto& [kind, n] : waiting) p.sample("switchboard_serve_waiting_runs", {{"kind", kind}}, static_cast<double>(n));
 

@@ -11,7 +11,7 @@
 
 #include <switchboard/protocol/metrics.hpp>
 
-#include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -29,21 +29,19 @@ std::string route_label(std::string_view path);
 class server_metrics final {
  public:
   void count_request(std::string_view method, std::string_view route, int status);
-  void stream_opened() noexcept { ++open_streams_; }
-  void stream_closed() noexcept { --open_streams_; }
 
-  // The page; `waiting` are the pauses waiting now by kind
+  // The page; `open_streams` the event streams open now (the HTTP
+  // server's count); `waiting` are the pauses waiting now by kind
   // ("clarification", "approval"); the samples of `sources` are added
   // with a label naming the workflow each belongs to, except those an
   // instrument covers.
   using labelled_source = std::pair<std::string, const protocol::metrics_source*>;
-  std::string render(const std::map<std::string, std::int64_t>& waiting,
+  std::string render(std::size_t open_streams, const std::map<std::string, std::int64_t>& waiting,
                      const std::vector<labelled_source>& sources) const;
 
  private:
   mutable std::mutex mutex_;
   std::map<std::tuple<std::string, std::string, int>, std::uint64_t> requests_;  // (method, route, status)
-  std::atomic<std::int64_t> open_streams_{0};
 };
 
 }  // namespace switchboard::server

@@ -2,6 +2,8 @@
 // throw, streams, stop(). The fixture and helpers: http_server_fixture.hpp.
 #include "http_server_fixture.hpp"
 
+#include <atomic>
+
 namespace switchboard::net {
 namespace {
 using namespace server_testing;
@@ -395,6 +397,38 @@ TEST_F(HttpServer, AStreamArrivesChunkedInOrderAndTheConnectionServesTheNextRequ
   EXPECT_EQ(second.get().body(), "data: one\n\ndata: two\n\ndata: three\n\n");
   EXPECT_FALSE(second.get().keep_alive());
   EXPECT_TRUE(closed_by_server(socket, buffer));
+}
+
+// open_streams() counts a streamed body from its first call until it
+// returns or throws (the /metrics gauge of open streams reads it).
+TEST_F(HttpServer, AStreamIsCountedOpenUntilItReturnsOrThrows) {
+  std::atomic<bool> release{false};
+  running_server server({}, [&release](server_request& request) -> asio::awaitable<server_response> {
+    server_response answer = answer_with(200, "", {{"Content-Type", "text/event-stream"}});
+    const bool throws = request.path == "/throws";
+    answer.stream = [&release, throws](response_stream& out) -> asio::awaitable<void> {
+      if (!co_await out.write("data: first\n\n")) co_return;
+      asio::steady_timer timer(co_await asio::this_coro::executor);
+      while (!release) {
+        timer.expires_after(2ms);
+        co_await timer.async_wait(asio::use_awaitable);
+      }
+      if (throws) throw std::runtime_error("the stream failed");
+    };
+    co_return answer;
+  });
+  EXPECT_EQ(server->open_streams(), 0u);
+
+  for (const char* path : {"/returns", "/throws"}) {
+    release = false;
+    auto socket = connect(server.port());
+    http::write(socket, make_request(http::verb::get, path));
+    wait_until([&] { return server->open_streams() == 1; });
+    EXPECT_EQ(server->open_streams(), 1u) << path;
+    release = true;
+    wait_until([&] { return server->open_streams() == 0; });
+    EXPECT_EQ(server->open_streams(), 0u) << path;
+  }
 }
 
 TEST_F(HttpServer, AStreamWhoseClientStopsReadingIsCutOffAndOthersAreServed) {

@@ -284,6 +284,30 @@ TEST_F(gated_test, a_join_after_the_last_event_of_a_finished_run_ends_at_once) {
   }
 }
 
+// /metrics counts a stream while it is open: a join-stream of a held run is
+// counted until the run ends and the stream with it.
+TEST_F(gated_test, metrics_count_a_stream_while_it_is_open) {
+  const auto open_streams = [&] {
+    const auto page = get(port(), "/metrics");
+    EXPECT_EQ(page.status, 200);
+    for (const char* n : {"0", "1", "2"})
+      if (page.body.find(std::string("\nswitchboard_serve_open_streams ") + n + "\n") != std::string::npos)
+        return std::stoi(n);
+    return -1;
+  };
+  EXPECT_EQ(open_streams(), 0);
+  const auto thread = new_thread();
+  const auto run = start_run(thread);
+  std::thread joining([&] { get(port(), "/threads/" + thread + "/runs/" + run + "/stream"); });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (open_streams() != 1 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_EQ(open_streams(), 1);
+  open_gate();
+  joining.join();
+  EXPECT_EQ(open_streams(), 0);  // counted down before its last chunk was sent
+}
+
 TEST_F(gated_test, a_stream_whose_client_goes_away_cancels_its_run_when_asked_to) {
   const auto thread = new_thread();
   // The request by hand: read up to the first event, then hang up.

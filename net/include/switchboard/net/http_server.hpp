@@ -152,6 +152,9 @@ class http_server {
   void stop();
   // Connections open now.
   std::size_t open_connections() const noexcept;
+  // Streamed responses whose body is being written now (from the first
+  // call of their `stream` until it returns or throws).
+  std::size_t open_streams() const noexcept;
   // Connections accepted since start(), those answered 503 over
   // max_connections and those whose TLS handshake failed included.
   std::uint64_t accepted_connections() const noexcept;
