@@ -118,14 +118,21 @@ TEST_F(many_hubs_test, two_answers_posted_to_two_servers_at_once_one_is_taken) {
 
   const json::object approve{{"assistant_id", "family_scheduling"},
                              {"command", json::object{{"resume", json::object{{"decision", "approve"}}}}}};
-  auto answer = [&](std::uint16_t port) { return post(port, "/threads/" + thread + "/runs", approve).status; };
+  auto answer = [&](std::uint16_t port) { return post(port, "/threads/" + thread + "/runs", approve); };
   auto on_a = std::async(std::launch::async, answer, a->port());
   auto on_b = std::async(std::launch::async, answer, b->port());
-  const std::multiset<int> statuses{on_a.get(), on_b.get()};
-  EXPECT_EQ(statuses, (std::multiset<int>{200, 409}));
+  const auto reply_a = on_a.get();
+  const auto reply_b = on_b.get();
+  const std::multiset<int> statuses{reply_a.status, reply_b.status};
+  ASSERT_EQ(statuses, (std::multiset<int>{200, 409})) << reply_a.describe() << "\n" << reply_b.describe();
 
-  while (get_json(a->port(), "/threads/" + thread).at("status") == "busy")
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  // The answer taken ends (a pending run's thread is not busy until a
+  // server claims it: its status alone cannot say the run is over).
+  const auto& taken = reply_a.status == 200 ? reply_a : reply_b;
+  const auto taken_on = reply_a.status == 200 ? a->port() : b->port();
+  const std::string run_id(taken.json().at("run_id").as_string());
+  const auto joined = get_json(taken_on, "/threads/" + thread + "/runs/" + run_id + "/join");
+  EXPECT_EQ(joined.at("status"), "completed") << json::serialize(joined);
   const auto runs = get_json(b->port(), "/threads/" + thread + "/runs").as_array();
   ASSERT_EQ(runs.size(), 2u) << "the refused answer left no run behind: " << json::serialize(runs);
   for (const auto& r : runs) EXPECT_EQ(r.at("status"), "success") << json::serialize(r);
