@@ -50,17 +50,13 @@ class in_memory_event_feed final : public event_feed {
     co_return read_now(workflow_id, after, limit);
   }
 
-  // Not a coroutine: a stream may wait here for hours, and a frame of this
-  // would hold only what the reader owns now. The reader's closure lives in
-  // wait_for_events' frame, which awaits every read it starts.
+  // Not a coroutine: a stream may wait here for hours, and wait_for_events'
+  // frame holds all the wait needs. Every append is made in this process
+  // and wakes the waiter: no polling.
   asio::awaitable<std::vector<feed_event>> wait(std::string workflow_id, std::int64_t after, std::size_t limit,
                                                 std::chrono::milliseconds timeout) override {
-    auto reader = [this, id = workflow_id, after, limit]() -> asio::awaitable<std::vector<feed_event>> {
-      co_return read_now(id, after, limit);
-    };
-    // Every append is made in this process and wakes the waiter: no polling.
-    return wakeups_.wait_for_events(std::move(workflow_id), timeout, std::chrono::milliseconds::max(),
-                                    std::move(reader));
+    return wakeups_.wait_for_events(*this, std::move(workflow_id), after, limit, timeout,
+                                    std::chrono::milliseconds::max());
   }
 
   asio::awaitable<std::size_t> erase(std::string workflow_id) override {

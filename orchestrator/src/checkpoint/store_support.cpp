@@ -278,9 +278,10 @@ class registration {
 
 }  // namespace
 
-asio::awaitable<std::vector<feed_event>> feed_wakeups::wait_for_events(
-    std::string workflow_id, std::chrono::milliseconds timeout, std::chrono::milliseconds poll,
-    std::function<asio::awaitable<std::vector<feed_event>>()> read) {
+asio::awaitable<std::vector<feed_event>> feed_wakeups::wait_for_events(event_feed& feed, std::string workflow_id,
+                                                                        std::int64_t after, std::size_t limit,
+                                                                        std::chrono::milliseconds timeout,
+                                                                        std::chrono::milliseconds poll) {
   using clock = std::chrono::steady_clock;
   // A timeout too long to add to now() waits for ever.
   const auto start = clock::now();
@@ -291,7 +292,7 @@ asio::awaitable<std::vector<feed_event>> feed_wakeups::wait_for_events(
       std::lock_guard lock(mutex_);
       seen = notified_;
     }
-    auto events = co_await read();
+    auto events = co_await feed.read(workflow_id, after, limit);
     const auto now = clock::now();
     if (!events.empty() || now >= deadline) co_return events;
     auto until = deadline;

@@ -145,15 +145,13 @@ class postgres_event_feed final : public event_feed {
     co_return co_await read_now(workflow_id, after, limit);
   }
 
-  // Not a coroutine: a stream may wait here for hours, and a frame of this
-  // would hold only what the reader owns now. The reader's closure lives in
-  // wait_for_events' frame, which awaits every read it starts.
+  // Not a coroutine: a stream may wait here for hours, and wait_for_events'
+  // frame holds all the wait needs.
   asio::awaitable<std::vector<feed_event>> wait(std::string workflow_id, std::int64_t after, std::size_t limit,
                                                 std::chrono::milliseconds timeout) override {
-    auto reader = [this, id = workflow_id, after, limit] { return read_now(id, after, limit); };
     // Notifications wake the waiter; the poll only covers one missed.
     const auto poll = listener_.connected() ? options_.poll_while_listening : options_.poll_without_listener;
-    return wakeups_.wait_for_events(std::move(workflow_id), timeout, poll, std::move(reader));
+    return wakeups_.wait_for_events(*this, std::move(workflow_id), after, limit, timeout, poll);
   }
 
   asio::awaitable<std::size_t> erase(std::string workflow_id) override {

@@ -104,14 +104,16 @@ struct sleeper;
 // races on the timer and no wake-up falls between a read and the sleep.
 class feed_wakeups {
  public:
-  // The wait() of every feed: calls `read` and, while it returns nothing,
-  // sleeps until an append to `workflow_id` in this process, `poll` (to see
-  // appends by other processes; milliseconds::max(): never) or `timeout`.
-  // Cancelled through the awaiting coroutine's slot: returns what `read`
-  // returns then.
-  boost::asio::awaitable<std::vector<feed_event>> wait_for_events(
-      std::string workflow_id, std::chrono::milliseconds timeout, std::chrono::milliseconds poll,
-      std::function<boost::asio::awaitable<std::vector<feed_event>>()> read);
+  // The wait() of every feed: reads `feed` (its read()) and, while that
+  // returns nothing, sleeps until an append to `workflow_id` in this
+  // process, `poll` (to see appends by other processes;
+  // milliseconds::max(): never) or `timeout`. Cancelled through the
+  // awaiting coroutine's slot: returns what the read returns then. Nothing
+  // is copied for the reads: a stream may wait here for hours.
+  boost::asio::awaitable<std::vector<feed_event>> wait_for_events(event_feed& feed, std::string workflow_id,
+                                                                  std::int64_t after, std::size_t limit,
+                                                                  std::chrono::milliseconds timeout,
+                                                                  std::chrono::milliseconds poll);
 
   // An append to `workflow_id` was committed: wakes its waiters.
   void notify(std::string_view workflow_id);
