@@ -311,8 +311,6 @@ asio::awaitable<bool> write_stream_head(Stream& stream, const server_response& r
   co_return !ec;
 }
 
-// Writes a streamed (chunked) answer; true when it went out whole, so the
-// connection can serve the next request.
 // Counts a streamed body while it is written, however its stream ends.
 class open_stream {
  public:
@@ -325,6 +323,9 @@ class open_stream {
   std::atomic<std::size_t>& count_;
 };
 
+// Writes a streamed (chunked) answer; true when it went out whole, so the
+// connection can serve the next request. `open_streams` counts it while
+// its body is written (http_server::open_streams()).
 template <class Stream>
 asio::awaitable<bool> write_streamed(Stream& stream, server_response& response, unsigned version, bool keep_alive,
                                      std::chrono::milliseconds timeout, std::atomic<std::size_t>& open_streams) {
