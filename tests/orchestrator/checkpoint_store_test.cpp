@@ -295,5 +295,22 @@ TEST(sqlite_checkpoint_store, a_load_sees_one_save_while_another_process_saves) 
   EXPECT_EQ(torn, 0) << "of " << loads << " loads";
 }
 
+// ---------------------------------------------------------------- shutdown order
+
+// A waiter still asleep when its feed is destroyed, and whose io_context
+// goes after the feed (a server's shutdown order: the io_context is
+// declared first), is destroyed with that io_context without touching the
+// feed that is gone (the sanitizer build catches a use after free).
+TEST(event_feed_wait, a_waiter_asleep_when_its_feed_goes_is_destroyed_with_its_io_context) {
+  boost::asio::io_context io;
+  auto feed = make_in_memory_event_feed();
+  bool returned = false;
+  boost::asio::co_spawn(io, feed->wait("wf", 0, 0, std::chrono::hours(1)),
+                        [&returned](std::exception_ptr, std::vector<feed_event>) { returned = true; });
+  io.run_for(20ms);  // the in-memory feed reads at once: the waiter is asleep
+  EXPECT_FALSE(returned);
+  feed.reset();
+}  // `io` goes here, and the waiter's frames with it
+
 }  // namespace
 }  // namespace switchboard::orchestrator

@@ -257,23 +257,23 @@ auto sleep_until_woken(std::mutex& mutex, sleeper& s) {
 
 // Takes a sleeper out of its wakeups' list when its sleep ends, or when its
 // coroutine is destroyed unfinished (its io_context went away), so no
-// wake-up reaches a timer that is gone.
-template <class Waiters>
+// wake-up reaches a timer that is gone. Holds the wakeups' state: the
+// wakeups may be gone by then.
+template <class State>
 class registration {
  public:
-  registration(std::mutex& mutex, Waiters& waiters, typename Waiters::iterator entry)
-      : mutex_(mutex), waiters_(waiters), entry_(entry) {}
+  registration(std::shared_ptr<State> state, typename decltype(State::waiters)::iterator entry)
+      : state_(std::move(state)), entry_(entry) {}
   registration(const registration&) = delete;
   registration& operator=(const registration&) = delete;
   ~registration() {
-    std::lock_guard lock(mutex_);
-    waiters_.erase(entry_);
+    std::lock_guard lock(state_->mutex);
+    state_->waiters.erase(entry_);
   }
 
  private:
-  std::mutex& mutex_;
-  Waiters& waiters_;
-  typename Waiters::iterator entry_;
+  std::shared_ptr<State> state_;
+  typename decltype(State::waiters)::iterator entry_;
 };
 
 }  // namespace
@@ -289,8 +289,8 @@ asio::awaitable<std::vector<feed_event>> feed_wakeups::wait_for_events(event_fee
   for (;;) {
     std::uint64_t seen = 0;
     {
-      std::lock_guard lock(mutex_);
-      seen = notified_;
+      std::lock_guard lock(state_->mutex);
+      seen = state_->notified;
     }
     auto events = co_await feed.read(workflow_id, after, limit);
     const auto now = clock::now();
@@ -305,33 +305,33 @@ asio::awaitable<void> feed_wakeups::sleep(std::string_view workflow_id, std::uin
                                           std::chrono::steady_clock::time_point until) {
   asio::steady_timer timer(co_await asio::this_coro::executor, until);
   sleeper s{&timer};
-  decltype(waiters_)::iterator entry;
+  decltype(state::waiters)::iterator entry;
   {
-    std::lock_guard lock(mutex_);
+    std::lock_guard lock(state_->mutex);
     // An append between the caller's read and now: read again at once.
-    if (notified_ != seen) co_return;
-    entry = waiters_.emplace(workflow_id, &s);
+    if (state_->notified != seen) co_return;
+    entry = state_->waiters.emplace(workflow_id, &s);
   }
-  const registration unregister(mutex_, waiters_, entry);
-  co_await sleep_until_woken(mutex_, s);
+  const registration unregister(state_, entry);
+  co_await sleep_until_woken(state_->mutex, s);
 }
 
 void feed_wakeups::notify(std::string_view workflow_id) {
-  std::lock_guard lock(mutex_);
-  ++notified_;
-  auto [first, last] = waiters_.equal_range(workflow_id);
+  std::lock_guard lock(state_->mutex);
+  ++state_->notified;
+  auto [first, last] = state_->waiters.equal_range(workflow_id);
   for (auto it = first; it != last; ++it) wake(*it->second);
 }
 
 void feed_wakeups::notify_all() {
-  std::lock_guard lock(mutex_);
-  ++notified_;
-  for (auto& [id, s] : waiters_) wake(*s);
+  std::lock_guard lock(state_->mutex);
+  ++state_->notified;
+  for (auto& [id, s] : state_->waiters) wake(*s);
 }
 
 void queue_wakeups::looking() {
-  std::lock_guard lock(mutex_);
-  seen_ = notified_;
+  std::lock_guard lock(state_->mutex);
+  state_->seen = state_->notified;
 }
 
 asio::awaitable<void> queue_wakeups::wait(std::chrono::milliseconds timeout) {
@@ -340,26 +340,26 @@ asio::awaitable<void> queue_wakeups::wait(std::chrono::milliseconds timeout) {
   const auto until = timeout >= std::chrono::hours(24 * 365) ? clock::time_point::max() : clock::now() + timeout;
   asio::steady_timer timer(co_await asio::this_coro::executor, until);
   sleeper s{&timer};
-  decltype(waiters_)::iterator entry;
+  decltype(state::waiters)::iterator entry;
   {
-    std::lock_guard lock(mutex_);
+    std::lock_guard lock(state_->mutex);
     // A run may have become ready since the queue last looked: look again now.
-    if (notified_ != seen_) {
-      seen_ = notified_;
+    if (state_->notified != state_->seen) {
+      state_->seen = state_->notified;
       co_return;
     }
-    entry = waiters_.insert(waiters_.end(), &s);
+    entry = state_->waiters.insert(state_->waiters.end(), &s);
   }
-  const registration unregister(mutex_, waiters_, entry);
-  co_await sleep_until_woken(mutex_, s);
-  std::lock_guard lock(mutex_);
-  seen_ = notified_;
+  const registration unregister(state_, entry);
+  co_await sleep_until_woken(state_->mutex, s);
+  std::lock_guard lock(state_->mutex);
+  state_->seen = state_->notified;
 }
 
 void queue_wakeups::notify() {
-  std::lock_guard lock(mutex_);
-  ++notified_;
-  for (auto* s : waiters_) wake(*s);
+  std::lock_guard lock(state_->mutex);
+  ++state_->notified;
+  for (auto* s : state_->waiters) wake(*s);
 }
 
 }  // namespace switchboard::orchestrator::store_support

@@ -128,9 +128,15 @@ class feed_wakeups {
   boost::asio::awaitable<void> sleep(std::string_view workflow_id, std::uint64_t seen,
                                      std::chrono::steady_clock::time_point until);
 
-  std::mutex mutex_;
-  std::uint64_t notified_ = 0;  // appends seen in this process, all runs
-  std::multimap<std::string_view, sleeper*, std::less<>> waiters_;  // while they sleep
+  // The lock and the sleepers, shared with every sleeping frame: a frame
+  // destroyed unfinished after the wakeups (when its io_context goes last)
+  // still unregisters safely.
+  struct state {
+    std::mutex mutex;
+    std::uint64_t notified = 0;  // appends seen in this process, all runs
+    std::multimap<std::string_view, sleeper*, std::less<>> waiters;  // while they sleep
+  };
+  std::shared_ptr<state> state_ = std::make_shared<state>();
 };
 
 // Wakes the wait_for_ready()s of a run queue when a run may have become
@@ -150,10 +156,14 @@ class queue_wakeups {
   void notify();
 
  private:
-  std::mutex mutex_;
-  std::uint64_t notified_ = 0;  // notify() calls
-  std::uint64_t seen_ = 0;      // notified_ when the queue last looked
-  std::list<sleeper*> waiters_;  // while they sleep
+  // Shared with every sleeping frame, as feed_wakeups' is.
+  struct state {
+    std::mutex mutex;
+    std::uint64_t notified = 0;  // notify() calls
+    std::uint64_t seen = 0;      // `notified` when the queue last looked
+    std::list<sleeper*> waiters;  // while they sleep
+  };
+  std::shared_ptr<state> state_ = std::make_shared<state>();
 };
 
 }  // namespace switchboard::orchestrator::store_support
