@@ -170,9 +170,11 @@ boost::asio::awaitable<run_record> run_engine::create(std::string thread_id, jso
     std::scoped_lock lock(mutex_);
     if (shutting_down_) throw api_error(503, "the server is shutting down");
     if (updating_.contains(thread_id)) throw api_error(409, "Thread " + thread_id + " is busy: its state is being updated");
-    // Sharing runs, the queue orders a thread's runs: no slot here.
-    thread_slot unshared;
-    auto& slot = shares_runs() ? unshared : threads_[thread_id];
+    // Sharing runs, the queue orders a thread's runs: no slot here. A slot
+    // is made only for a run it takes (a refused request leaves none).
+    static const thread_slot no_slot;
+    const auto found = shares_runs() ? threads_.end() : threads_.find(thread_id);
+    const auto& slot = found == threads_.end() ? no_slot : found->second;
     const auto current = records_.thread(thread_id);
     if (!current) throw api_error(404, "Thread " + thread_id + " not found");
     // Sharing runs, the thread may be busy on another server: its record
@@ -208,10 +210,10 @@ boost::asio::awaitable<run_record> run_engine::create(std::string thread_id, jso
     if (shares_runs()) {
       // Started by whichever server claims the thread (offer_run).
     } else if (!busy) {
-      slot.active = run.run_id;
+      threads_[thread_id].active = run.run_id;
       start_now = true;
     } else {
-      slot.waiting.push_back(run.run_id);
+      threads_[thread_id].waiting.push_back(run.run_id);
     }
   }
 
