@@ -91,7 +91,9 @@ void fold_interrupts(json::object& thread) {
     return;
   const auto* asked = values->get_object().if_contains("__interrupt__");
   const auto& [task, list] = *interrupts->get_object().begin();
-  if (!asked || *asked != list) return;
+  // As text: value equality ignores member order (and -0 against 0), and
+  // the unfolded interrupts must read back exactly as they were.
+  if (!asked || json::serialize(*asked) != json::serialize(list)) return;
   json::string task_id(task);  // copied: erase() moves the object's members
   thread.erase("interrupts");
   thread[interrupts_task_key] = std::move(task_id);
