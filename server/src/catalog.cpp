@@ -69,21 +69,23 @@ std::vector<std::pair<std::string, std::string>> catalog::apply(const std::vecto
       spdlog::warn("serve: journal entry {} is not JSON; skipped", e.position);
       continue;
     }
-    const auto& o = parsed.get_object();
+    auto& o = parsed.get_object();
     const auto kind = text_field(o, "kind");
-    static const json::object no_record;
-    const auto* in_entry = o.if_contains("record");
-    const auto& record = in_entry && in_entry->is_object() ? in_entry->get_object() : no_record;
+    // Taken out of the entry: a thread's or run's kept form is built from it
+    // without a copy (at start-up, for every record in the journal).
+    json::object record;
+    if (auto* in_entry = o.if_contains("record"); in_entry && in_entry->is_object())
+      record = std::move(in_entry->get_object());
     if (kind == "assistant") {
       keep_newest(assistants_, text_field(record, "assistant_id"), assistant_from(record));
     } else if (kind == "thread") {
       const auto id = text_field(record, "thread_id");
-      auto thread = kept_form(record, false);
+      auto thread = kept_form(std::move(record), false);
       share_values(thread, id, false);
       keep_newest(threads_, id, std::move(thread));
     } else if (kind == "run") {
       const auto id = text_field(record, "run_id");
-      auto run = kept_form(record, true);
+      auto run = kept_form(std::move(record), true);
       share_values(run, id, true);
       keep_run(id, std::move(run));
     } else if (kind == "run_cancel") {
