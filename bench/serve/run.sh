@@ -217,13 +217,14 @@ jq -rs '
   "\(map(.failed) | add) |"
 ' "$work/this_run.jsonl"
 echo
-echo "| server | memory case | K | server RSS before MiB | KiB per item | failed (all reps) |"
-echo "|---|---|---|---|---|---|"
+echo "| server | memory case | K | server RSS before MiB | KiB per item | KiB per item, second half | failed (all reps) |"
+echo "|---|---|---|---|---|---|---|"
 jq -rs '
   def median: sort | .[(length - 1) / 2 | floor];
   map(select(.mode != "runs")) | group_by([.case, .server]) | .[] |
   "| \(.[0].server) | \(if .[0].mode == "hold" then "open stream (run held in flight)" else "parked run (waiting for a person)" end) | " +
   "\(.[0].runs) | \(map(.server_rss_before_kib) | median / 1024 | round) | " +
   "\(map(if .mode == "hold" then .rss_per_open_stream_kib else .rss_growth_per_run_kib end) | median * 10 | round / 10) | " +
+  "\(map(if .mode == "hold" then .rss_per_open_stream_second_half_kib else .rss_growth_per_run_second_half_kib end) | median * 10 | round / 10) | " +
   "\(map(.failed) | add) |"
 ' "$work/this_run.jsonl"

@@ -26,11 +26,15 @@
 //   once every stream has its first event (metadata) and S ms more have
 //   passed, the server's RSS against the RSS before, divided by the streams
 //   open: KiB per open stream (the stream's connection and its run in
-//   flight). Then waits for all to end.
+//   flight); and against the RSS once the first half was open (and S ms
+//   more): KiB per open stream of the second half. Then waits for all to
+//   end.
 // --mode park: memory per parked run. Makes N runs of a graph that pauses
 //   for a person (C at a time, runs/wait); each must end interrupted. The
 //   server's RSS S ms after the last against the RSS before: KiB per parked
-//   run.
+//   run; and against the RSS after the first half (N/2 made, then S ms):
+//   KiB per parked run of the second half, without the costs that do not
+//   grow with the runs kept.
 //
 // One JSON line on stdout, a summary on stderr. Exits 1 when a run failed.
 #include <switchboard/net/http_client.hpp>
@@ -386,14 +390,27 @@ int main(int argc, char** argv) {
         asio::steady_timer timer(co_await asio::this_coro::executor, std::chrono::milliseconds(ms));
         co_await timer.async_wait(asio::use_awaitable);
       };
+      // Halfway, the launcher waits for the first half to be open and
+      // samples the server: the second half's growth per stream leaves
+      // out what does not grow with the streams (caches, pools, the
+      // runtime's first growth).
+      const long half = p.total / 2;
+      proc_sample halfway{};
+      long opened_at_half = 0;
+      auto ended_ok = [&] { return p.finished.load() - p.failed > 0; };
       asio::co_spawn(io, [&]() -> asio::awaitable<void> {
         for (long launched = 0; launched < p.total; ++launched) {
+          if (launched == half) {
+            while (p.opened.load() + p.failed < half && !ended_ok()) co_await pause(20);
+            co_await pause(o.settle_ms);
+            opened_at_half = p.opened.load();
+            halfway = sample_processes(o.server_pids);
+          }
           while (launched - p.opened.load() - p.failed >= 50) co_await pause(2);
           asio::co_spawn(co_await asio::this_coro::executor, worker(l, p, true), asio::detached);
         }
       }, asio::detached);
       asio::co_spawn(io, [&]() -> asio::awaitable<void> {
-        auto ended_ok = [&] { return p.finished.load() - p.failed > 0; };
         while (p.opened.load() + p.failed < p.total && !ended_ok()) co_await pause(20);
         co_await pause(o.settle_ms);
         opened_at_sample = p.opened.load();
@@ -413,16 +430,56 @@ int main(int argc, char** argv) {
       }
       const double per_stream =
           sampled && opened_at_sample > 0 ? double(open.rss_kib - before.rss_kib) / double(opened_at_sample) : 0.0;
+      const long second_half = opened_at_sample - opened_at_half;
+      const double per_stream_second_half =
+          sampled && second_half > 0 ? double(open.rss_kib - halfway.rss_kib) / double(second_half) : 0.0;
       report["streams_open_at_sample"] = opened_at_sample;
       report["server_rss_open_kib"] = open.rss_kib;
       report["rss_per_open_stream_kib"] = per_stream;
+      report["streams_open_halfway"] = opened_at_half;
+      report["server_rss_halfway_kib"] = halfway.rss_kib;
+      report["rss_per_open_stream_second_half_kib"] = per_stream_second_half;
       report["elapsed_s"] = open_s;
       report["failed"] = failed;
       report["failures"] = to_object(p.failures);
       std::cout << json::serialize(report) << std::endl;
-      std::fprintf(stderr, "%s hold: %ld streams open on runs held %ld ms: server RSS %.1f -> %.1f MiB, %.2f KiB per "
-                   "open stream; failures %ld\n", o.label.c_str(), opened_at_sample, o.hold_ms, before.rss_kib / 1024.0,
-                   open.rss_kib / 1024.0, per_stream, failed);
+      std::fprintf(stderr, "%s hold: %ld streams open on runs held %ld ms: server RSS %.1f -> %.1f -> %.1f MiB, %.2f KiB "
+                   "per open stream (second half: %.2f); failures %ld\n", o.label.c_str(), opened_at_sample, o.hold_ms,
+                   before.rss_kib / 1024.0, halfway.rss_kib / 1024.0, open.rss_kib / 1024.0, per_stream,
+                   per_stream_second_half, failed);
+      return failed == 0 ? 0 : 1;
+    }
+
+    if (o.mode == "park") {
+      // In two halves, each C at a time: the second half's growth per run
+      // leaves out what does not grow with the runs kept (the high-water
+      // mark of the runs in flight, caches filling up).
+      phase first(o.runs / 2), second(o.runs - o.runs / 2);
+      run_phase(io, l, first, o.concurrency, false);
+      sleep_ms(o.settle_ms);
+      const auto halfway = sample_processes(o.server_pids);
+      run_phase(io, l, second, o.concurrency, false);
+      const auto after = sample_processes(o.server_pids);
+      sleep_ms(o.settle_ms);
+      const auto settled = sample_processes(o.server_pids);
+      failed = first.failed + second.failed;
+      const double per_run = double(settled.rss_kib - before.rss_kib) / double(o.runs);
+      const double per_run_second_half = double(settled.rss_kib - halfway.rss_kib) / double(second.total);
+      const double cpu_us = (after.cpu_s - before.cpu_s) * 1e6 / double(o.runs);
+      report["server_cpu_us_per_run"] = cpu_us;
+      report["server_rss_halfway_kib"] = halfway.rss_kib;
+      report["server_rss_after_kib"] = settled.rss_kib;
+      report["rss_growth_per_run_kib"] = per_run;
+      report["rss_growth_per_run_second_half_kib"] = per_run_second_half;
+      report["failed"] = failed;
+      auto failures = first.failures;
+      for (const auto& [kind, n] : second.failures) failures[kind] += n;
+      report["failures"] = to_object(failures);
+      std::cout << json::serialize(report) << std::endl;
+      std::fprintf(stderr, "%s park: %ld parked runs, %ld at a time: server RSS %.1f -> %.1f -> %.1f MiB, %.2f KiB per "
+                   "parked run (second half: %.2f); %.1f us CPU per run; failures %ld\n", o.label.c_str(), o.runs,
+                   o.concurrency, before.rss_kib / 1024.0, halfway.rss_kib / 1024.0, settled.rss_kib / 1024.0, per_run,
+                   per_run_second_half, cpu_us, failed);
       return failed == 0 ? 0 : 1;
     }
 
@@ -433,11 +490,7 @@ int main(int argc, char** argv) {
     const auto after = sample_processes(o.server_pids);
     const double own = own_cpu_s() - own_before;
     failed = p.failed;
-    proc_sample settled = after;
-    if (o.mode == "park") {
-      sleep_ms(o.settle_ms);
-      settled = sample_processes(o.server_pids);
-    }
+    const proc_sample settled = after;
 
     std::vector<std::uint32_t> sorted = p.latency_us;
     std::sort(sorted.begin(), sorted.end());
