@@ -294,16 +294,16 @@ std::optional<Record> find_record(const std::map<std::string, Record>& records, 
 }
 
 template <class Record>
-Record unpack(const kept_record& k) {
-  if constexpr (std::is_same_v<Record, thread_record>) return unpack_thread(k);
-  else return unpack_run(k);
+Record unpack(const kept_record& k, const std::string& id) {
+  if constexpr (std::is_same_v<Record, thread_record>) return unpack_thread(k, id);
+  else return unpack_run(k, id);
 }
 
 template <class Record>
 std::optional<Record> find_kept(const std::map<std::string, kept_record>& records, const std::string& id) {
   const auto it = records.find(id);
   if (it == records.end()) return std::nullopt;
-  return unpack<Record>(it->second);
+  return unpack<Record>(it->second, id);
 }
 
 template <class Record, class Keep>
@@ -318,7 +318,7 @@ template <class Record, class Keep>
 std::vector<Record> unpacked_where(const std::map<std::string, kept_record>& records, const Keep& keep) {
   std::vector<Record> out;
   for (const auto& [id, k] : records)
-    if (keep(k)) out.push_back(unpack<Record>(k));
+    if (keep(k)) out.push_back(unpack<Record>(k, id));
   return out;
 }
 
@@ -348,7 +348,7 @@ std::optional<Record> change_kept(std::map<std::string, kept_record>& records, c
                                   const Change& change, const Share& share) {
   const auto it = records.find(id);
   if (it == records.end()) return std::nullopt;
-  auto record = unpack<Record>(it->second);
+  auto record = unpack<Record>(it->second, id);
   if (!change(record)) return std::nullopt;
   record.version = it->second.version + 1;
   record.updated_at = now_iso8601();
@@ -465,7 +465,7 @@ std::vector<run_record> catalog::runs_of(const std::string& thread_id) const {
   std::vector<run_record> out;
   if (const auto of = runs_by_thread_.find(thread_id); of != runs_by_thread_.end())
     for (const auto& id : of->second)
-      if (const auto it = runs_.find(id); it != runs_.end()) out.push_back(unpack<run_record>(it->second));
+      if (const auto it = runs_.find(id); it != runs_.end()) out.push_back(unpack<run_record>(it->second, id));
   return oldest_first(std::move(out));
 }
 

@@ -92,7 +92,9 @@ struct run_record {
 // once and shared. A thread's interrupts, when they are its values'
 // `__interrupt__` (as a run leaves them), are kept as their task id only.
 struct kept_record {
-  std::string json;                           // the record without its values or result
+  // The record without its values or result, and without what the members
+  // below or its key hold (its id, version, a run's thread and status).
+  std::string json;
   std::shared_ptr<const std::string> values;  // a thread's values or a run's result (null: JSON null)
   std::int64_t version = 0;
   std::string thread_id;  // a run's thread, for the lookups by thread (a thread's: "", its key says it)

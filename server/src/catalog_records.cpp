@@ -109,14 +109,35 @@ void unfold_interrupts(json::object& thread, const json::value& values) {
   thread["interrupts"] = std::move(interrupts);
 }
 
+std::string_view id_key(bool is_run) { return is_run ? "run_id" : "thread_id"; }
+
+// What the kept record holds in members of its own is not in its text
+// too: the id (the catalog's key), the version, a run's thread and status.
+void drop_held_apart(json::object& record, bool is_run) {
+  record.erase(id_key(is_run));
+  record.erase("version");
+  if (!is_run) return;
+  record.erase("thread_id");
+  record.erase("status");
+}
+
+void restore_held_apart(json::object& record, const kept_record& k, const std::string& id, bool is_run) {
+  record[id_key(is_run)] = id;
+  record["version"] = k.version;
+  if (!is_run) return;
+  record["thread_id"] = k.thread_id;
+  record["status"] = k.status;
+}
+
 // The record again as to_json() wrote it. The catalog wrote every kept text
 // itself: it is always an object.
-json::object full_form(const kept_record& k, bool is_run) {
+json::object full_form(const kept_record& k, const std::string& id, bool is_run) {
   auto parsed = json::parse(k.json);
   auto& record = parsed.as_object();
   auto values = k.values ? json::parse(*k.values) : json::value(nullptr);
   if (!is_run) unfold_interrupts(record, values);
   record[values_key(is_run)] = std::move(values);
+  restore_held_apart(record, k, id, is_run);
   return std::move(record);
 }
 
@@ -132,6 +153,7 @@ kept_record kept_form(json::object record, bool is_run) {
     if (!values->is_null()) k.values = std::make_shared<const std::string>(json::serialize(*values));
     record.erase(key);
   }
+  drop_held_apart(record, is_run);
   k.json = json::serialize(record);
   return k;
 }
@@ -139,7 +161,7 @@ kept_record kept_form(json::object record, bool is_run) {
 kept_record kept(const thread_record& t) { return kept_form(to_json(t), false); }
 kept_record kept(const run_record& r) { return kept_form(to_json(r), true); }
 
-thread_record unpack_thread(const kept_record& k) { return thread_from(full_form(k, false)); }
-run_record unpack_run(const kept_record& k) { return run_from(full_form(k, true)); }
+thread_record unpack_thread(const kept_record& k, const std::string& id) { return thread_from(full_form(k, id, false)); }
+run_record unpack_run(const kept_record& k, const std::string& id) { return run_from(full_form(k, id, true)); }
 
 }  // namespace switchboard::server

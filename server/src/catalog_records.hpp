@@ -28,7 +28,8 @@ run_record run_from(const boost::json::object& o);
 kept_record kept_form(boost::json::object record, bool is_run);
 kept_record kept(const thread_record& t);
 kept_record kept(const run_record& r);
-thread_record unpack_thread(const kept_record& k);
-run_record unpack_run(const kept_record& k);
+// The record `id` again from its kept form.
+thread_record unpack_thread(const kept_record& k, const std::string& id);
+run_record unpack_run(const kept_record& k, const std::string& id);
 
 }  // namespace switchboard::server

@@ -3,6 +3,7 @@
 // restarted server reads them: each record's newest version, deleted
 // threads gone with their runs, entries that are not JSON skipped.
 #include "catalog.hpp"
+#include "catalog_records.hpp"
 
 #include "server_test_support.hpp"
 
@@ -372,6 +373,35 @@ TEST_F(catalog_test, interrupts_other_than_the_values_own_are_kept_as_they_are) 
       EXPECT_EQ(json::value(kept->interrupts), json::value(interrupts)) << json::serialize(values);
     }
   }
+}
+
+// The kept text leaves out what the kept record holds apart (its id is the
+// catalog's key), and the record comes back whole from the two.
+TEST(catalog_kept_form, holds_an_id_a_version_a_thread_and_a_status_once_and_unpacks_whole) {
+  auto r = a_run("01900000-0000-7000-8000-00000000000e", "70000000-0000-4000-8000-00000000000e", now_iso8601());
+  r.assistant_id = "6c224c4e-e9cb-5438-88c4-24b80d0ee26b";
+  r.status = "running";
+  r.workflow_run = "w-1";
+  r.result = json::object{{"step", 1}};
+  r.version = 4;
+  const auto run = kept(r);
+  const auto run_text = json::parse(run.json).as_object();
+  for (const char* apart : {"run_id", "thread_id", "status", "version", "result"})
+    EXPECT_FALSE(run_text.contains(apart)) << apart << " in " << run.json;
+  EXPECT_EQ(run.thread_id, r.thread_id);
+  EXPECT_EQ(run.status, r.status);
+  EXPECT_EQ(json::value(to_json(unpack_run(run, r.run_id))), json::value(to_json(r)));
+
+  auto t = a_thread("70000000-0000-4000-8000-00000000000e");
+  t.status = "busy";
+  t.values = json::object{{"step", 1}};
+  t.version = 7;
+  const auto thread = kept(t);
+  const auto thread_text = json::parse(thread.json).as_object();
+  for (const char* apart : {"thread_id", "version", "values"})
+    EXPECT_FALSE(thread_text.contains(apart)) << apart << " in " << thread.json;
+  EXPECT_EQ(thread_text.at("status"), "busy");  // a thread's status is in its text
+  EXPECT_EQ(json::value(to_json(unpack_thread(thread, t.thread_id))), json::value(to_json(t)));
 }
 
 TEST(catalog_without_journal, keeps_records_and_writes_nothing_to_the_feed) {
