@@ -278,6 +278,8 @@ class registration {
 
 }  // namespace
 
+// The sleep is in this frame, not a coroutine of its own: a stream may wait
+// here for hours, and a second frame would be held as long.
 asio::awaitable<std::vector<feed_event>> feed_wakeups::wait_for_events(event_feed& feed, std::string workflow_id,
                                                                         std::int64_t after, std::size_t limit,
                                                                         std::chrono::milliseconds timeout,
@@ -286,6 +288,7 @@ asio::awaitable<std::vector<feed_event>> feed_wakeups::wait_for_events(event_fee
   // A timeout too long to add to now() waits for ever.
   const auto start = clock::now();
   const auto deadline = timeout >= std::chrono::hours(24 * 365) ? clock::time_point::max() : start + timeout;
+  asio::steady_timer timer(co_await asio::this_coro::executor);
   for (;;) {
     std::uint64_t seen = 0;
     {
@@ -297,23 +300,18 @@ asio::awaitable<std::vector<feed_event>> feed_wakeups::wait_for_events(event_fee
     if (!events.empty() || now >= deadline) co_return events;
     auto until = deadline;
     if (poll < std::chrono::hours(24 * 365) && now + poll < until) until = now + poll;
-    co_await sleep(workflow_id, seen, until);
+    timer.expires_at(until);
+    sleeper s{&timer};
+    decltype(state::waiters)::iterator entry;
+    {
+      std::lock_guard lock(state_->mutex);
+      // An append between the read and now: read again at once.
+      if (state_->notified != seen) continue;
+      entry = state_->waiters.emplace(workflow_id, &s);
+    }
+    const registration unregister(state_, entry);
+    co_await sleep_until_woken(state_->mutex, s);
   }
-}
-
-asio::awaitable<void> feed_wakeups::sleep(std::string_view workflow_id, std::uint64_t seen,
-                                          std::chrono::steady_clock::time_point until) {
-  asio::steady_timer timer(co_await asio::this_coro::executor, until);
-  sleeper s{&timer};
-  decltype(state::waiters)::iterator entry;
-  {
-    std::lock_guard lock(state_->mutex);
-    // An append between the caller's read and now: read again at once.
-    if (state_->notified != seen) co_return;
-    entry = state_->waiters.emplace(workflow_id, &s);
-  }
-  const registration unregister(state_, entry);
-  co_await sleep_until_woken(state_->mutex, s);
 }
 
 void feed_wakeups::notify(std::string_view workflow_id) {

@@ -122,12 +122,6 @@ class feed_wakeups {
   void notify_all();
 
  private:
-  // Sleeps until notified, `until`, or cancelled; at once when an append
-  // came after `seen` (the count of notifies when the caller last read).
-  // `workflow_id` outlives the sleep (wait_for_events' own).
-  boost::asio::awaitable<void> sleep(std::string_view workflow_id, std::uint64_t seen,
-                                     std::chrono::steady_clock::time_point until);
-
   // The lock and the sleepers, shared with every sleeping frame: a frame
   // destroyed unfinished after the wakeups (when its io_context goes last)
   // still unregisters safely.
