@@ -323,28 +323,6 @@ class open_stream {
   std::atomic<std::size_t>& count_;
 };
 
-// Writes a streamed (chunked) answer; true when it went out whole, so the
-// connection can serve the next request. `open_streams` counts it while
-// its body is written (http_server::open_streams()).
-template <class Stream>
-asio::awaitable<bool> write_streamed(Stream& stream, server_response& response, unsigned version, bool keep_alive,
-                                     std::chrono::milliseconds timeout, std::atomic<std::size_t>& open_streams) {
-  auto writing_head = write_stream_head(stream, response, version, keep_alive, timeout);
-  if (!co_await std::move(writing_head)) co_return false;
-  // Sent: nothing of the head is kept while the body streams.
-  response.headers.clear();
-  response.headers.shrink_to_fit();
-  response.body.clear();
-  response.body.shrink_to_fit();
-  chunk_writer<Stream> writer(stream, lowest_tcp(stream), timeout);
-  {
-    const open_stream counted(open_streams);
-    co_await response.stream(writer);
-  }
-  co_await writer.finish();
-  co_return !writer.broken();
-}
-
 // The next request on a connection, with the HTTP version it came in.
 struct received_request {
   server_request request;
@@ -426,10 +404,23 @@ asio::awaitable<void> serve_connection(std::shared_ptr<http_server::impl> server
     }
     keep_alive = keep_alive && !response.close && !server->stopped;
     if (response.stream) {
-      // HTTP/1.1 chunking frames the body, so the connection outlives it.
-      const bool whole = co_await write_streamed(stream, response, version, keep_alive && version >= 11,
-                                                 opts.write_timeout, server->streams);
-      if (!whole || !keep_alive || version < 11 || server->stopped) co_return;
+      // Written here, not in a coroutine of its own: a stream may go on for
+      // hours, and a second frame would be held as long. HTTP/1.1 chunking
+      // frames the body, so the connection outlives it.
+      auto writing_head = write_stream_head(stream, response, version, keep_alive && version >= 11, opts.write_timeout);
+      if (!co_await std::move(writing_head)) co_return;
+      // Sent: nothing of the head is kept while the body streams.
+      response.headers.clear();
+      response.headers.shrink_to_fit();
+      response.body.clear();
+      response.body.shrink_to_fit();
+      chunk_writer<Stream> writer(stream, lowest_tcp(stream), opts.write_timeout);
+      {
+        const open_stream counted(server->streams);  // http_server::open_streams()
+        co_await response.stream(writer);
+      }
+      co_await writer.finish();
+      if (writer.broken() || !keep_alive || version < 11 || server->stopped) co_return;
       continue;
     }
     if (!co_await write_whole(stream, response, version, keep_alive, opts.write_timeout) || !keep_alive) co_return;
