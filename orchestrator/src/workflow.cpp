@@ -573,6 +573,8 @@ std::shared_ptr<const compiled_workflow> compile(workflow_definition definition,
   for (std::size_t i = 0; i < d.nodes.size(); ++i) compile_routes(check, *w, d.nodes[i], w->nodes[i]);
   check_graph(check, *w);
   w->fingerprint = fingerprint_of(*w);
+  w->identity.fingerprint = w->fingerprint;
+  for (const auto& n : w->nodes) w->identity.nodes.push_back(n.name());
   return std::make_shared<const compiled_workflow>(std::move(w));
 }
 

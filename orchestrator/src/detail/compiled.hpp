@@ -1,6 +1,8 @@
 // The checked, index-based form of a workflow definition the hub runs.
 #pragma once
 
+#include "state_journal.hpp"
+
 #include <switchboard/agents/agent.hpp>
 #include <switchboard/agents/agent_registry.hpp>
 #include <switchboard/orchestrator/workflow.hpp>
@@ -49,6 +51,9 @@ struct compiled_workflow::impl {
   int entry = 0;
   const agents::agent_registry* registry = nullptr;
   std::string fingerprint;
+  // The fingerprint and the node names, as every save of a run records
+  // them: built once here, not copied into each run.
+  detail::definition_identity identity;
   // Node name → index into `nodes`, so that compiling (a lookup per route)
   // stays linear in the size of the workflow. The keys view the names in
   // `definition`, which never changes once compiled.

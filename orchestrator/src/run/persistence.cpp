@@ -28,8 +28,7 @@ asio::awaitable<void> workflow_run::save() {
   const auto& store = hub_->options.store;
   const auto& options = hub_->options;
   auto marks = marks_;
-  if (identity_.fingerprint.empty()) identity_ = {workflow_->fingerprint(), node_names()};
-  auto cp = make_save_request(state_, identity_, &marks, options.owner_id, fence_);
+  auto cp = make_save_request(state_, w_.identity, &marks, options.owner_id, fence_);
   try {
     if (stored_) {
       co_await store->save(std::move(cp));
@@ -120,13 +119,6 @@ void workflow_run::refused_save(const claim_error& err) {
   } else {
     state_.errors.push_back(std::move(record));
   }
-}
-
-std::vector<std::string> workflow_run::node_names() const {
-  std::vector<std::string> names;
-  names.reserve(w_.nodes.size());
-  for (const auto& n : w_.nodes) names.push_back(n.name());
-  return names;
 }
 
 // A hub given no store keeps only what resume() can continue: a run that

@@ -15,11 +15,10 @@ std::optional<journal_target> workflow_run::journal_target_now() {
   const auto& store = hub_->options.store;
   // The hub's own store is written at pauses only (workflow_run::save).
   if (!store || !stored_ || lost_ || hub_->own_store) return std::nullopt;
-  if (identity_.fingerprint.empty()) identity_ = {workflow_->fingerprint(), node_names()};
   journal_target target;
   target.store = store;
   --state_.step;  // restored below: the step in flight is not counted yet
-  target.header = make_save_request(state_, identity_, nullptr, hub_->options.owner_id, fence_);
+  target.header = make_save_request(state_, w_.identity, nullptr, hub_->options.owner_id, fence_);
   ++state_.step;
   target.header.status = workflow_status::running;
   return target;
