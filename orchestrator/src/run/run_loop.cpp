@@ -94,7 +94,13 @@ void workflow_run::restore_last_step() {
 // start (begin_run) and about a step that threw (fail_step) is in plain
 // functions, so their events and texts are not in its frame while a step
 // runs (g++ keeps every local and temporary of a coroutine in its frame).
+asio::awaitable<void> workflow_run::take_preparation() {
+  auto preparing = std::move(preparing_);
+  begin_with(co_await std::move(preparing));
+}
+
 asio::awaitable<void> workflow_run::go() {
+  if (preparing_.valid()) co_await take_preparation();
   // Cancellation is observed explicitly (cancelled_now) so the run can still
   // record and checkpoint its `cancelled` state instead of unwinding.
   co_await asio::this_coro::throw_if_cancelled(false);
@@ -425,29 +431,6 @@ asio::awaitable<workflow_state> await_run(std::unique_ptr<workflow_run> run, asi
   co_return run->take_state();
 }
 
-// Awaits the run's preparation and gives it to the run.
-asio::awaitable<void> take_preparation(workflow_run& run, asio::awaitable<prepared_run> preparing) {
-  run.begin_with(co_await std::move(preparing));
-}
-
-void hand_over(run_control& control, workflow_run& run) { control.finish(nullptr, run.take_state()); }
-
-// Prepares the run (a claim, for a resume) and runs it; the handle gets the
-// final state, or the exception of a refused claim. The run's frame is
-// allocated before its preparation runs: a block freed by the preparation
-// (it holds a prepared state, ~900 bytes) would otherwise be the one the
-// run's frame (~300 bytes) gets, and keeps for as long as the run goes.
-asio::awaitable<void> prepare_and_run(std::shared_ptr<hub::impl> hub, std::shared_ptr<run_control> control,
-                                      std::shared_ptr<const compiled_workflow> workflow,
-                                      asio::awaitable<prepared_run> preparing) {
-  const auto run = std::make_unique<workflow_run>(std::move(hub), std::move(workflow), &control->interrupt);
-  auto going = run->go();
-  auto prepared = take_preparation(*run, std::move(preparing));
-  co_await std::move(prepared);
-  co_await std::move(going);
-  hand_over(*control, *run);
-}
-
 }  // namespace
 
 asio::any_io_executor make_run_strand(const asio::any_io_executor& executor) {
@@ -465,13 +448,18 @@ asio::awaitable<workflow_state> run_on_own_strand(std::shared_ptr<hub::impl> hub
                    std::move(strand));
 }
 
+// Prepares the run (a claim, for a resume) and runs it; the handle gets the
+// final state, or the exception of a refused claim. The completion owns the
+// run: no coroutine is kept only to hold it while it goes.
 void spawn(std::shared_ptr<hub::impl> hub, std::shared_ptr<run_control> control,
            std::shared_ptr<const compiled_workflow> workflow, asio::awaitable<prepared_run> prepare) {
   auto slot = control->signal.slot();
-  auto going = prepare_and_run(std::move(hub), control, std::move(workflow), std::move(prepare));
+  auto run = std::make_unique<workflow_run>(std::move(hub), std::move(workflow), &control->interrupt, std::move(prepare));
+  auto going = run->go();
   asio::co_spawn(control->strand, std::move(going),
-                 asio::bind_cancellation_slot(slot, [control](std::exception_ptr error) {
+                 asio::bind_cancellation_slot(slot, [control, run = std::move(run)](std::exception_ptr error) {
                    if (error) control->finish(error, std::nullopt);
+                   else control->finish(nullptr, run->take_state());
                  }));
 }
 

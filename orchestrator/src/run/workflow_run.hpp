@@ -107,13 +107,31 @@ class workflow_run {
         interrupt_(interrupt) {
     if (stored_) restore_last_step();
   }
-  // In two steps, for a run whose preparation is awaited: built, go()
-  // called (its frame allocated), then begin_with() once prepared. Asio
-  // hands a frame the block the last coroutine freed if it fits, and a run
-  // waiting for hours should not sit in the block of its preparation.
+  // For a run whose preparation is awaited (a claim, for a resume): go()
+  // awaits it first, and throws what it throws (a refused claim). Built and
+  // go() called before the preparation runs: Asio hands a frame the block
+  // the last coroutine freed if it fits, and a run waiting for hours should
+  // not sit in the block of its preparation.
   workflow_run(std::shared_ptr<hub::impl> hub, std::shared_ptr<const compiled_workflow> workflow,
-               const std::atomic<bool>* interrupt)
-      : hub_(std::move(hub)), workflow_(std::move(workflow)), w_(workflow_->internals()), interrupt_(interrupt) {}
+               const std::atomic<bool>* interrupt, asio::awaitable<prepared_run> preparing)
+      : hub_(std::move(hub)),
+        workflow_(std::move(workflow)),
+        w_(workflow_->internals()),
+        interrupt_(interrupt),
+        preparing_(std::move(preparing)) {}
+
+  // Runs until the workflow stops; the final state stays here for
+  // take_state(). No parameters (g++ 12: an argument of an awaited call is
+  // a temporary of the co_await; README, "Development"). No result either:
+  // an awaitable's frame keeps a slot for its result (a workflow_state is
+  // ~570 bytes) for its whole life.
+  asio::awaitable<void> go();
+  workflow_state take_state() { return std::move(state_); }
+
+ private:
+  // Awaits the preparation and begins with it; in a frame of its own, so
+  // the prepared state is not kept in go()'s.
+  asio::awaitable<void> take_preparation();
   void begin_with(prepared_run prepared) {
     state_ = std::move(prepared.state);
     continuing_ = prepared.continuing;
@@ -125,15 +143,6 @@ class workflow_run {
     if (stored_) restore_last_step();
   }
 
-  // Runs until the workflow stops; the final state stays here for
-  // take_state(). No parameters (g++ 12: an argument of an awaited call is
-  // a temporary of the co_await; README, "Development"). No result either:
-  // an awaitable's frame keeps a slot for its result (a workflow_state is
-  // ~570 bytes) for its whole life.
-  asio::awaitable<void> go();
-  workflow_state take_state() { return std::move(state_); }
-
- private:
   // The node coroutines write their outcome into `out` rather than return it:
   // a returned step_outcome is a temporary that g++ keeps in the awaiting
   // frame once per co_await, and frames are most of the memory a workflow in
@@ -214,7 +223,6 @@ class workflow_run {
   asio::awaitable<void> prune_finished_runs();
   // Removes the run from a store the hub made for itself (hub::impl::own_store).
   asio::awaitable<void> forget();
-  std::vector<std::string> node_names() const;
   void emit(const event& e);
   void log(const event& e) const;
   event make_event(event_kind kind) const;
@@ -243,9 +251,9 @@ class workflow_run {
   std::unique_ptr<approval_decision> decision_;     // the decision a resume continues with
   std::shared_ptr<step_records> step_tools_;        // the tool journal of the step in flight
   journal_marks marks_;                           // how much of state_ the store has
-  definition_identity identity_;                  // built at the first save
   std::int64_t fence_ = 0;
   const std::atomic<bool>* interrupt_;            // set: a cancellation is an interruption
+  asio::awaitable<prepared_run> preparing_;       // valid: go() awaits it first
   // What agent calls read, owned by them rather than pointing into state_
   // (a call given up may outlive this run): built at the first call,
   // refreshed when the state's outputs change.
