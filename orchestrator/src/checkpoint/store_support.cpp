@@ -288,7 +288,7 @@ asio::awaitable<std::vector<feed_event>> feed_wakeups::wait_for_events(event_fee
   // A timeout too long to add to now() waits for ever.
   const auto start = clock::now();
   const auto deadline = timeout >= std::chrono::hours(24 * 365) ? clock::time_point::max() : start + timeout;
-  asio::steady_timer timer(co_await asio::this_coro::executor);
+  std::optional<asio::steady_timer> timer;  // made at the first sleep: most waits find events at once
   for (;;) {
     std::uint64_t seen = 0;
     {
@@ -300,8 +300,9 @@ asio::awaitable<std::vector<feed_event>> feed_wakeups::wait_for_events(event_fee
     if (!events.empty() || now >= deadline) co_return events;
     auto until = deadline;
     if (poll < std::chrono::hours(24 * 365) && now + poll < until) until = now + poll;
-    timer.expires_at(until);
-    sleeper s{&timer};
+    if (!timer) timer.emplace(co_await asio::this_coro::executor);
+    timer->expires_at(until);
+    sleeper s{&*timer};
     decltype(state::waiters)::iterator entry;
     {
       std::lock_guard lock(state_->mutex);
