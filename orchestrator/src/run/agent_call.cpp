@@ -118,14 +118,31 @@ void workflow_run::record_call(const agents::agent& a, agents::agent_context& co
   // Calls made are on record whatever became of the answer.
   for (auto& call : context.tool_calls) {
     if (auto* record = call.if_object()) (*record)["agent"] = a.name();
-    out.tool_calls.push_back(std::move(call));
+    out.more().tool_calls.push_back(std::move(call));
   }
   context.tool_calls.clear();
   if (!answered) return;
-  out.model_attempts = std::move(context.model_attempts);
-  out.prompt_version = context.used_prompt_version.empty() ? a.prompt_version() : context.used_prompt_version;
-  out.raw_text = std::move(context.raw_text);
+  // Written only when there is something: a native agent's step makes no details.
+  if (!context.model_attempts.empty()) out.more().model_attempts = std::move(context.model_attempts);
+  auto version = context.used_prompt_version.empty() ? a.prompt_version() : context.used_prompt_version;
+  if (!version.empty()) out.more().prompt_version = std::move(version);
+  if (!context.raw_text.empty()) out.more().raw_text = std::move(context.raw_text);
 }
+
+namespace {
+
+// An earlier attempt's answer on record is not this one's, and its tool
+// calls come back replayed from the journal.
+void forget_earlier_attempt(step_outcome& out) {
+  if (!out.has_details()) return;
+  auto& d = out.more();
+  d.raw_text.clear();
+  d.model_attempts.clear();
+  d.tool_calls.clear();
+  d.prompt_version.clear();
+}
+
+}  // namespace
 
 // A node without a deadline, an agent that does not block: it runs inside
 // this coroutine, its context pointing into the state, at no cost beyond the
@@ -141,9 +158,9 @@ asio::awaitable<void> workflow_run::call_inline(agents::agent& a, const std::str
   try {
     out.envelope = co_await a.run(context);
   } catch (const agents::approval_required& pending) {
-    out.approval = pending.calls();
+    out.more().approval = pending.calls();
   } catch (const agents::clarification_required& asked) {
-    out.question = asked.question();
+    out.more().question = asked.question();
   } catch (...) {
     failure = std::current_exception();
   }
@@ -166,9 +183,9 @@ asio::awaitable<void> workflow_run::call_detached(const compiled_node& n, agents
     co_await call->wait(deadline);
     call->take_answer(out.envelope);
   } catch (const agents::approval_required& pending) {
-    out.approval = pending.calls();
+    out.more().approval = pending.calls();
   } catch (const agents::clarification_required& asked) {
-    out.question = asked.question();
+    out.more().question = asked.question();
   } catch (...) {
     failure = std::current_exception();
   }
@@ -186,10 +203,7 @@ asio::awaitable<void> workflow_run::call_agent(const compiled_node& n, agents::a
   for (int attempt = 1;; ++attempt) {
     out.attempts = attempt;
     std::optional<protocol::error_record> error;
-    out.raw_text.clear();  // an earlier attempt's is not this one's
-    out.model_attempts.clear();
-    out.tool_calls.clear();  // an earlier attempt's calls come back replayed from the journal
-    out.prompt_version.clear();
+    forget_earlier_attempt(out);
     if (n.definition->timeout || a.blocks_thread()) {
       co_await call_detached(n, a, instructions, out, error);
     } else {
@@ -198,14 +212,14 @@ asio::awaitable<void> workflow_run::call_agent(const compiled_node& n, agents::a
     if (out.paused()) break;  // not a failure: the step pauses, nothing is retried
     if (!error) error = check_envelope(a, out.envelope);
     if (!error) break;
-    out.prompt_version.clear();  // recorded for answers only
+    if (out.has_details()) out.more().prompt_version.clear();  // recorded for answers only
     if (co_await cancelled_now()) {
       out.cancelled = true;
       break;
     }
     error->agent = out.agent;
     if (!error->retryable || attempt >= policy.max_attempts) {
-      out.error = std::move(error);
+      out.more().error = std::move(error);
       break;
     }
     hub_->logger->warn("[{}] agent '{}' attempt {}/{} failed ({}), retrying: {}", state_.id, out.agent,
@@ -229,17 +243,18 @@ void workflow_run::finish_call(const compiled_node& n, step_outcome& out) {
   entry.step = state_.step;
   entry.node = n.name();
   entry.agent = out.agent;
-  entry.prompt_version = out.prompt_version;
+  const auto& d = out.details();
+  entry.prompt_version = d.prompt_version;
   entry.duration = out.duration;
   entry.tokens = out.tokens;
   entry.attempts = out.attempts;
-  entry.note = out.note;
-  entry.keep_raw_text(out.raw_text);
-  entry.model_attempts = std::move(out.model_attempts);
-  entry.tool_calls = out.tool_calls;
-  if (out.error) {
-    entry.explanation = out.error->message;
-    entry.condition = "failed: " + out.error->type;
+  entry.note = d.note;
+  entry.keep_raw_text(d.raw_text);
+  if (out.has_details()) entry.model_attempts = std::move(out.more().model_attempts);
+  entry.tool_calls = d.tool_calls;
+  if (d.error) {
+    entry.explanation = d.error->message;
+    entry.condition = "failed: " + d.error->type;
   } else {
     entry.confidence = out.envelope.confidence;
     entry.explanation = out.envelope.explanation;
@@ -247,12 +262,12 @@ void workflow_run::finish_call(const compiled_node& n, step_outcome& out) {
   state_.audit.push_back(std::move(entry));
 
   report_tool_calls(out);
-  auto e = make_event(out.error ? event_kind::step_failed : event_kind::step_completed);
+  auto e = make_event(d.error ? event_kind::step_failed : event_kind::step_completed);
   e.node = n.name();
   e.agent = out.agent;
-  e.envelope = out.error ? nullptr : &out.envelope;
-  e.error = out.error ? &*out.error : nullptr;
-  e.prompt_version = out.prompt_version;
+  e.envelope = d.error ? nullptr : &out.envelope;
+  e.error = d.error ? &*d.error : nullptr;
+  e.prompt_version = d.prompt_version;
   e.duration = out.duration;
   e.tokens = out.tokens;
   e.attempts = out.attempts;
@@ -265,7 +280,7 @@ asio::awaitable<void> workflow_run::group_member(const compiled_node& n, std::si
                                                  std::vector<step_outcome>& results) {
   co_await asio::this_coro::throw_if_cancelled(false);
   co_await call_agent(n, *n.group[i], no_instructions, results[i]);
-  if (n.definition->cancel_rest_on_failure && results[i].error) throw group_member_failed{};
+  if (n.definition->cancel_rest_on_failure && results[i].failed()) throw group_member_failed{};
 }
 
 asio::awaitable<void> workflow_run::run_group(const compiled_node& n, step_outcome& group) {
@@ -298,38 +313,41 @@ asio::awaitable<void> workflow_run::run_group(const compiled_node& n, step_outco
   // A member's tool calls wait for approval: the whole step pauses, and
   // runs again (its members' recorded calls replayed) once decided.
   for (auto& r : results) {
-    if (!r.approval) continue;
-    if (!group.approval) group.approval.emplace();
-    for (auto& call : *r.approval) group.approval->push_back(std::move(call));
+    if (!r.details().approval) continue;
+    auto& approval = group.more().approval;
+    if (!approval) approval.emplace();
+    for (auto& call : *r.more().approval) approval->push_back(std::move(call));
   }
-  if (group.approval) co_return;
+  if (group.details().approval) co_return;
   // A member asks the user: the whole step pauses on its question, and runs
   // again with the answer. One answer cannot be told apart between two
   // askers, so two members asking at once fail the step, naming both.
   std::vector<const step_outcome*> asking;
   for (const auto& r : results)
-    if (r.question) asking.push_back(&r);
+    if (r.details().question) asking.push_back(&r);
   if (asking.size() == 1) {
-    group.question = asking.front()->question;
-    group.question_agent = asking.front()->agent;
+    group.more().question = asking.front()->details().question;
+    group.more().question_agent = asking.front()->agent;
     co_return;
   }
   if (asking.size() > 1) {
     std::string names;
     for (const auto* r : asking) names += (names.empty() ? "'" : ", '") + r->agent + "'";
     for (auto& r : results)
-      if (r.question) r.error = make_record("several_questions",
-                                            "agents " + names + " of group '" + n.name() +
-                                                "' asked the user at once; a step pauses for one question: "
-                                                "run them in nodes of their own",
-                                            false, r.agent);
+      if (r.details().question)
+        r.more().error = make_record("several_questions",
+                                     "agents " + names + " of group '" + n.name() +
+                                         "' asked the user at once; a step pauses for one question: "
+                                         "run them in nodes of their own",
+                                     false, r.agent);
   }
   const step_outcome* first_failure = nullptr;
   for (auto& r : results) {
     group.tokens += r.tokens;
     group.attempts = std::max(group.attempts, r.attempts);
-    for (auto& call : r.tool_calls) group.tool_calls.push_back(std::move(call));
-    if (r.error && !first_failure) first_failure = &r;
+    if (r.has_details())
+      for (auto& call : r.more().tool_calls) group.more().tool_calls.push_back(std::move(call));
+    if (r.failed() && !first_failure) first_failure = &r;
   }
   // Store what succeeded, each under its own name; record what was cut short.
   protocol::envelope merged;
@@ -344,7 +362,7 @@ asio::awaitable<void> workflow_run::run_group(const compiled_node& n, step_outco
                                           false, name));
       continue;
     }
-    if (r.error) continue;
+    if (r.failed()) continue;
     merge_member(merged, name, r.envelope);
     state_.add_output(name, std::move(r.envelope));
   }
@@ -358,17 +376,18 @@ asio::awaitable<void> workflow_run::run_group(const compiled_node& n, step_outco
   entry.tokens = group.tokens;
   entry.attempts = group.attempts;
   if (first_failure) {
-    group.error = *first_failure->error;
-    group.error->message = "parallel group '" + n.name() + "': " + group.error->message;
-    entry.explanation = group.error->message;
-    entry.condition = "failed: " + group.error->type;
+    auto& error = group.more().error;
+    error = *first_failure->details().error;
+    error->message = "parallel group '" + n.name() + "': " + error->message;
+    entry.explanation = error->message;
+    entry.condition = "failed: " + error->type;
     last_group_.reset();
   } else {
     entry.confidence = merged.confidence;
     entry.explanation = merged.explanation;
     last_group_ = std::make_unique<protocol::envelope>(std::move(merged));
   }
-  entry.tool_calls = group.tool_calls;
+  entry.tool_calls = group.details().tool_calls;
   state_.audit.push_back(std::move(entry));
   report_tool_calls(group);
 }

@@ -215,7 +215,7 @@ asio::awaitable<void> workflow_run::run_coordinator(const compiled_node& n, step
     state_.audit.back().note = chosen.note;
     state_.audit.back().tokens += chosen.tokens;
   }
-  out.note = std::move(chosen.note);
+  if (!chosen.note.empty()) out.more().note = std::move(chosen.note);
 }
 
 }  // namespace switchboard::orchestrator::detail

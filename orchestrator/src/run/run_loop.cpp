@@ -259,19 +259,19 @@ int workflow_run::end_step(const compiled_node& n, step_outcome& out) {
     stop(n.name());
     return no_node;
   }
-  if (out.approval) {
+  if (out.details().approval) {
     pause_for_approval(n, out);
     return no_node;
   }
-  if (out.question) {
+  if (out.details().question) {
     pause_for_answer(n, out);
     return no_node;
   }
   step_in_flight_ = false;
   close_step_tools(false);
-  if (out.error) {
+  if (const auto& error = out.details().error) {
     if (n.on_error != no_node) {
-      state_.errors.push_back(*out.error);  // handled, but still on record
+      state_.errors.push_back(*error);  // handled, but still on record
       state_.audit.back().route = w_.nodes[n.on_error].name();
       state_.audit.back().condition = "on_error";
       auto e = make_event(event_kind::routed);
@@ -280,7 +280,7 @@ int workflow_run::end_step(const compiled_node& n, step_outcome& out) {
       emit(e);
       return n.on_error;
     }
-    fail(*out.error);
+    fail(*error);
     return no_node;
   }
   const auto* e = last_envelope();
@@ -301,7 +301,7 @@ asio::awaitable<void> workflow_run::run_node(const compiled_node& n, step_outcom
     case node_kind::synthesis: co_await run_synthesis(n, out); break;
     default: break;
   }
-  if (!out.error && !out.cancelled && !out.paused() && n.kind() != node_kind::parallel) store(n, out);
+  if (!out.failed() && !out.cancelled && !out.paused() && n.kind() != node_kind::parallel) store(n, out);
 }
 
 void workflow_run::store(const compiled_node& n, step_outcome& out) {

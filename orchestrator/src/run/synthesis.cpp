@@ -34,7 +34,7 @@ step_outcome workflow_run::synthesize_deterministically(const compiled_node& n) 
   out.envelope.explanation = answer.empty() ? "No agent produced output." : answer;
   out.envelope.reasoning = "Combined the latest output of " + std::to_string(state_.outputs.size()) +
                            " agent(s); confidence is the lowest of theirs.";
-  out.note = "deterministic synthesis";
+  out.more().note = "deterministic synthesis";
   return out;
 }
 
@@ -67,29 +67,29 @@ asio::awaitable<void> workflow_run::ask_for_synthesis(const compiled_node& n, mo
 // The model's synthesis as the step's envelope.
 void workflow_run::take_synthesis(const compiled_node& n, models::structured_result& answer, step_outcome& out) {
   out.tokens = answer.usage;
-  out.raw_text = std::move(answer.last.text);
+  out.more().raw_text = std::move(answer.last.text);
   const auto& value = answer.value.as_object();
   out.envelope.data["answer"] = value.at("answer");
   out.envelope.explanation = std::string(value.at("explanation").as_string());
   out.envelope.confidence = value.at("confidence").to_number<double>();
   out.envelope.reasoning = "Synthesized by the model from " + std::to_string(state_.outputs.size()) + " output(s).";
   if (auto problem = unstorable(out.envelope)) {
-    out.error = make_record("invalid_envelope", "synthesis node '" + n.name() + "': the model's answer " +
-                                                    "cannot be stored: " + *problem,
-                            false, n.name());
+    out.more().error = make_record("invalid_envelope", "synthesis node '" + n.name() + "': the model's answer " +
+                                                           "cannot be stored: " + *problem,
+                                   false, n.name());
   }
 }
 
 asio::awaitable<void> workflow_run::synthesize_by_model(const compiled_node& n, step_outcome& out) {
   out.agent = n.name();
   out.attempts = 1;
-  out.prompt_version = synthesis_prompt;
+  out.more().prompt_version = synthesis_prompt;
   auto* model = hub_->options.models.find(n.definition->synthesis.model_role);
   if (!model) {
-    out.error = make_record("not_configured",
-                            "synthesis node '" + n.name() + "': no model for role '" +
-                                n.definition->synthesis.model_role + "' (nor 'default') is configured",
-                            false, n.name());
+    out.more().error = make_record("not_configured",
+                                   "synthesis node '" + n.name() + "': no model for role '" +
+                                       n.definition->synthesis.model_role + "' (nor 'default') is configured",
+                                   false, n.name());
     co_return;
   }
   models::structured_result answer;
@@ -98,12 +98,13 @@ asio::awaitable<void> workflow_run::synthesize_by_model(const compiled_node& n, 
     co_await std::move(ladder);
     take_synthesis(n, answer, out);
   } catch (const models::model_error& e) {
-    out.error = make_record(models::to_string(e.errc()), "synthesis node '" + n.name() + "': " + e.what(),
-                            e.retryable(), n.name());
+    out.more().error = make_record(models::to_string(e.errc()), "synthesis node '" + n.name() + "': " + e.what(),
+                                   e.retryable(), n.name());
   } catch (const std::exception& e) {
-    out.error = make_record("agent_exception", "synthesis node '" + n.name() + "': " + e.what(), false, n.name());
+    out.more().error =
+        make_record("agent_exception", "synthesis node '" + n.name() + "': " + e.what(), false, n.name());
   }
-  if (out.error) out.cancelled = co_await cancelled_now();
+  if (out.failed()) out.cancelled = co_await cancelled_now();
 }
 
 asio::awaitable<void> workflow_run::run_synthesis(const compiled_node& n, step_outcome& out) {

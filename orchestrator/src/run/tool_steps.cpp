@@ -63,7 +63,7 @@ void workflow_run::pause_for_approval(const compiled_node& n, step_outcome& out)
   close_step_tools(true);
   state_.status = workflow_status::awaiting_approval;
   state_.next_node = n.name();
-  state_.approval = approval_request{n.name(), std::move(*out.approval)};
+  state_.approval = approval_request{n.name(), std::move(*out.more().approval)};
   std::string summary;
   for (const auto& call : state_.approval->calls) {
     summary += (summary.empty() ? "" : "; ") + call.agent + " wants to call " + call.tool;
@@ -81,7 +81,8 @@ void workflow_run::pause_for_answer(const compiled_node& n, step_outcome& out) {
     step_in_flight_ = false;
   }
   close_step_tools(true);
-  pause(n, std::move(*out.question), out.question_agent.empty() ? std::string_view(out.agent) : out.question_agent);
+  auto& d = out.more();
+  pause(n, std::move(*d.question), d.question_agent.empty() ? std::string_view(out.agent) : d.question_agent);
 }
 
 // One "approval" record per pending call, for the step that runs again.
@@ -106,7 +107,7 @@ void workflow_run::apply_decision() {
 // A tool_called event per call of the step; a call whose outcome is unknown
 // (its process died while it ran) is also a warning: the user must check it.
 void workflow_run::report_tool_calls(const step_outcome& out) {
-  for (const auto& call : out.tool_calls) {
+  for (const auto& call : out.details().tool_calls) {
     const auto* entry = call.if_object();
     if (entry == nullptr) continue;
     const auto& record = *entry;

@@ -40,13 +40,10 @@ using clock = std::chrono::steady_clock;
 
 struct group_member_failed {};
 
-struct step_outcome {
-  std::string agent;                     // who answered
-  protocol::envelope envelope;           // valid unless error or cancelled
+// What fewer steps have than an answer: a failure, a pause, a model's answer
+// on record, tool calls, a note (step_outcome::more()).
+struct step_details {
   std::optional<protocol::error_record> error;
-  bool cancelled = false;
-  int attempts = 0;
-  models::token_usage tokens;
   std::string prompt_version;
   std::string note;
   std::string raw_text;                  // the model's text of the last answer, whole
@@ -58,9 +55,35 @@ struct step_outcome {
   // the step pauses, uncounted, and runs again with the answer.
   std::optional<std::string> question;
   std::string question_agent;  // a group's member that asked ("" : `agent` did)
-  // Paused (approval or question): the step runs again, nothing is recorded.
-  bool paused() const noexcept { return approval.has_value() || question.has_value(); }
+};
+
+// A step's outcome, in its frame for as long as its agent takes (hours,
+// for a held model call): the details few steps have are on the heap,
+// made when first written.
+class step_outcome {
+ public:
+  std::string agent;                     // who answered
+  protocol::envelope envelope;           // valid unless failed or cancelled
+  bool cancelled = false;
+  int attempts = 0;
+  models::token_usage tokens;
   std::chrono::microseconds duration{0};
+
+  // The details to read: empty ones when none were written.
+  const step_details& details() const noexcept { return more_ ? *more_ : no_details_; }
+  // The details to write, made on first use.
+  step_details& more() {
+    if (!more_) more_ = std::make_unique<step_details>();
+    return *more_;
+  }
+  bool has_details() const noexcept { return more_ != nullptr; }
+  bool failed() const noexcept { return more_ && more_->error; }
+  // Paused (approval or question): the step runs again, nothing is recorded.
+  bool paused() const noexcept { return more_ && (more_->approval || more_->question); }
+
+ private:
+  inline static const step_details no_details_{};
+  std::unique_ptr<step_details> more_;
 };
 
 struct choice {
