@@ -1,7 +1,8 @@
 // An agent that cannot answer before the user does (a remote agent whose
 // task asks for input) throws agents::clarification_required: the run
 // pauses for clarification, the step uncounted and its journal kept, and
-// the same step runs again with the answer, in this or another hub.
+// the same step runs again with the answer, in this or another hub. A
+// group's member whose tool calls wait for approval pauses its group too.
 #include <switchboard/orchestrator/hub.hpp>
 
 #include "durable_run_fixture.hpp"
@@ -127,6 +128,40 @@ TEST_F(agent_questions, a_member_of_a_group_that_asks_pauses_the_group) {
   ASSERT_EQ(done.status, workflow_status::completed) << (done.first_error() ? done.first_error()->message : "");
   EXPECT_EQ(done.result->data.at("remote").at("status"), "the red room after 1 record(s)");
   EXPECT_EQ(done.result->data.at("local").at("status"), "ready");
+}
+
+// A member whose tool calls wait for approval pauses the whole group on
+// them; the other members' answers are not kept (the step runs again).
+TEST_F(agent_questions, a_member_of_a_group_whose_calls_wait_for_approval_pauses_the_group) {
+  class approval_agent final : public agents::agent {
+   public:
+    std::string_view name() const noexcept override { return "booker"; }
+    std::string_view description() const noexcept override { return "books once approved"; }
+    std::string output_schema() const override { return "test.output@1"; }
+    asio::awaitable<protocol::envelope> run(agents::agent_context&) override {
+      agents::pending_tool_call call{"booker", 1, "call-1", "book", json::object{{"room", "red"}}, "Books a room."};
+      throw agents::approval_required({std::move(call)});
+      co_return protocol::envelope{};
+    }
+  };
+  agents::agent_registry registry(testing::test_schemas());
+  registry.add(std::make_shared<approval_agent>());
+  registry.add(testing::constant_agent("local", json::object{{"status", "ready"}}));
+  workflow_builder b{"group"};
+  b.parallel("both", {"booker", "local"}).otherwise("done");
+  b.end("done");
+  hub h{io_.get_executor(), registry, hub_opts()};
+  const auto paused = start(h, b.compile(registry), "approve");
+  ASSERT_EQ(paused.status, workflow_status::awaiting_approval)
+      << (paused.first_error() ? paused.first_error()->message : "");
+  ASSERT_TRUE(paused.approval);
+  EXPECT_EQ(paused.approval->node, "both");
+  ASSERT_EQ(paused.approval->calls.size(), 1u);
+  EXPECT_EQ(paused.approval->calls[0].agent, "booker");
+  EXPECT_EQ(paused.approval->calls[0].tool, "book");
+  EXPECT_EQ(paused.approval->calls[0].arguments, (json::object{{"room", "red"}}));
+  EXPECT_EQ(paused.step, 0);  // uncounted
+  EXPECT_TRUE(paused.outputs.empty());
 }
 
 TEST_F(agent_questions, two_members_asking_at_once_fail_the_step_naming_both) {

@@ -123,6 +123,33 @@ TEST_F(hub_test, retryable_errors_are_retried_until_success) {
   EXPECT_EQ(s.audit[0].attempts, 3);
 }
 
+// What an attempt answered with (its model's text, its ladder's attempts,
+// its prompt version) is on record only for the attempt that counts.
+TEST_F(hub_test, a_retried_step_records_only_the_last_attempts_answer) {
+  auto flaky = add(std::make_shared<fn_agent>("a", [](agents::agent_context& context, int call) {
+    if (call == 1) {
+      context.raw_text = "the first attempt's text";
+      context.used_prompt_version = "a.v1";
+      context.model_attempts.push_back(json::object{{"rung", "direct"}});
+      auto busy = make_envelope({{"status", "busy"}});
+      busy.error = protocol::error_record{"busy", "try again", true, ""};
+      return busy;
+    }
+    return make_envelope({{"status", "ok"}});
+  }));
+  workflow_builder wf{"flow"};
+  wf.agent("a").retry(testing::retries(2, 1ms)).otherwise("done");
+  wf.end("done");
+  auto s = run(wf);
+  ASSERT_EQ(s.status, workflow_status::completed) << (s.first_error() ? s.first_error()->message : "");
+  EXPECT_EQ(flaky->calls(), 2);
+  ASSERT_EQ(s.audit.size(), 1u);
+  EXPECT_EQ(s.audit[0].attempts, 2);
+  EXPECT_EQ(s.audit[0].raw_text, "");
+  EXPECT_EQ(s.audit[0].prompt_version, "");
+  EXPECT_TRUE(s.audit[0].model_attempts.empty());
+}
+
 TEST_F(hub_test, retries_stop_at_max_attempts_and_non_retryable_errors_are_not_retried) {
   auto always = add(std::make_shared<fn_agent>("a", [](agents::agent_context&, int) -> protocol::envelope {
     throw models::model_error(models::model_errc::http_status, "HTTP 503", 503, "busy", true);

@@ -92,6 +92,28 @@ TEST_P(checkpoint_store_conformance, a_feed_waiter_is_woken_by_an_append) {
       << "a wait that times out returns nothing";
 }
 
+// An append made through another instance of the feed (another process,
+// for a store other processes share) wakes nobody here: the waiter sees it
+// only by reading again on its own, however many times it slept before.
+// Skipped for a backend whose instances share nothing.
+TEST_P(checkpoint_store_conformance, a_feed_waiter_sees_an_append_made_through_another_instance) {
+  auto feed = open_feed();
+  auto other = open_feed();
+  if (!feed || !other) GTEST_SKIP() << "no event feed in this backend";
+  run_now(other->append("probe", "x"));
+  if (run_now(feed->read("probe", 0, 0)).empty()) GTEST_SKIP() << "instances of this backend's feed share nothing";
+
+  boost::asio::io_context io;
+  auto waited = boost::asio::co_spawn(io, feed->wait("wf", 0, 0, std::chrono::hours(1)), boost::asio::use_future);
+  std::thread waiter([&] { io.run(); });
+  EXPECT_EQ(waited.wait_for(std::chrono::milliseconds(350)), std::future_status::timeout)
+      << "the waiter returned with nothing to read";
+  run_now(other->append("wf", "from elsewhere"));
+  const auto events = waited.get();
+  waiter.join();
+  EXPECT_EQ(texts_of(events), std::vector<std::string>{"from elsewhere"});
+}
+
 // An append under a claim lands while the queue holds the claim as given
 // (owner and fence), lapsed or not, and is refused, appending nothing, once
 // another claimant took it, or once it left the queue.
