@@ -351,25 +351,30 @@ asio::awaitable<std::unique_ptr<received_request>> receive_request(Stream& strea
   co_return received;
 }
 
-// The handler's answer; a 500 when it threw (logged).
-asio::awaitable<server_response> answer_request(http_server::impl& server, server_request& request) {
+// The handler's answer into `response`; a 500 when it threw (logged). Into
+// the caller's variable rather than returned: g++ keeps an awaited result's
+// temporary in the awaiting frame for that frame's whole life, and the
+// connection's frame lives as long as a stream it writes.
+asio::awaitable<void> answer_request(http_server::impl& server, server_request& request, server_response& response) {
   try {
     auto handling = server.handler(request);  // g++ 12: named before co_await
-    co_return co_await std::move(handling);
+    response = co_await std::move(handling);
+    co_return;
   } catch (const std::exception& e) {
     spdlog::error("http server: {} {} failed: {}", request.method, request.path, e.what());
   } catch (...) {
     spdlog::error("http server: {} {} failed with a non-standard exception", request.method, request.path);
   }
-  co_return error_response(500, "internal server error");
+  response = error_response(500, "internal server error");
 }
 
 // One connection: requests read and answered one after another. Only what
 // an answer needs stays in this frame while it is written (a stream may go
-// on for hours): the request goes once the handler has answered.
+// on for hours): the request goes once the handler has answered. `server`
+// and `remote` are run_connection's, which awaits this.
 template <class Stream>
-asio::awaitable<void> serve_connection(std::shared_ptr<http_server::impl> server, Stream& stream,
-                                       std::string remote, std::uint64_t connection) {
+asio::awaitable<void> serve_connection(const std::shared_ptr<http_server::impl>& server, Stream& stream,
+                                       const std::string& remote, std::uint64_t connection) {
   const auto& opts = server->options;
   beast::flat_buffer buffer;
   for (;;) {
@@ -393,8 +398,9 @@ asio::awaitable<void> serve_connection(std::shared_ptr<http_server::impl> server
     bool keep_alive = received->request.keep_alive;
     received->request.connection = connection;
     lowest_tcp(stream).expires_never();
-    auto answering = answer_request(*server, received->request);
-    server_response response = co_await std::move(answering);
+    server_response response;
+    auto answering = answer_request(*server, received->request, response);
+    co_await std::move(answering);
     received.reset();
     if (response.raw) {
       raw_writer<Stream> writer(stream, opts.write_timeout);
