@@ -161,7 +161,9 @@ kept_record kept_form(json::object record, bool is_run) {
 kept_record kept(const thread_record& t) { return kept_form(to_json(t), false); }
 kept_record kept(const run_record& r) { return kept_form(to_json(r), true); }
 
-thread_record unpack_thread(const kept_record& k, const std::string& id) { return thread_from(full_form(k, id, false)); }
+thread_record unpack_thread(const kept_record& k, const std::string& id) {
+  return thread_from(full_form(k, id, false));
+}
 run_record unpack_run(const kept_record& k, const std::string& id) { return run_from(full_form(k, id, true)); }
 
 }  // namespace switchboard::server

@@ -90,15 +90,15 @@ void workflow_run::restore_last_step() {
   }
 }
 
-// The run's coroutine holds only what spans its waits: what it says at the
-// start (begin_run) and about a step that threw (fail_step) is in plain
-// functions, so their events and texts are not in its frame while a step
-// runs (g++ keeps every local and temporary of a coroutine in its frame).
 asio::awaitable<void> workflow_run::take_preparation() {
   auto preparing = std::move(preparing_);
   begin_with(co_await std::move(preparing));
 }
 
+// The run's coroutine holds only what spans its waits: what it says at the
+// start (begin_run) and about a step that threw (fail_step) is in plain
+// functions, so their events and texts are not in its frame while a step
+// runs (g++ keeps every local and temporary of a coroutine in its frame).
 asio::awaitable<void> workflow_run::go() {
   if (preparing_.valid()) co_await take_preparation();
   // Cancellation is observed explicitly (cancelled_now) so the run can still
@@ -454,7 +454,8 @@ asio::awaitable<workflow_state> run_on_own_strand(std::shared_ptr<hub::impl> hub
 void spawn(std::shared_ptr<hub::impl> hub, std::shared_ptr<run_control> control,
            std::shared_ptr<const compiled_workflow> workflow, asio::awaitable<prepared_run> prepare) {
   auto slot = control->signal.slot();
-  auto run = std::make_unique<workflow_run>(std::move(hub), std::move(workflow), &control->interrupt, std::move(prepare));
+  auto run =
+      std::make_unique<workflow_run>(std::move(hub), std::move(workflow), &control->interrupt, std::move(prepare));
   auto going = run->go();
   asio::co_spawn(control->strand, std::move(going),
                  asio::bind_cancellation_slot(slot, [control, run = std::move(run)](std::exception_ptr error) {
