@@ -121,23 +121,15 @@ void drop_held_apart(json::object& record, bool is_run) {
   record.erase("status");
 }
 
-void restore_held_apart(json::object& record, const kept_record& k, const std::string& id, bool is_run) {
-  record[id_key(is_run)] = id;
-  record["version"] = k.version;
-  if (!is_run) return;
-  record["thread_id"] = k.thread_id;
-  record["status"] = k.status;
-}
-
-// The record again as to_json() wrote it. The catalog wrote every kept text
-// itself: it is always an object.
-json::object full_form(const kept_record& k, const std::string& id, bool is_run) {
+// The record again as to_json() wrote it, but for what drop_held_apart()
+// took out (unpack_* sets those). The catalog wrote every kept text itself:
+// it is always an object.
+json::object full_form(const kept_record& k, bool is_run) {
   auto parsed = json::parse(k.json);
   auto& record = parsed.as_object();
   auto values = k.values ? json::parse(*k.values) : json::value(nullptr);
   if (!is_run) unfold_interrupts(record, values);
   record[values_key(is_run)] = std::move(values);
-  restore_held_apart(record, k, id, is_run);
   return std::move(record);
 }
 
@@ -162,8 +154,19 @@ kept_record kept(const thread_record& t) { return kept_form(to_json(t), false); 
 kept_record kept(const run_record& r) { return kept_form(to_json(r), true); }
 
 thread_record unpack_thread(const kept_record& k, const std::string& id) {
-  return thread_from(full_form(k, id, false));
+  auto t = thread_from(full_form(k, false));
+  t.thread_id = id;
+  t.version = k.version;
+  return t;
 }
-run_record unpack_run(const kept_record& k, const std::string& id) { return run_from(full_form(k, id, true)); }
+
+run_record unpack_run(const kept_record& k, const std::string& id) {
+  auto r = run_from(full_form(k, true));
+  r.run_id = id;
+  r.thread_id = k.thread_id;
+  r.status = k.status;
+  r.version = k.version;
+  return r;
+}
 
 }  // namespace switchboard::server
