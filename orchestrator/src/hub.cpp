@@ -110,15 +110,12 @@ asio::awaitable<workflow_state> workflow_handle::async_wait() const {
 
 // Not a coroutine: the wait is the initiation's own small frame.
 asio::awaitable<void> workflow_handle::async_done() const {
-  auto initiation = [control = control_](auto handler) {
-    // The waiter resumes through its own executor, never inline on the
-    // thread that finished the run.
-    control->add_waiter([h = std::move(handler)]() mutable {
-      auto executor = asio::get_associated_executor(h);
-      asio::post(executor, std::move(h));
-    });
-  };
+  auto initiation = [handle = *this](auto handler) { handle.on_done(std::move(handler)); };
   return asio::async_initiate<decltype(asio::use_awaitable), void()>(std::move(initiation), asio::use_awaitable);
+}
+
+void workflow_handle::when_stopped(asio::any_completion_handler<void()> waiter) const {
+  control_->add_waiter(std::move(waiter));
 }
 
 workflow_state workflow_handle::result() const {

@@ -11,6 +11,7 @@
 #include <switchboard/telemetry/trace_context.hpp>
 #include <switchboard/orchestrator/event_json.hpp>
 
+#include <boost/asio/bind_executor.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/redirect_error.hpp>
@@ -259,7 +260,7 @@ boost::asio::awaitable<run_record> run_engine::create(std::string thread_id, jso
     {
       std::scoped_lock lock(mutex_);
       // Recorded now the new run is written: the displaced run, still
-      // starting (no handle yet), finds it when it gets one (follow).
+      // starting (no handle yet), finds it when it gets one (heed_cancel_requests).
       if (const auto slot = threads_.find(thread_id); slot != threads_.end() && slot->second.active == displaced)
         cancel_actions_[displaced] = strategy;
       if (const auto it = handles_.find(displaced); it != handles_.end()) handle = it->second;
@@ -269,7 +270,7 @@ boost::asio::awaitable<run_record> run_engine::create(std::string thread_id, jso
       else handle->interrupt();
     }
   }
-  if (start_now) asio::co_spawn(executor_, execute(run.run_id), asio::detached);
+  if (start_now) execute_detached(run.run_id);
   co_return run;
 }
 
@@ -297,38 +298,88 @@ boost::asio::awaitable<std::optional<orch::workflow_state>> run_engine::state_of
   co_return co_await workflow.hub->find(thread.workflow_run);
 }
 
+struct run_engine::execution {
+  explicit execution(run_engine& e) : engine(e) {}
+  execution(const execution&) = delete;
+  execution& operator=(const execution&) = delete;
+  ~execution() {
+    std::scoped_lock lock(engine.mutex_);
+    --engine.executing_;
+  }
+
+  run_engine& engine;
+  run_record run;  // its ids only (keep_what_its_end_needs)
+  launched started;
+  // Its hub run had stopped already (ended or paused): a run continued by
+  // another server after this one's record of its end was lost (a cut
+  // session), whose stream may hold its end already (finish).
+  bool ended_before = false;
+};
+
 // Starts, resumes or continues the run's hub run, whichever its record and
-// the stored state say is next (after a restart too), and awaits it.
-//
-// In three coroutines rather than one: a coroutine's frame keeps every
-// local of its body for as long as it waits, and a run may wait for hours
-// (a held model call, a person); only follow()'s small frame stays.
+// the stored state say is next (after a restart too), and awaits its end.
+// For a caller that has to wait for it (serve_thread); the others use
+// execute_detached.
 boost::asio::awaitable<void> run_engine::execute(std::string run_id) {
+  auto run = co_await begin_execution(std::move(run_id));
+  if (!run) co_return;
+  if (run->started.handle) {
+    const auto handle = *run->started.handle;
+    co_await handle.async_done();
+  }
+  co_await conclude(std::move(run));
+}
+
+// As execute, without a coroutine held while the run goes: a run may wait
+// for hours (a held model call, a person), and a waiting coroutine keeps
+// its frames and the co_spawn that carries them (≈ 1.4 KiB). The run's end
+// is concluded in a coroutine spawned when the hub run stops.
+void run_engine::execute_detached(std::string run_id) {
+  asio::co_spawn(executor_, launch_detached(std::move(run_id)), asio::detached);
+}
+
+boost::asio::awaitable<void> run_engine::launch_detached(std::string run_id) {
+  auto run = co_await begin_execution(std::move(run_id));
+  if (!run) co_return;
+  if (!run->started.handle) {
+    co_await conclude(std::move(run));
+    co_return;
+  }
+  const auto handle = *run->started.handle;
+  handle.on_done(asio::bind_executor(executor_, [this, run = std::move(run)]() mutable {
+    asio::co_spawn(executor_, conclude(std::move(run)), asio::detached);
+  }));
+}
+
+// The run launched, with what its end needs; none when the server is
+// shutting down (the run stays `running` or `pending`: the next start
+// carries it on) or the run is not in the catalog.
+boost::asio::awaitable<std::unique_ptr<run_engine::execution>> run_engine::begin_execution(std::string run_id) {
   {
     std::scoped_lock lock(mutex_);
-    if (shutting_down_) co_return;  // still `running` or `pending`: the next start carries it on
+    if (shutting_down_) co_return nullptr;
     ++executing_;
   }
-  // Counted until it returns, so a shutdown waits for every run that began,
-  // whether or not its hub run has a handle yet.
-  struct executing_guard {
-    run_engine& engine;
-    ~executing_guard() {
-      std::scoped_lock lock(engine.mutex_);
-      --engine.executing_;
-    }
-  } guard{*this};
+  // Counted until it is destroyed, so a shutdown waits for every run that
+  // began, whether or not its hub run has a handle yet.
+  auto execution = std::make_unique<run_engine::execution>(*this);
   auto run = records_.run(run_id);
-  if (!run) co_return;
-  auto started = co_await launch(*run);
-  // Its hub run had stopped already (ended or paused): a run continued by another server after
-  // this one's record of its end was lost (a cut session), whose stream may
-  // hold its end already (finish).
-  const bool ended_before = !started.handle && started.ended && !started.ended->id.empty() &&
+  if (!run) co_return nullptr;
+  execution->started = co_await launch(*run);
+  const auto& started = execution->started;
+  execution->ended_before = !started.handle && started.ended && !started.ended->id.empty() &&
                             started.ended->status != orch::workflow_status::running;
   keep_what_its_end_needs(*run);
-  auto final_state = co_await follow(*run, std::move(started));
-  co_await finish(*run, *final_state, ended_before);
+  execution->run = std::move(*run);
+  if (started.handle) heed_cancel_requests(execution->run, *started.handle);
+  co_return execution;
+}
+
+// Once its hub run stopped: the run's end, told to its stream, its waiters
+// and the catalog.
+boost::asio::awaitable<void> run_engine::conclude(std::unique_ptr<execution> run) {
+  auto final_state = co_await final_state_of(*run);
+  co_await finish(run->run, *final_state, run->ended_before);
 }
 
 // The trace the hub run continues: the traceparent kept by the run that
@@ -422,23 +473,19 @@ boost::asio::awaitable<run_engine::launched> run_engine::launch(const run_record
   co_return std::move(started);  // move-only
 }
 
-// Awaits the hub run; the state it ended with (on the heap: see execute).
-// No state is held in this frame while it waits: it is read once the run
-// has stopped (stored_state for a run the hub refused).
-boost::asio::awaitable<std::unique_ptr<orch::workflow_state>> run_engine::follow(const run_record& run,
-                                                                                 launched started) {
+// The state its hub run stopped with (on the heap: it outlives the
+// coroutine that reads it), or, for a run the hub refused, the stored one.
+boost::asio::awaitable<std::unique_ptr<orch::workflow_state>> run_engine::final_state_of(execution& run) {
+  auto& started = run.started;
   if (!started.handle) co_return std::move(started.ended);
-  const auto handle = *started.handle;
-  heed_cancel_requests(run, handle);
   bool refused = false;
   auto final_state = std::unique_ptr<orch::workflow_state>();
   try {
-    co_await handle.async_done();
-    final_state = std::make_unique<orch::workflow_state>(handle.result());
+    final_state = std::make_unique<orch::workflow_state>(started.handle->result());
   } catch (const orch::orchestrator_error& e) {
     // Refused by the hub (another process answered first, the run moved
     // on): the run ends with what is stored.
-    spdlog::warn("serve: run {}: {}", run.run_id, e.what());
+    spdlog::warn("serve: run {}: {}", run.run.run_id, e.what());
     started.events->push("error", json::object{{"error", std::string(to_string(e.errc()))}, {"message", e.what()}});
     refused = true;
   } catch (const std::exception& e) {
@@ -446,9 +493,9 @@ boost::asio::awaitable<std::unique_ptr<orch::workflow_state>> run_engine::follow
     final_state = std::make_unique<orch::workflow_state>();
     final_state->status = orch::workflow_status::failed;
   }
-  if (refused) final_state = co_await stored_state(run);
+  if (refused) final_state = co_await stored_state(run.run);
   std::scoped_lock lock(mutex_);
-  handles_.erase(run.run_id);
+  handles_.erase(run.run.run_id);
   co_return final_state;
 }
 

@@ -168,11 +168,17 @@ class run_engine {
     std::unique_ptr<orchestrator::workflow_state> ended;
   };
 
+  // A run from its launch to its end: what its end needs, counted in
+  // executing_ for as long as it lives.
+  struct execution;
   boost::asio::awaitable<void> execute(std::string run_id);
+  void execute_detached(std::string run_id);
+  boost::asio::awaitable<void> launch_detached(std::string run_id);
+  boost::asio::awaitable<std::unique_ptr<execution>> begin_execution(std::string run_id);
+  boost::asio::awaitable<void> conclude(std::unique_ptr<execution> run);
   boost::asio::awaitable<launched> launch(const run_record& run);
   void continue_callers_trace(const run_record& run);
-  boost::asio::awaitable<std::unique_ptr<orchestrator::workflow_state>> follow(const run_record& run,
-                                                                               launched started);
+  boost::asio::awaitable<std::unique_ptr<orchestrator::workflow_state>> final_state_of(execution& run);
   void heed_cancel_requests(const run_record& run, const orchestrator::workflow_handle& handle);
   boost::asio::awaitable<std::unique_ptr<orchestrator::workflow_state>> stored_state(const run_record& run);
   boost::asio::awaitable<void> finish(const run_record& run, const orchestrator::workflow_state& state,
@@ -275,7 +281,7 @@ class run_engine {
   void stop_loops();
   bool shutting_down_ = false;   // no run starts any more
   bool interrupting_ = false;    // the grace is over: running runs stop between steps
-  int executing_ = 0;            // execute() coroutines in progress
+  int executing_ = 0;            // executions alive (execute(), execute_detached())
 };
 
 }  // namespace switchboard::server

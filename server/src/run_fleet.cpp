@@ -482,7 +482,7 @@ void run_engine::on_cancel_read(const std::string& run_id, const std::string& ac
     if (!cancel_actions_.try_emplace(run_id, action).second) return;  // already acted on
     if (const auto it = handles_.find(run_id); it != handles_.end()) handle = it->second;
   }
-  // Without a handle yet: follow() finds the action (or the catalog's
+  // Without a handle yet: heed_cancel_requests finds the action (or the catalog's
   // request) when the run gets one; a pending run is withdrawn by serve_thread.
   if (!handle) return;
   if (action == "rollback") handle->cancel();

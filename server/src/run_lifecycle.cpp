@@ -92,7 +92,7 @@ void run_engine::start_next(const std::string& thread_id) {
     slot.waiting.erase(slot.waiting.begin());
     slot.active = next;
   }
-  asio::co_spawn(executor_, execute(next), asio::detached);
+  execute_detached(next);
 }
 
 // A pending run cancelled before it started: removed with its stream
@@ -255,7 +255,7 @@ boost::asio::awaitable<void> run_engine::recover() {
   }
   for (const auto& id : resumed) {
     spdlog::info("serve: run {} was running when the server stopped; it continues", id);
-    asio::co_spawn(executor_, execute(id), asio::detached);
+    execute_detached(id);
   }
   std::vector<std::string> idle_threads;
   {

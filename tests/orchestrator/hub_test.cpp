@@ -6,7 +6,9 @@
 
 #include "hub_test_fixture.hpp"
 
+#include <boost/asio/bind_executor.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/asio/thread_pool.hpp>
 
 #include <stdexcept>
@@ -446,6 +448,36 @@ TEST_F(hub_test, a_handle_says_when_the_run_is_done_and_then_gives_its_state) {
   EXPECT_EQ(state.status, workflow_status::completed);
   EXPECT_EQ(state.latest("slow")->data.at("status"), "free at 10");
   EXPECT_EQ(handle.result().id, state.id);  // as often as asked
+}
+
+TEST_F(hub_test, a_handle_calls_back_on_the_bound_executor_once_the_run_stopped_even_when_asked_afterwards) {
+  add(constant_agent("slow", {{"status", "free at 10"}}, 0.9, 20ms));
+  workflow_builder wf{"flow"};
+  wf.agent("slow").otherwise("done");
+  wf.end("done");
+  auto& h = make_hub();
+  auto handle = h.start(wf.compile(registry_), json::object{});
+  auto strand = asio::make_strand(io_);
+  std::vector<std::string> calls;
+  // Move-only, as a caller's state handed to the callback is.
+  auto state_seen = std::make_unique<workflow_status>(workflow_status::running);
+  handle.on_done(asio::bind_executor(strand, [&, seen = std::move(state_seen)]() mutable {
+    EXPECT_TRUE(strand.running_in_this_thread());
+    *seen = handle.result().status;
+    calls.push_back(std::string("first: ") + std::string(to_string(*seen)));
+  }));
+  EXPECT_TRUE(calls.empty());  // still running
+  io_.restart();
+  io_.run();
+  ASSERT_TRUE(handle.done());
+  EXPECT_EQ(calls, std::vector<std::string>{"first: completed"});
+
+  // Asked once the run stopped: posted, never called inline.
+  handle.on_done(asio::bind_executor(strand, [&] { calls.push_back("later"); }));
+  EXPECT_EQ(calls.size(), 1u);
+  io_.restart();
+  io_.run();
+  EXPECT_EQ(calls, (std::vector<std::string>{"first: completed", "later"}));
 }
 
 TEST_F(hub_test, cancelling_the_awaiting_coroutine_cancels_the_workflow) {

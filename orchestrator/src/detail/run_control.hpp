@@ -31,7 +31,8 @@ struct run_control {
 
   // Called once, on the strand, when the run stopped.
   void finish(std::exception_ptr error, std::optional<workflow_state> state);
-  // Calls `waiter` (through its own executor) once the run stopped.
+  // Calls `waiter` once the run stopped: on the thread that stopped it, or
+  // at once when it has.
   void add_waiter(boost::asio::any_completion_handler<void()> waiter);
   workflow_state result() const;  // rethrows the run's exception
 

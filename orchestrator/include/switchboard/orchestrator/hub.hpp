@@ -84,7 +84,10 @@
 #include <switchboard/orchestrator/workflow.hpp>
 #include <switchboard/orchestrator/workflow_state.hpp>
 
+#include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/associated_executor.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/value.hpp>
 
@@ -203,10 +206,24 @@ class workflow_handle {
   // hours and wants no copy of the state in its frame meanwhile (the
   // server's runs). result() then gives it.
   boost::asio::awaitable<void> async_done() const;
+  // Calls `done()` once the run stopped, posted to its associated executor
+  // (bind_executor; the system executor otherwise), never inline: for a
+  // waiter that keeps no coroutine frame at all while the run goes.
+  // result() then gives the state.
+  template <class Handler>
+  void on_done(Handler done) const {
+    when_stopped([h = std::move(done)]() mutable {
+      const auto executor = boost::asio::get_associated_executor(h);
+      boost::asio::post(executor, std::move(h));
+    });
+  }
   // The state the run stopped with, or its exception. Only once done().
   workflow_state result() const;
 
  private:
+  // Calls `waiter` on the thread that stopped the run (at once if it has).
+  void when_stopped(boost::asio::any_completion_handler<void()> waiter) const;
+
   std::shared_ptr<detail::run_control> control_;
 };
 
