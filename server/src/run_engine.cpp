@@ -48,18 +48,6 @@ const json::value* member(const json::object& o, std::string_view key) {
 // thread's hub run before it. The rest (its input, metadata, times) is not
 // kept while the run goes, which may be for hours; finish() changes the
 // catalog's own record.
-void keep_what_its_end_needs(run_record& run) {
-  json::object kwargs;
-  if (const auto* previous = run.kwargs.if_contains("previous_workflow_run")) kwargs["previous_workflow_run"] = *previous;
-  run.kwargs = std::move(kwargs);
-  run.metadata = json::object();
-  run.result = nullptr;
-  for (auto* text : {&run.assistant_id, &run.created_at, &run.updated_at, &run.status, &run.multitask_strategy}) {
-    text->clear();
-    text->shrink_to_fit();
-  }
-}
-
 // Run and thread statuses for how a hub run stopped.
 std::pair<std::string, std::string> statuses_of(orch::workflow_status s) {
   switch (s) {
@@ -307,8 +295,21 @@ struct run_engine::execution {
     --engine.executing_;
   }
 
+  // The record as far as its end needs it (finish): its ids, and the hub
+  // run its thread goes back to when it is rolled back.
+  run_record record() const {
+    run_record r;
+    r.run_id = run_id;
+    r.thread_id = thread_id;
+    r.graph_id = graph_id;
+    r.workflow_run = workflow_run;
+    if (previous_workflow_run) r.kwargs["previous_workflow_run"] = *previous_workflow_run;
+    return r;
+  }
+
   run_engine& engine;
-  run_record run;  // its ids only (keep_what_its_end_needs)
+  std::string run_id, thread_id, graph_id, workflow_run;
+  std::optional<json::value> previous_workflow_run;
   launched started;
   // Its hub run had stopped already (ended or paused): a run continued by
   // another server after this one's record of its end was lost (a cut
@@ -369,9 +370,13 @@ boost::asio::awaitable<std::unique_ptr<run_engine::execution>> run_engine::begin
   const auto& started = execution->started;
   execution->ended_before = !started.handle && started.ended && !started.ended->id.empty() &&
                             started.ended->status != orch::workflow_status::running;
-  keep_what_its_end_needs(*run);
-  execution->run = std::move(*run);
-  if (started.handle) heed_cancel_requests(execution->run, *started.handle);
+  if (started.handle) heed_cancel_requests(*run, *started.handle);
+  execution->run_id = std::move(run->run_id);
+  execution->thread_id = std::move(run->thread_id);
+  execution->graph_id = std::move(run->graph_id);
+  execution->workflow_run = std::move(run->workflow_run);
+  if (const auto* previous = run->kwargs.if_contains("previous_workflow_run"))
+    execution->previous_workflow_run = *previous;
   co_return execution;
 }
 
@@ -379,7 +384,8 @@ boost::asio::awaitable<std::unique_ptr<run_engine::execution>> run_engine::begin
 // and the catalog.
 boost::asio::awaitable<void> run_engine::conclude(std::unique_ptr<execution> run) {
   auto final_state = co_await final_state_of(*run);
-  co_await finish(run->run, *final_state, run->ended_before);
+  const auto record = run->record();
+  co_await finish(record, *final_state, run->ended_before);
 }
 
 // The trace the hub run continues: the traceparent kept by the run that
@@ -485,7 +491,7 @@ boost::asio::awaitable<std::unique_ptr<orch::workflow_state>> run_engine::final_
   } catch (const orch::orchestrator_error& e) {
     // Refused by the hub (another process answered first, the run moved
     // on): the run ends with what is stored.
-    spdlog::warn("serve: run {}: {}", run.run.run_id, e.what());
+    spdlog::warn("serve: run {}: {}", run.run_id, e.what());
     started.events->push("error", json::object{{"error", std::string(to_string(e.errc()))}, {"message", e.what()}});
     refused = true;
   } catch (const std::exception& e) {
@@ -493,9 +499,12 @@ boost::asio::awaitable<std::unique_ptr<orch::workflow_state>> run_engine::final_
     final_state = std::make_unique<orch::workflow_state>();
     final_state->status = orch::workflow_status::failed;
   }
-  if (refused) final_state = co_await stored_state(run.run);
+  if (refused) {
+    const auto record = run.record();
+    final_state = co_await stored_state(record);
+  }
   std::scoped_lock lock(mutex_);
-  handles_.erase(run.run.run_id);
+  handles_.erase(run.run_id);
   co_return final_state;
 }
 
