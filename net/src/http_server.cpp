@@ -368,68 +368,162 @@ asio::awaitable<void> answer_request(http_server::impl& server, server_request& 
   response = error_response(500, "internal server error");
 }
 
-// One connection: requests read and answered one after another. Only what
-// an answer needs stays in this frame while it is written (a stream may go
-// on for hours): the request goes once the handler has answered. `server`
-// and `remote` are run_connection's, which awaits this.
-template <class Stream>
-asio::awaitable<void> serve_connection(const std::shared_ptr<http_server::impl>& server, Stream& stream,
-                                       const std::string& remote, std::uint64_t connection) {
-  const auto& opts = server->options;
-  beast::flat_buffer buffer;
-  for (;;) {
-    // The first byte of the next request, under the idle timeout.
-    bool started = buffer.size() > 0;
-    if (!started) {
-      lowest_tcp(stream).expires_after(opts.idle_timeout);
-      auto [ec, n] = co_await stream.async_read_some(buffer.prepare(first_read_bytes), use_tuple);
-      if (ec) co_return;
-      buffer.commit(n);
-      started = true;
+// A connection's place in the server while it is open: its closer
+// registered (stop() closes every connection through it), and however the
+// connection ends, even with its coroutine destroyed unfinished, the closer
+// gone, the socket shut and closed and the count down.
+class connection_slot {
+ public:
+  connection_slot(http_server::impl& server, beast::tcp_stream& tcp)
+      : server_(server), tcp_(tcp), open_(std::make_shared<beast::tcp_stream*>(&tcp)) {
+    // The closer runs on this connection's strand, where `open` is cleared
+    // before the stream goes away.
+    id_ = server_.register_closer([ex = tcp.get_executor(), open = open_] {
+      asio::post(ex, [open] {
+        boost::system::error_code ignored;
+        if (*open) (*open)->socket().close(ignored);
+      });
+    });
+  }
+  connection_slot(const connection_slot&) = delete;
+  connection_slot& operator=(const connection_slot&) = delete;
+  ~connection_slot() {
+    server_.unregister(id_);
+    *open_ = nullptr;
+    boost::system::error_code ignored;
+    tcp_.socket().shutdown(tcp::socket::shutdown_both, ignored);
+    tcp_.socket().close(ignored);
+    --server_.connections;
+  }
+
+ private:
+  http_server::impl& server_;
+  beast::tcp_stream& tcp_;
+  std::shared_ptr<beast::tcp_stream*> open_;
+  std::uint64_t id_ = 0;
+};
+
+// What a connection's requests are read from: the TCP stream itself, or
+// TLS over it.
+template <bool Tls>
+struct connection_stream {
+  connection_stream(beast::tcp_stream& tcp, http_server::impl&) : stream(tcp) {}
+  beast::tcp_stream& stream;
+};
+
+template <>
+struct connection_stream<true> {
+  connection_stream(beast::tcp_stream& tcp, http_server::impl& server) : stream(tcp, *server.tls) {}
+  beast::ssl_stream<beast::tcp_stream&> stream;
+};
+
+asio::awaitable<bool> tls_handshake(beast::ssl_stream<beast::tcp_stream&>& tls, std::chrono::milliseconds timeout) {
+  lowest_tcp(tls).expires_after(timeout);
+  auto [ec] = co_await tls.async_handshake(asio::ssl::stream_base::server, use_tuple);
+  co_return !ec;
+}
+
+template <class Socket>
+std::string remote_address(const Socket& socket) {
+  boost::system::error_code ec;
+  const auto peer = socket.remote_endpoint(ec);
+  return ec ? std::string() : peer.address().to_string();
+}
+
+// An accepted socket as the stream its connection reads and writes.
+beast::tcp_stream connection_stream_of(tcp::socket socket) {
+  // Each write goes out at once: with Nagle's algorithm a write that
+  // follows another (a stream's pieces, pipelined answers) waits for the
+  // peer's delayed ACK, some 40 ms.
+  boost::system::error_code ignored;
+  socket.set_option(tcp::no_delay(true), ignored);
+  return beast::tcp_stream(std::move(socket));
+}
+
+// One connection: requests read and answered one after another, in one
+// coroutine from accept to close. A stream may go on for hours, and every
+// frame it waits in is held as long: only what an answer needs stays in
+// this one while it is written (the request goes once the handler has
+// answered), and reading, answering and writing a head have frames of
+// their own that end with them.
+//
+// It takes the accepted socket as a Beast stream (a shared pointer) rather
+// than as a socket (about 90 bytes), whose slot the frame would keep.
+template <bool Tls>
+asio::awaitable<void> run_connection(std::shared_ptr<http_server::impl> server, beast::tcp_stream tcp,
+                                     std::string remote, std::uint64_t number) {
+  const connection_slot slot(*server, tcp);
+  // Accepted as stop() ran, and registered after its close_all(): closed,
+  // never served.
+  if (server->stopped) co_return;
+  try {
+    connection_stream<Tls> layer(tcp, *server);
+    auto& stream = layer.stream;
+    using Stream = std::remove_reference_t<decltype(stream)>;
+    if constexpr (Tls) {
+      if (!co_await tls_handshake(stream, server->options.request_timeout)) co_return;
     }
-    auto receiving = receive_request(stream, buffer, opts, started, remote);
-    auto received = co_await std::move(receiving);
-    if (!received) co_return;
-    // An answer may take long (a run waited for, a stream followed for
-    // hours): the read buffer is not kept through it unless it holds the
-    // next request's bytes.
-    if (buffer.size() == 0) buffer.shrink_to_fit();
-    const unsigned version = received->version;
-    bool keep_alive = received->request.keep_alive;
-    received->request.connection = connection;
-    lowest_tcp(stream).expires_never();
-    server_response response;
-    auto answering = answer_request(*server, received->request, response);
-    co_await std::move(answering);
-    received.reset();
-    if (response.raw) {
-      raw_writer<Stream> writer(stream, opts.write_timeout);
-      const bool keep = co_await response.raw(writer);
-      if (!keep || writer.broken() || server->stopped) co_return;
-      continue;
-    }
-    keep_alive = keep_alive && !response.close && !server->stopped;
-    if (response.stream) {
-      // Written here, not in a coroutine of its own: a stream may go on for
-      // hours, and a second frame would be held as long. HTTP/1.1 chunking
-      // frames the body, so the connection outlives it.
-      auto writing_head = write_stream_head(stream, response, version, keep_alive && version >= 11, opts.write_timeout);
-      if (!co_await std::move(writing_head)) co_return;
-      // Sent: nothing of the head is kept while the body streams.
-      response.headers.clear();
-      response.headers.shrink_to_fit();
-      response.body.clear();
-      response.body.shrink_to_fit();
-      chunk_writer<Stream> writer(stream, lowest_tcp(stream), opts.write_timeout);
-      {
-        const open_stream counted(server->streams);  // http_server::open_streams()
-        co_await response.stream(writer);
+    const auto& opts = server->options;
+    beast::flat_buffer buffer;
+    for (;;) {
+      // The first byte of the next request, under the idle timeout.
+      bool started = buffer.size() > 0;
+      if (!started) {
+        lowest_tcp(stream).expires_after(opts.idle_timeout);
+        auto [ec, n] = co_await stream.async_read_some(buffer.prepare(first_read_bytes), use_tuple);
+        if (ec) co_return;
+        buffer.commit(n);
+        started = true;
       }
-      co_await writer.finish();
-      if (writer.broken() || !keep_alive || version < 11 || server->stopped) co_return;
-      continue;
+      auto receiving = receive_request(stream, buffer, opts, started, remote);
+      auto received = co_await std::move(receiving);
+      if (!received) co_return;
+      // An answer may take long (a run waited for, a stream followed for
+      // hours): the read buffer is not kept through it unless it holds the
+      // next request's bytes.
+      if (buffer.size() == 0) buffer.shrink_to_fit();
+      const unsigned version = received->version;
+      bool keep_alive = received->request.keep_alive;
+      received->request.connection = number;
+      lowest_tcp(stream).expires_never();
+      server_response response;
+      auto answering = answer_request(*server, received->request, response);
+      co_await std::move(answering);
+      received.reset();
+      if (response.raw) {
+        raw_writer<Stream> writer(stream, opts.write_timeout);
+        const bool keep = co_await response.raw(writer);
+        if (!keep || writer.broken() || server->stopped) co_return;
+        continue;
+      }
+      keep_alive = keep_alive && !response.close && !server->stopped;
+      if (response.stream) {
+        // Written here, not in a coroutine of its own: a stream may go on for
+        // hours, and a second frame would be held as long. HTTP/1.1 chunking
+        // frames the body, so the connection outlives it.
+        const bool chunked_keep_alive = keep_alive && version >= 11;
+        auto writing_head = write_stream_head(stream, response, version, chunked_keep_alive, opts.write_timeout);
+        if (!co_await std::move(writing_head)) co_return;
+        // Sent: nothing of the head is kept while the body streams.
+        response.headers.clear();
+        response.headers.shrink_to_fit();
+        response.body.clear();
+        response.body.shrink_to_fit();
+        chunk_writer<Stream> writer(stream, lowest_tcp(stream), opts.write_timeout);
+        {
+          const open_stream counted(server->streams);  // http_server::open_streams()
+          co_await response.stream(writer);
+        }
+        co_await writer.finish();
+        if (writer.broken() || !keep_alive || version < 11 || server->stopped) co_return;
+        continue;
+      }
+      if (!co_await write_whole(stream, response, version, keep_alive, opts.write_timeout) || !keep_alive) co_return;
     }
-    if (!co_await write_whole(stream, response, version, keep_alive, opts.write_timeout) || !keep_alive) co_return;
+  } catch (const std::exception& e) {
+    spdlog::debug("http server: connection from {} ended: {}", remote, e.what());
+  } catch (...) {
+    spdlog::debug("http server: connection from {} ended by a non-standard exception", remote);
   }
 }
 
@@ -439,50 +533,6 @@ asio::awaitable<void> refuse_connection(tcp::socket socket) {
   co_await write_whole(stream, answer, 11, false, std::chrono::milliseconds(1000));
   boost::system::error_code ignored;
   stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
-}
-
-asio::awaitable<void> run_connection(std::shared_ptr<http_server::impl> server, tcp::socket socket,
-                                     std::uint64_t number) {
-  boost::system::error_code ec;
-  const auto peer = socket.remote_endpoint(ec);
-  const std::string remote = ec ? std::string() : peer.address().to_string();
-  // Each write goes out at once: with Nagle's algorithm a write that
-  // follows another (a stream's pieces, pipelined answers) waits for the
-  // peer's delayed ACK, some 40 ms.
-  socket.set_option(tcp::no_delay(true), ec);
-  beast::tcp_stream tcp(std::move(socket));
-  // The closer runs on this connection's strand, where `open` is cleared
-  // before the stream goes away.
-  const auto ex = tcp.get_executor();
-  auto open = std::make_shared<beast::tcp_stream*>(&tcp);
-  const auto id = server->register_closer([ex, open] {
-    asio::post(ex, [open] {
-      boost::system::error_code ignored;
-      if (*open) (*open)->socket().close(ignored);
-    });
-  });
-  try {
-    if (server->stopped) {
-      // Accepted as stop() ran, and registered after its close_all(): closed
-      // below, never served.
-    } else if (server->tls) {
-      beast::ssl_stream<beast::tcp_stream&> tls(tcp, *server->tls);
-      tcp.expires_after(server->options.request_timeout);
-      auto [handshake] = co_await tls.async_handshake(asio::ssl::stream_base::server, use_tuple);
-      if (!handshake) co_await serve_connection(server, tls, remote, number);
-    } else {
-      co_await serve_connection(server, tcp, remote, number);
-    }
-  } catch (const std::exception& e) {
-    spdlog::debug("http server: connection from {} ended: {}", remote, e.what());
-  } catch (...) {
-    spdlog::debug("http server: connection from {} ended by a non-standard exception", remote);
-  }
-  server->unregister(id);
-  *open = nullptr;
-  tcp.socket().shutdown(tcp::socket::shutdown_both, ec);
-  tcp.socket().close(ec);
-  --server->connections;
 }
 
 }  // namespace
@@ -538,7 +588,12 @@ asio::awaitable<void> http_server::impl::accept_loop() {
       continue;
     }
     ++connections;
-    asio::co_spawn(ex, run_connection(self, std::move(socket), number), asio::detached);
+    auto remote = remote_address(socket);
+    auto stream = connection_stream_of(std::move(socket));
+    if (tls)
+      asio::co_spawn(ex, run_connection<true>(self, std::move(stream), std::move(remote), number), asio::detached);
+    else
+      asio::co_spawn(ex, run_connection<false>(self, std::move(stream), std::move(remote), number), asio::detached);
   }
 }
 
