@@ -460,6 +460,13 @@ std::optional<run_record> catalog::run(const std::string& id) const {
   return find_kept<run_record>(runs_, id);
 }
 
+std::optional<std::string> catalog::run_status(const std::string& id) const {
+  std::scoped_lock lock(mutex_);
+  const auto it = runs_.find(id);
+  if (it == runs_.end()) return std::nullopt;
+  return it->second.status;
+}
+
 std::vector<run_record> catalog::runs_of(const std::string& thread_id) const {
   std::scoped_lock lock(mutex_);
   std::vector<run_record> out;

@@ -141,6 +141,8 @@ class catalog {
   boost::asio::awaitable<void> erase_thread(const std::string& id);
 
   std::optional<run_record> run(const std::string& id) const;
+  // A run's status without reading its whole record (nullopt: no such run).
+  std::optional<std::string> run_status(const std::string& id) const;
   std::vector<run_record> runs_of(const std::string& thread_id) const;  // oldest first
   std::vector<run_record> runs() const;
   // The threads with a run pending or left running (no run parsed).

@@ -429,11 +429,14 @@ std::string sse_frames(const std::vector<orch::feed_event>& events, const std::v
 // heartbeat is due); once it has ended, what its feed holds after `after`
 // (its events were all kept before it ended; nothing means the client asked
 // from past the end, a stale Last-Event-ID), and nothing for a run gone.
+// Reads the run's status alone: a whole record in this frame would make it
+// a large block, which Asio's frame recycling then hands to a frame that
+// lives as long as the stream.
 asio::awaitable<std::optional<std::vector<orch::feed_event>>> langgraph_api::left_after_end(std::string run_id,
                                                                                            std::int64_t after) {
-  const auto record = records_.run(run_id);
-  if (!record) co_return std::vector<orch::feed_event>{};
-  if (!has_ended(record->status)) co_return std::nullopt;
+  const auto status = records_.run_status(run_id);
+  if (!status) co_return std::vector<orch::feed_event>{};
+  if (!has_ended(*status)) co_return std::nullopt;
   co_return co_await runs_.feed().read(run_id, after, 256);
 }
 

@@ -161,8 +161,8 @@ boost::asio::awaitable<bool> run_engine::wait_for_end(std::string run_id, std::c
 // record is written first), and no one else will. Its events were all kept
 // before the record was; as a stream does (langgraph_api), the wait is over.
 bool run_engine::ended_without_end_record(const std::string& run_id) const {
-  const auto run = records_.run(run_id);
-  return run && is_terminal(run->status);
+  const auto status = records_.run_status(run_id);
+  return status && is_terminal(*status);
 }
 
 bool run_engine::executes_here(const std::string& run_id) const {
