@@ -91,6 +91,20 @@ TEST_F(HttpServer, AStalledHttpsRequestGets408Too) {
   EXPECT_EQ(seen.count(), 0u);
 }
 
+TEST_F(HttpServer, AClientThatNeverStartsItsHandshakeIsClosedAtTheRequestTimeoutAndItsSlotFreed) {
+  tls_files files;
+  recorder seen;
+  server_options options = files.options();
+  options.request_timeout = 200ms;
+  running_server server(options, recording_handler(seen));
+
+  auto socket = connect(server.port());
+  wait_until([&] { return server->open_connections() == 1; });
+  EXPECT_EQ(read_until_closed(socket), "");  // closed without a byte: no TLS, so no HTTP answer either
+  wait_until([&] { return server->open_connections() == 0; });
+  EXPECT_EQ(seen.count(), 0u);
+}
+
 // --- construction errors -----------------------------------------------------------------
 
 net_error construction_error(server_options options) {
