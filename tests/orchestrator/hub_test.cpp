@@ -436,13 +436,20 @@ asio::awaitable<workflow_state> await_done_then_read(workflow_handle handle) {
   co_return handle.result();
 }
 
-TEST_F(hub_test, a_handle_says_when_the_run_is_done_and_then_gives_its_state) {
-  add(constant_agent("slow", {{"status", "free at 10"}}, 0.9, 20ms));
-  workflow_builder wf{"flow"};
-  wf.agent("slow").otherwise("done");
-  wf.end("done");
-  auto& h = make_hub();
-  auto handle = h.start(wf.compile(registry_), json::object{});
+// A run of one 20 ms step, started and not awaited.
+class handle_test : public hub_test {
+ protected:
+  workflow_handle start_one_short_step() {
+    add(constant_agent("slow", {{"status", "free at 10"}}, 0.9, 20ms));
+    workflow_builder wf{"flow"};
+    wf.agent("slow").otherwise("done");
+    wf.end("done");
+    return make_hub().start(wf.compile(registry_), json::object{});
+  }
+};
+
+TEST_F(handle_test, a_handle_says_when_the_run_is_done_and_then_gives_its_state) {
+  auto handle = start_one_short_step();
   EXPECT_THROW(handle.result(), std::logic_error);  // still running: no state to give yet
   auto state = sync(await_done_then_read(handle));
   EXPECT_EQ(state.status, workflow_status::completed);
@@ -450,13 +457,8 @@ TEST_F(hub_test, a_handle_says_when_the_run_is_done_and_then_gives_its_state) {
   EXPECT_EQ(handle.result().id, state.id);  // as often as asked
 }
 
-TEST_F(hub_test, a_handle_calls_back_on_the_bound_executor_once_the_run_stopped_even_when_asked_afterwards) {
-  add(constant_agent("slow", {{"status", "free at 10"}}, 0.9, 20ms));
-  workflow_builder wf{"flow"};
-  wf.agent("slow").otherwise("done");
-  wf.end("done");
-  auto& h = make_hub();
-  auto handle = h.start(wf.compile(registry_), json::object{});
+TEST_F(handle_test, a_handle_calls_back_on_the_bound_executor_once_the_run_stopped_even_when_asked_afterwards) {
+  auto handle = start_one_short_step();
   auto strand = asio::make_strand(io_);
   std::vector<std::string> calls;
   // Move-only, as a caller's state handed to the callback is.
