@@ -1,12 +1,13 @@
 #include <switchboard/orchestrator/store_support.hpp>
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/associated_executor.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include <algorithm>
 #include <charconv>
+#include <optional>
 #include <ctime>
 #include <string>
 
@@ -226,12 +227,17 @@ void throw_claim_not_held(std::string_view feed_name, const std::string& workflo
                     std::nullopt);
 }
 
-// A waiter's timer, in its sleeping coroutine's frame. The wait starts
-// under the wakeups' lock and wake() cancels the timer under it: a wake-up
-// before the wait ends it at once, none falls between, and the timer needs
-// no strand of its own (it is only ever touched under that lock).
+// A waiter's timer, in its sleeping coroutine's frame, and when it is due.
+// The wait starts under the wakeups' lock and wake() cancels the timer
+// under it: a wake-up before the wait ends it at once, none falls between,
+// and the timer needs no strand of its own (it is only ever touched under
+// that lock). The timer is made when the wait starts, with the awaiting
+// coroutine's executor (its handler's): asking the coroutine for it would
+// keep the answer (an any_io_executor, 48 bytes) in the frame for as long
+// as the frame lives.
 struct sleeper {
-  asio::steady_timer* timer;
+  std::optional<asio::steady_timer>* timer;
+  std::chrono::steady_clock::time_point until;
   bool woken = false;
 };
 
@@ -240,7 +246,7 @@ namespace {
 // Under the wakeups' lock.
 void wake(sleeper& s) {
   s.woken = true;
-  s.timer->cancel();
+  if (*s.timer) (*s.timer)->cancel();
 }
 
 // Until `s`'s timer expires, `s` is woken, or the awaiting coroutine is
@@ -248,8 +254,10 @@ void wake(sleeper& s) {
 auto sleep_until_woken(std::mutex& mutex, sleeper& s) {
   auto start_waiting = [&mutex, &s](auto handler) {
     std::lock_guard lock(mutex);
-    if (s.woken) s.timer->expires_at(std::chrono::steady_clock::now());
-    s.timer->async_wait(std::move(handler));
+    auto& timer = *s.timer;
+    if (!timer) timer.emplace(asio::get_associated_executor(handler));
+    timer->expires_at(s.woken ? std::chrono::steady_clock::now() : s.until);
+    timer->async_wait(std::move(handler));
   };
   auto token = asio::as_tuple(asio::use_awaitable);
   return asio::async_initiate<decltype(token), void(boost::system::error_code)>(std::move(start_waiting), token);
@@ -288,7 +296,7 @@ asio::awaitable<std::vector<feed_event>> feed_wakeups::wait_for_events(event_fee
   // A timeout too long to add to now() waits for ever.
   const auto start = clock::now();
   const auto deadline = timeout >= std::chrono::hours(24 * 365) ? clock::time_point::max() : start + timeout;
-  std::optional<asio::steady_timer> timer;  // made at the first sleep: most waits find events at once
+  std::optional<asio::steady_timer> timer;  // made at the first sleep (most waits find events at once)
   for (;;) {
     std::uint64_t seen = 0;
     {
@@ -300,9 +308,7 @@ asio::awaitable<std::vector<feed_event>> feed_wakeups::wait_for_events(event_fee
     if (!events.empty() || now >= deadline) co_return events;
     auto until = deadline;
     if (poll < std::chrono::hours(24 * 365) && now + poll < until) until = now + poll;
-    if (!timer) timer.emplace(co_await asio::this_coro::executor);
-    timer->expires_at(until);
-    sleeper s{&*timer};
+    sleeper s{&timer, until};
     decltype(state::waiters)::iterator entry;
     {
       std::lock_guard lock(state_->mutex);
@@ -337,8 +343,8 @@ asio::awaitable<void> queue_wakeups::wait(std::chrono::milliseconds timeout) {
   using clock = std::chrono::steady_clock;
   // A timeout too long to add to now() waits for ever.
   const auto until = timeout >= std::chrono::hours(24 * 365) ? clock::time_point::max() : clock::now() + timeout;
-  asio::steady_timer timer(co_await asio::this_coro::executor, until);
-  sleeper s{&timer};
+  std::optional<asio::steady_timer> timer;  // made when the sleep starts
+  sleeper s{&timer, until};
   decltype(state::waiters)::iterator entry;
   {
     std::lock_guard lock(state_->mutex);
