@@ -105,16 +105,28 @@ struct http_server::impl : std::enable_shared_from_this<http_server::impl> {
   std::atomic<std::size_t> connections{0};
   std::atomic<std::size_t> streams{0};  // streamed bodies being written
   std::atomic<std::uint64_t> accepted{0};
+  // How stop() closes an open connection: on its strand, while `open`
+  // still points at its stream (the connection clears it on its way out).
+  struct closer {
+    asio::any_io_executor strand;
+    std::shared_ptr<beast::tcp_stream*> open;
+    void operator()() const {
+      asio::post(strand, [open = open] {
+        boost::system::error_code ignored;
+        if (*open) (*open)->socket().close(ignored);
+      });
+    }
+  };
   std::mutex closers_mutex;
   std::uint64_t next_connection = 0;
-  std::map<std::uint64_t, std::function<void()>> closers;
+  std::map<std::uint64_t, closer> closers;
 
   void listen();
   void load_tls();
   asio::awaitable<void> accept_loop();
-  std::uint64_t register_closer(std::function<void()> closer) {
+  std::uint64_t register_closer(closer c) {
     std::scoped_lock lock(closers_mutex);
-    closers.emplace(++next_connection, std::move(closer));
+    closers.emplace(++next_connection, std::move(c));
     return next_connection;
   }
   void unregister(std::uint64_t id) {
@@ -122,7 +134,7 @@ struct http_server::impl : std::enable_shared_from_this<http_server::impl> {
     closers.erase(id);
   }
   void close_all() {
-    std::map<std::uint64_t, std::function<void()>> all;
+    std::map<std::uint64_t, closer> all;
     {
       std::scoped_lock lock(closers_mutex);
       all = closers;
@@ -377,14 +389,7 @@ class connection_slot {
  public:
   connection_slot(http_server::impl& server, beast::tcp_stream& tcp)
       : server_(server), tcp_(tcp), open_(std::make_shared<beast::tcp_stream*>(&tcp)) {
-    // The closer runs on this connection's strand, where `open` is cleared
-    // before the stream goes away.
-    id_ = server_.register_closer([ex = tcp.get_executor(), open = open_] {
-      asio::post(ex, [open] {
-        boost::system::error_code ignored;
-        if (*open) (*open)->socket().close(ignored);
-      });
-    });
+    id_ = server_.register_closer({tcp.get_executor(), open_});
   }
   connection_slot(const connection_slot&) = delete;
   connection_slot& operator=(const connection_slot&) = delete;
