@@ -448,7 +448,9 @@ net::server_response langgraph_api::stream_of(const run_record& run, std::vector
                                               std::int64_t after, bool cancel_on_disconnect) {
   net::server_response r;
   r.headers = {{"Content-Type", "text/event-stream"}, {"Cache-Control", "no-cache"}};
-  r.stream = [this, run_id = run.run_id, thread_id = run.thread_id, modes = std::move(modes), after,
+  // The thread only for a cancel on disconnect: the lambda lives as long as the stream.
+  auto thread_id = cancel_on_disconnect ? run.thread_id : std::string();
+  r.stream = [this, run_id = run.run_id, thread_id = std::move(thread_id), modes = std::move(modes), after,
               cancel_on_disconnect](net::response_stream& out) mutable -> asio::awaitable<void> {
     bool client_gone = false;
     for (bool ended = false; !ended && !client_gone;) {
