@@ -42,12 +42,6 @@ const json::value* member(const json::object& o, std::string_view key) {
   return v && !v->is_null() ? v : nullptr;
 }
 
-
-
-// What a run's end needs of its record (follow, finish): its ids and the
-// thread's hub run before it. The rest (its input, metadata, times) is not
-// kept while the run goes, which may be for hours; finish() changes the
-// catalog's own record.
 // Run and thread statuses for how a hub run stopped.
 std::pair<std::string, std::string> statuses_of(orch::workflow_status s) {
   switch (s) {
@@ -333,7 +327,7 @@ boost::asio::awaitable<void> run_engine::execute(std::string run_id) {
 
 // As execute, without a coroutine held while the run goes: a run may wait
 // for hours (a held model call, a person), and a waiting coroutine keeps
-// its frames and the co_spawn that carries them (≈ 1.4 KiB). The run's end
+// its frames and the co_spawn that carries them (≈ 1.1 KiB). The run's end
 // is concluded in a coroutine spawned when the hub run stops.
 void run_engine::execute_detached(std::string run_id) {
   asio::co_spawn(executor_, launch_detached(std::move(run_id)), asio::detached);
