@@ -24,6 +24,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <future>
 #include <random>
 #include <stdexcept>
 #include <string_view>
@@ -46,7 +47,6 @@ void run_control::finish(std::exception_ptr error, std::optional<workflow_state>
     if (final_state) state = std::make_unique<workflow_state>(std::move(*final_state));
     ready.swap(waiters);
   }
-  finished_cv.notify_all();
   for (auto& waiter : ready) std::move(waiter)();
 }
 
@@ -94,10 +94,13 @@ bool workflow_handle::done() const {
   return control_->finished;
 }
 
+// A waiter like any other, rather than a condition variable every run
+// would carry for the few callers that block.
 workflow_state workflow_handle::wait() const {
-  std::unique_lock lock(control_->mutex);
-  control_->finished_cv.wait(lock, [&] { return control_->finished; });
-  lock.unlock();
+  std::promise<void> stopped;
+  auto done = stopped.get_future();
+  control_->add_waiter([&stopped] { stopped.set_value(); });
+  done.wait();
   return control_->result();
 }
 

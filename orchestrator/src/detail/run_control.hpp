@@ -9,7 +9,6 @@
 #include <boost/asio/cancellation_signal.hpp>
 
 #include <atomic>
-#include <condition_variable>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -37,7 +36,6 @@ struct run_control {
   workflow_state result() const;  // rethrows the run's exception
 
   mutable std::mutex mutex;
-  std::condition_variable finished_cv;
   bool finished = false;
   std::exception_ptr exception;
   // On the heap once the run stopped: a run in flight, which may wait for
