@@ -15,4 +15,10 @@ inline std::string text_field(const boost::json::object& o, std::string_view key
   return v && v->is_string() ? std::string(v->get_string()) : std::string{};
 }
 
+// A member of `o` that is present and not null; null otherwise.
+inline const boost::json::value* member(const boost::json::object& o, std::string_view key) {
+  const auto* v = o.if_contains(key);
+  return v && !v->is_null() ? v : nullptr;
+}
+
 }  // namespace switchboard::server
