@@ -28,8 +28,21 @@ constexpr std::size_t read_batch = 1000;
 // Keeps `incoming` unless the map holds a newer version of it. Of two equal
 // versions (two servers changed the record at once) the later in the
 // journal wins, so every server reading the journal keeps the same one.
-template <class Record, class Key>
-void keep_newest(std::map<std::string, Record>& records, const Key& id, Record incoming) {
+// runs_by_thread_'s entry of a run, and the run id in a thread's entry.
+std::string index_entry(std::string_view thread_id, std::string_view run_id) {
+  std::string entry;
+  entry.reserve(thread_id.size() + 1 + run_id.size());
+  entry.append(thread_id).push_back('\0');
+  entry.append(run_id);
+  return entry;
+}
+
+std::string_view run_id_in(std::string_view entry, std::string_view thread_id) {
+  return entry.substr(thread_id.size() + 1);
+}
+
+template <class Records, class Key, class Record>
+void keep_newest(Records& records, const Key& id, Record incoming) {
   const auto it = records.find(id);
   if (it == records.end()) records.emplace(id, std::move(incoming));
   else if (it->second.version <= incoming.version) it->second = std::move(incoming);
@@ -121,7 +134,7 @@ void catalog::keep_run(const std::string& id, kept_record run) {
 
 void catalog::share_values(kept_record& k, const std::string& id, bool is_run) const {
   if (!k.values) return;
-  const auto took = [&](const std::map<std::string, kept_record>& records, const std::string& key) {
+  const auto took = [&](const kept_records& records, std::string_view key) {
     const auto it = records.find(key);
     if (it == records.end() || !it->second.values || *it->second.values != *k.values) return false;
     k.values = it->second.values;
@@ -134,24 +147,34 @@ void catalog::share_values(kept_record& k, const std::string& id, bool is_run) c
   }
   // A thread's values are those of a run that just ended: among its newest
   // (run ids are time-ordered).
-  const auto runs = runs_by_thread_.find(id);
-  if (runs == runs_by_thread_.end()) return;
+  const auto [first, last] = runs_index_of(id);
   int looked = 0;
-  for (auto run = runs->second.rbegin(); run != runs->second.rend() && looked < 4; ++run, ++looked)
-    if (took(runs_, *run)) return;
+  for (auto entry = last; entry != first && looked < 4; ++looked)
+    if (took(runs_, run_id_in(*--entry, id))) return;
 }
 
 void catalog::index_run(const std::string& thread_id, const std::string& run_id) {
-  runs_by_thread_[thread_id].insert(run_id);
+  runs_by_thread_.insert(index_entry(thread_id, run_id));
+}
+
+// The thread's entries are those starting with its id and '\0': from the
+// first entry not less than its id to the first that does not start so
+// (nothing sorts between an id and that id followed by '\0').
+std::pair<std::set<std::string>::const_iterator, std::set<std::string>::const_iterator> catalog::runs_index_of(
+    std::string_view thread_id) const {
+  const auto first = runs_by_thread_.lower_bound(thread_id);
+  auto last = first;
+  while (last != runs_by_thread_.end() && last->size() > thread_id.size() && last->starts_with(thread_id) &&
+         (*last)[thread_id.size()] == '\0')
+    ++last;
+  return {first, last};
 }
 
 void catalog::erase_run_now(const std::string& run_id) {
   const auto it = runs_.find(run_id);
   if (it == runs_.end()) return;
-  if (const auto of = runs_by_thread_.find(it->second.thread_id); of != runs_by_thread_.end()) {
-    of->second.erase(run_id);
-    if (of->second.empty()) runs_by_thread_.erase(of);
-  }
+  if (const auto entry = runs_by_thread_.find(index_entry(it->second.thread_id, run_id)); entry != runs_by_thread_.end())
+    runs_by_thread_.erase(entry);
   runs_.erase(it);
 }
 
@@ -300,7 +323,7 @@ Record unpack(const kept_record& k, const std::string& id) {
 }
 
 template <class Record>
-std::optional<Record> find_kept(const std::map<std::string, kept_record>& records, const std::string& id) {
+std::optional<Record> find_kept(const kept_records& records, const std::string& id) {
   const auto it = records.find(id);
   if (it == records.end()) return std::nullopt;
   return unpack<Record>(it->second, id);
@@ -315,7 +338,7 @@ std::vector<Record> records_where(const std::map<std::string, Record>& records, 
 }
 
 template <class Record, class Keep>
-std::vector<Record> unpacked_where(const std::map<std::string, kept_record>& records, const Keep& keep) {
+std::vector<Record> unpacked_where(const kept_records& records, const Keep& keep) {
   std::vector<Record> out;
   for (const auto& [id, k] : records)
     if (keep(k)) out.push_back(unpack<Record>(k, id));
@@ -333,7 +356,7 @@ void store_next_version(std::map<std::string, Record>& records, const std::strin
 // `share` gives the kept form its values text kept already (share_values),
 // before the form replaces the record's current version.
 template <class Record, class Share>
-void keep_next_version(std::map<std::string, kept_record>& records, const std::string& id, Record& r,
+void keep_next_version(kept_records& records, const std::string& id, Record& r,
                        const Share& share) {
   auto& slot = records[id];
   r.version = slot.version + 1;
@@ -344,7 +367,7 @@ void keep_next_version(std::map<std::string, kept_record>& records, const std::s
 }
 
 template <class Record, class Change, class Share>
-std::optional<Record> change_kept(std::map<std::string, kept_record>& records, const std::string& id,
+std::optional<Record> change_kept(kept_records& records, const std::string& id,
                                   const Change& change, const Share& share) {
   const auto it = records.find(id);
   if (it == records.end()) return std::nullopt;
@@ -470,9 +493,11 @@ std::optional<std::string> catalog::run_status(const std::string& id) const {
 std::vector<run_record> catalog::runs_of(const std::string& thread_id) const {
   std::scoped_lock lock(mutex_);
   std::vector<run_record> out;
-  if (const auto of = runs_by_thread_.find(thread_id); of != runs_by_thread_.end())
-    for (const auto& id : of->second)
-      if (const auto it = runs_.find(id); it != runs_.end()) out.push_back(unpack<run_record>(it->second, id));
+  const auto [first, last] = runs_index_of(thread_id);
+  for (auto entry = first; entry != last; ++entry) {
+    if (const auto it = runs_.find(run_id_in(*entry, thread_id)); it != runs_.end())
+      out.push_back(unpack<run_record>(it->second, it->first));
+  }
   return oldest_first(std::move(out));
 }
 

@@ -30,6 +30,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace switchboard::server {
@@ -101,6 +102,10 @@ struct kept_record {
   bool unconfirmed = false;  // changed here and not read back from the journal yet
   std::string status;     // a run's, for the sweep of runs with work left (unparsed)
 };
+
+// Kept records by id (std::less<>: runs are looked up by the ids in
+// catalog::runs_by_thread_'s entries, without a copy).
+using kept_records = std::map<std::string, kept_record, std::less<>>;
 
 class catalog {
  public:
@@ -196,11 +201,16 @@ class catalog {
   bool journaled_;
   mutable std::mutex mutex_;
   std::map<std::string, assistant_record> assistants_;
-  std::map<std::string, kept_record> threads_;
-  std::map<std::string, kept_record> runs_;
-  // Run ids by thread: runs_of() reads a thread's runs without scanning every
-  // run (a scan per request grew with the catalog: the ten-minute load).
-  std::map<std::string, std::set<std::string>, std::less<>> runs_by_thread_;
+  kept_records threads_;
+  kept_records runs_;
+  // Every run under its thread, as thread id + '\0' + run id: runs_of()
+  // reads a thread's runs without scanning every run (a scan per request
+  // grew with the catalog: the ten-minute load). One string per run: a map
+  // of threads to sets of run ids took two more blocks and a copy of each id.
+  std::set<std::string, std::less<>> runs_by_thread_;
+  // The entries of thread `id`'s runs in runs_by_thread_, in run id order.
+  std::pair<std::set<std::string>::const_iterator, std::set<std::string>::const_iterator> runs_index_of(
+      std::string_view thread_id) const;
   std::int64_t read_up_to_ = 0;  // the last journal position applied
   std::uint64_t syncs_asked_ = 0, syncs_done_ = 0;  // sync() calls; the newest one a read covered
   bool syncing_ = false;                            // a read of the journal is under way

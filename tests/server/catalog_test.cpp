@@ -223,6 +223,38 @@ TEST_F(catalog_test, runs_of_a_thread_come_oldest_first) {
   EXPECT_EQ(runs[2].run_id, "01900000-0000-7000-8000-00000000003a");
 }
 
+// A thread's runs are found by its id alone: not those of a thread whose id
+// begins with it or sorts next to it, here and after a restart, and a run
+// erased is gone from its thread's list only.
+TEST_F(catalog_test, runs_of_a_thread_are_its_own_and_no_others) {
+  const auto a = a_thread("thread");
+  const auto longer = a_thread("thread2");
+  const auto next = a_thread("threae");
+  for (const auto* t : {&a, &longer, &next}) await(records_.save(*t));
+  await(records_.save(a_run("run-1", a.thread_id, "2026-01-01T00:00:00.001Z")));
+  await(records_.save(a_run("run-2", longer.thread_id, "2026-01-01T00:00:00.002Z")));
+  await(records_.save(a_run("run-3", a.thread_id, "2026-01-01T00:00:00.003Z")));
+  await(records_.save(a_run("run-4", next.thread_id, "2026-01-01T00:00:00.004Z")));
+  const auto ids = [](const std::vector<run_record>& runs) {
+    std::vector<std::string> out;
+    for (const auto& r : runs) out.push_back(r.run_id + "@" + r.thread_id);
+    return out;
+  };
+  const std::vector<std::string> of_a{"run-1@thread", "run-3@thread"};
+  EXPECT_EQ(ids(records_.runs_of("thread")), of_a);
+  EXPECT_EQ(ids(records_.runs_of("thread2")), std::vector<std::string>{"run-2@thread2"});
+  EXPECT_EQ(ids(records_.runs_of("threae")), std::vector<std::string>{"run-4@threae"});
+  EXPECT_TRUE(records_.runs_of("threa").empty());
+  EXPECT_EQ(ids(reloaded()->runs_of("thread")), of_a);
+
+  await(records_.erase_run("run-1"));
+  EXPECT_EQ(ids(records_.runs_of("thread")), std::vector<std::string>{"run-3@thread"});
+  EXPECT_EQ(ids(records_.runs_of("thread2")), std::vector<std::string>{"run-2@thread2"});
+  await(records_.erase_thread("thread"));
+  EXPECT_TRUE(records_.runs_of("thread").empty());
+  EXPECT_EQ(ids(reloaded()->runs_of("thread2")), std::vector<std::string>{"run-2@thread2"});
+}
+
 // The sweep that offers threads with work to the run queue reads each
 // run's status as it changes, here and from the journal.
 TEST_F(catalog_test, threads_with_a_run_pending_or_running_are_the_threads_with_work) {
