@@ -206,12 +206,21 @@ void workflow_run::fail_step(const std::exception_ptr& failure) {
 
 // A step is a coroutine only around the node's run: what comes before and
 // after is in plain functions, so the step's frame (alive while the node
-// runs) holds no events or other locals of theirs.
+// runs) holds no events or other locals of theirs. The node's kind is
+// chosen here, not in a coroutine of its own: one frame less held while
+// the node runs, and one less made per step.
 asio::awaitable<int> workflow_run::step(int index) {
   const auto& n = w_.nodes[index];
   if (const auto next = begin_step(n)) co_return *next;
   step_outcome out;
-  co_await run_node(n, out);
+  switch (n.kind()) {
+    case node_kind::agent: co_await call_agent(n, *n.agent, no_instructions, out); break;
+    case node_kind::parallel: co_await run_group(n, out); break;
+    case node_kind::coordinator: co_await run_coordinator(n, out); break;
+    case node_kind::synthesis: co_await run_synthesis(n, out); break;
+    default: break;
+  }
+  if (!out.failed() && !out.cancelled && !out.paused() && n.kind() != node_kind::parallel) store(n, out);
   co_return end_step(n, out);
 }
 
@@ -291,17 +300,6 @@ int workflow_run::end_step(const compiled_node& n, step_outcome& out) {
     return no_node;
   }
   return route(n, *e);
-}
-
-asio::awaitable<void> workflow_run::run_node(const compiled_node& n, step_outcome& out) {
-  switch (n.kind()) {
-    case node_kind::agent: co_await call_agent(n, *n.agent, no_instructions, out); break;
-    case node_kind::parallel: co_await run_group(n, out); break;
-    case node_kind::coordinator: co_await run_coordinator(n, out); break;
-    case node_kind::synthesis: co_await run_synthesis(n, out); break;
-    default: break;
-  }
-  if (!out.failed() && !out.cancelled && !out.paused() && n.kind() != node_kind::parallel) store(n, out);
 }
 
 void workflow_run::store(const compiled_node& n, step_outcome& out) {

@@ -175,7 +175,6 @@ class workflow_run {
   asio::awaitable<int> step(int index);
   std::optional<int> begin_step(const compiled_node& n);
   int end_step(const compiled_node& n, step_outcome& out);
-  asio::awaitable<void> run_node(const compiled_node& n, step_outcome& out);
   asio::awaitable<void> call_agent(const compiled_node& n, agents::agent& a, const std::string& instructions,
                                    step_outcome& out);
   // One call of the agent: its envelope into out.envelope, or why it failed into `error`.
