@@ -144,28 +144,39 @@ void forget_earlier_attempt(step_outcome& out) {
 
 }  // namespace
 
-// A node without a deadline, an agent that does not block: it runs inside
-// this coroutine, its context pointing into the state, at no cost beyond the
+// How an attempt ended: the pause it asked for (an exception that is no
+// failure), what the agent noted (`finished`: its context, once its call is
+// over), and the failure's record when it failed. A plain function, so the
+// exceptions are sorted out of the coroutines that await the call.
+std::optional<protocol::error_record> workflow_run::end_attempt(const compiled_node* deadline_of,
+                                                                const agents::agent& a,
+                                                                agents::agent_context* finished, step_outcome& out,
+                                                                std::exception_ptr failure) {
+  if (failure) {
+    try {
+      std::rethrow_exception(failure);
+    } catch (const agents::approval_required& pending) {
+      out.more().approval = pending.calls();
+      failure = nullptr;
+    } catch (const agents::clarification_required& asked) {
+      out.more().question = asked.question();
+      failure = nullptr;
+    } catch (...) {
+    }
+  }
+  if (finished) record_call(a, *finished, out, !failure);
+  if (!failure) return std::nullopt;
+  return failure_record(failure, out.agent, deadline_of);
+}
+
+// An inline call's context: pointing into the state, at no cost beyond the
 // call (nothing to give up: cancelling the run waits for run() to return).
-asio::awaitable<void> workflow_run::call_inline(agents::agent& a, const std::string& instructions,
-                                                step_outcome& out, std::optional<protocol::error_record>& error) {
+agents::agent_context workflow_run::inline_context(const agents::agent& a, const std::string& instructions,
+                                                   const asio::any_io_executor& run_strand) {
   agents::agent_context context{state_.input, state_, instructions, answers(), hub_->options.models,
                                 hub_->logger, {}, {}, {}, {}};
-  // g++ 12: named before co_await (README, "Development").
-  const auto run_strand = co_await asio::this_coro::executor;
   prepare_context(context, a, run_strand);
-  std::exception_ptr failure;
-  try {
-    out.envelope = co_await a.run(context);
-  } catch (const agents::approval_required& pending) {
-    out.more().approval = pending.calls();
-  } catch (const agents::clarification_required& asked) {
-    out.more().question = asked.question();
-  } catch (...) {
-    failure = std::current_exception();
-  }
-  record_call(a, context, out, !failure);
-  if (failure) error = failure_record(failure, out.agent, nullptr);
+  return context;
 }
 
 // A node with a deadline, or an agent for the blocking pool: the agent runs
@@ -182,16 +193,11 @@ asio::awaitable<void> workflow_run::call_detached(const compiled_node& n, agents
   try {
     co_await call->wait(deadline);
     call->take_answer(out.envelope);
-  } catch (const agents::approval_required& pending) {
-    out.more().approval = pending.calls();
-  } catch (const agents::clarification_required& asked) {
-    out.more().question = asked.question();
   } catch (...) {
     failure = std::current_exception();
   }
   // A call still running may be writing its context: read only once finished.
-  if (call->finished()) record_call(a, call->context(), out, !failure);
-  if (failure) error = failure_record(failure, out.agent, &n);
+  error = end_attempt(&n, a, call->finished() ? &call->context() : nullptr, out, failure);
 }
 
 asio::awaitable<void> workflow_run::call_agent(const compiled_node& n, agents::agent& a,
@@ -207,7 +213,18 @@ asio::awaitable<void> workflow_run::call_agent(const compiled_node& n, agents::a
     if (n.definition->timeout || a.blocks_thread()) {
       co_await call_detached(n, a, instructions, out, error);
     } else {
-      co_await call_inline(a, instructions, out, error);
+      // A node without a deadline, an agent that does not block (the usual
+      // case): it runs inside this coroutine, not one of its own, which
+      // would be one more frame made per call and held while the agent works.
+      const auto run_strand = co_await asio::this_coro::executor;  // g++ 12: named before co_await
+      auto context = inline_context(a, instructions, run_strand);
+      std::exception_ptr failure;
+      try {
+        out.envelope = co_await a.run(context);
+      } catch (...) {
+        failure = std::current_exception();
+      }
+      error = end_attempt(nullptr, a, &context, out, failure);
     }
     if (out.paused()) break;  // not a failure: the step pauses, nothing is retried
     if (!error) error = check_envelope(a, out.envelope);

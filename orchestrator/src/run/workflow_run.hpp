@@ -178,10 +178,13 @@ class workflow_run {
   asio::awaitable<void> call_agent(const compiled_node& n, agents::agent& a, const std::string& instructions,
                                    step_outcome& out);
   // One call of the agent: its envelope into out.envelope, or why it failed into `error`.
-  asio::awaitable<void> call_inline(agents::agent& a, const std::string& instructions, step_outcome& out,
-                                    std::optional<protocol::error_record>& error);
   asio::awaitable<void> call_detached(const compiled_node& n, agents::agent& a, const std::string& instructions,
                                       step_outcome& out, std::optional<protocol::error_record>& error);
+  agents::agent_context inline_context(const agents::agent& a, const std::string& instructions,
+                                       const asio::any_io_executor& run_strand);
+  std::optional<protocol::error_record> end_attempt(const compiled_node* deadline_of, const agents::agent& a,
+                                                    agents::agent_context* finished, step_outcome& out,
+                                                    std::exception_ptr failure);
   void record_call(const agents::agent& a, agents::agent_context& context, step_outcome& out, bool answered);
   // What every call's context takes from the run, inline or detached: the
   // run's id, the agent's tools and the relay of its stream to the
