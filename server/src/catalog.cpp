@@ -25,9 +25,6 @@ namespace {
 constexpr std::string_view journal_key = "switchboard.serve.catalog";
 constexpr std::size_t read_batch = 1000;
 
-// Keeps `incoming` unless the map holds a newer version of it. Of two equal
-// versions (two servers changed the record at once) the later in the
-// journal wins, so every server reading the journal keeps the same one.
 // runs_by_thread_'s entry of a run, and the run id in a thread's entry.
 std::string index_entry(std::string_view thread_id, std::string_view run_id) {
   std::string entry;
@@ -41,6 +38,9 @@ std::string_view run_id_in(std::string_view entry, std::string_view thread_id) {
   return entry.substr(thread_id.size() + 1);
 }
 
+// Keeps `incoming` unless the map holds a newer version of it. Of two equal
+// versions (two servers changed the record at once) the later in the
+// journal wins, so every server reading the journal keeps the same one.
 template <class Records, class Key, class Record>
 void keep_newest(Records& records, const Key& id, Record incoming) {
   const auto it = records.find(id);
@@ -158,16 +158,13 @@ void catalog::index_run(const std::string& thread_id, const std::string& run_id)
 }
 
 // The thread's entries are those starting with its id and '\0': from the
-// first entry not less than its id to the first that does not start so
-// (nothing sorts between an id and that id followed by '\0').
+// first entry not less than its id (no entry is a bare id) to the first not
+// less than its id followed by '\1'. Two lookups, however many runs it has.
 std::pair<std::set<std::string>::const_iterator, std::set<std::string>::const_iterator> catalog::runs_index_of(
     std::string_view thread_id) const {
-  const auto first = runs_by_thread_.lower_bound(thread_id);
-  auto last = first;
-  while (last != runs_by_thread_.end() && last->size() > thread_id.size() && last->starts_with(thread_id) &&
-         (*last)[thread_id.size()] == '\0')
-    ++last;
-  return {first, last};
+  std::string past(thread_id);
+  past.push_back('\1');
+  return {runs_by_thread_.lower_bound(thread_id), runs_by_thread_.lower_bound(past)};
 }
 
 void catalog::erase_run_now(const std::string& run_id) {
