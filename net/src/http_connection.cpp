@@ -2,7 +2,9 @@
 // own strand from accept to close. It waits for a request's first byte (idle
 // timeout), reads the rest under the request timeout, hands it to the
 // handler, writes the answer under the write timeout, and repeats while
-// keep-alive holds.
+// keep-alive holds. Each timeout is a deadline over one operation
+// (socket_deadline): between operations -- a stream waiting for its next
+// event, for hours maybe -- a connection holds its socket and no timer.
 #include "http_server_impl.hpp"
 
 #include <boost/asio/co_spawn.hpp>
@@ -11,6 +13,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/stream_traits.hpp>
 #include <boost/beast/http/chunk_encode.hpp>
 #include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/error.hpp>
@@ -29,6 +32,7 @@
 
 namespace switchboard::net {
 
+namespace beast = boost::beast;
 namespace http = beast::http;
 
 namespace {
@@ -41,46 +45,99 @@ std::string lower(std::string_view s) {
   return out;
 }
 
+// The connection's socket under its stream: itself, or under TLS.
+template <class Stream>
+tcp::socket& socket_of(Stream& s) {
+  return beast::get_lowest_layer(s);
+}
+
+// A deadline over one operation on a connection's socket (a request read,
+// an answer written, a handshake). Once it passes, it cancels the socket's
+// pending operation, and again every 10 ms until the operation ends: a
+// cancel that lands between two steps of a composed operation (the
+// parser's reads, a message's writes) finds nothing to cancel. Cancelled,
+// not closed: a request read too slowly still gets its 408. Lives in the
+// frame of the operation's own coroutine, so nothing of it is kept between
+// operations. On the connection's strand, as the operation is.
+class socket_deadline {
+ public:
+  socket_deadline(tcp::socket& socket, std::chrono::milliseconds timeout)
+      : timer_(socket.get_executor(), timeout), state_(std::make_shared<state>()) {
+    timer_.async_wait(expiry{timer_, socket, state_});
+  }
+  socket_deadline(const socket_deadline&) = delete;
+  socket_deadline& operator=(const socket_deadline&) = delete;
+  // The operation ended: an expiry already queued does nothing.
+  ~socket_deadline() {
+    state_->pending = false;
+    timer_.cancel();
+  }
+
+  // True when the deadline passed before the operation ended.
+  bool passed() const { return state_->passed; }
+
+ private:
+  struct state {
+    bool pending = true;
+    bool passed = false;
+  };
+  // Touches `timer` and `socket` only while the operation is pending (the
+  // deadline, in the operation's frame, is alive then).
+  struct expiry {
+    asio::steady_timer& timer;
+    tcp::socket& socket;
+    std::shared_ptr<state> shared;
+
+    void operator()(const boost::system::error_code& ec) const {
+      if (ec || !shared->pending) return;
+      shared->passed = true;
+      boost::system::error_code ignored;
+      socket.cancel(ignored);
+      timer.expires_after(std::chrono::milliseconds(10));
+      timer.async_wait(*this);
+    }
+  };
+
+  asio::steady_timer timer_;
+  std::shared_ptr<state> state_;
+};
+
+// Writes `buffers` within `timeout`; false when they could not all be
+// written in time.
+template <class Stream, class Buffers>
+asio::awaitable<bool> write_within(Stream& stream, const Buffers& buffers, std::chrono::milliseconds timeout) {
+  const socket_deadline deadline(socket_of(stream), timeout);
+  auto [ec, n] = co_await asio::async_write(stream, buffers, use_tuple);
+  co_return !ec && !deadline.passed();
+}
+
 // The chunked body writer handed to a streaming producer.
 template <class Stream>
 class chunk_writer final : public response_stream {
  public:
-  chunk_writer(Stream& stream, beast::tcp_stream& tcp, std::chrono::milliseconds timeout)
-      : stream_(stream), tcp_(tcp), timeout_(timeout) {}
+  chunk_writer(Stream& stream, std::chrono::milliseconds timeout) : stream_(stream), timeout_(timeout) {}
 
   asio::awaitable<bool> write(std::string_view bytes) override {
     if (broken_) co_return false;
     if (bytes.empty()) co_return true;  // an empty chunk would end the body
-    tcp_.expires_after(timeout_);
-    auto [ec, n] = co_await asio::async_write(stream_, http::make_chunk(asio::buffer(bytes.data(), bytes.size())),
-                                              use_tuple);
-    if (ec) broken_ = true;
+    const auto chunk = http::make_chunk(asio::buffer(bytes.data(), bytes.size()));
+    if (!co_await write_within(stream_, chunk, timeout_)) broken_ = true;
     co_return !broken_;
   }
 
   asio::awaitable<void> finish() {
     if (broken_) co_return;
-    tcp_.expires_after(timeout_);
-    auto [ec, n] = co_await asio::async_write(stream_, http::make_chunk_last(), use_tuple);
-    if (ec) broken_ = true;
+    const auto last = http::make_chunk_last();
+    if (!co_await write_within(stream_, last, timeout_)) broken_ = true;
   }
 
   bool broken() const { return broken_; }
 
  private:
   Stream& stream_;
-  beast::tcp_stream& tcp_;
   std::chrono::milliseconds timeout_;
   bool broken_ = false;
 };
-
-template <class Stream>
-beast::tcp_stream& lowest_tcp(Stream& s) {
-  if constexpr (std::is_same_v<Stream, beast::tcp_stream>)
-    return s;
-  else
-    return beast::get_lowest_layer(s);
-}
 
 template <class Stream>
 class raw_writer final : public raw_connection {
@@ -89,15 +146,14 @@ class raw_writer final : public raw_connection {
 
   asio::awaitable<bool> write(std::string_view bytes) override {
     if (broken_) co_return false;
-    lowest_tcp(stream_).expires_after(timeout_);
-    auto [ec, n] = co_await asio::async_write(stream_, asio::buffer(bytes.data(), bytes.size()), use_tuple);
-    if (ec) broken_ = true;
+    const auto buffer = asio::buffer(bytes.data(), bytes.size());
+    if (!co_await write_within(stream_, buffer, timeout_)) broken_ = true;
     co_return !broken_;
   }
 
   void reset() override {
     boost::system::error_code ignored;
-    auto& socket = lowest_tcp(stream_).socket();
+    auto& socket = socket_of(stream_);
     socket.set_option(asio::socket_base::linger(true, 0), ignored);
     socket.close(ignored);
     broken_ = true;
@@ -146,45 +202,27 @@ std::optional<server_response> answer_to_read_error(const boost::system::error_c
   return std::nullopt;
 }
 
-// Cancels a request's read once its deadline passed, and again every few
-// milliseconds until the read gives up: a cancel that lands between two of
-// the parser's reads finds nothing to cancel. Runs on the connection's
-// strand; `timer` and `tcp` are only touched while the read is pending.
-struct request_deadline {
-  struct state {
-    bool reading = true;
-    bool passed = false;
-  };
-  asio::steady_timer& timer;
-  beast::tcp_stream& tcp;
-  std::shared_ptr<state> shared;
-
-  void operator()(const boost::system::error_code& ec) const {
-    if (ec || !shared->reading) return;
-    shared->passed = true;
-    boost::system::error_code ignored;
-    tcp.socket().cancel(ignored);
-    timer.expires_after(std::chrono::milliseconds(10));
-    timer.async_wait(*this);
-  }
-};
-
 // Reads one request within `timeout`; beast::error::timeout when it did not
-// arrive in time. Not with the stream's own expiry (expires_after): that
-// closes the socket when it fires, and the 408 could not be sent any more.
+// arrive in time.
 template <class Stream>
 asio::awaitable<boost::system::error_code> read_request(Stream& stream, beast::flat_buffer& buffer,
                                                         http::request_parser<http::string_body>& parser,
                                                         std::chrono::milliseconds timeout) {
-  auto& tcp = lowest_tcp(stream);
-  tcp.expires_never();
-  asio::steady_timer timer(tcp.get_executor(), timeout);
-  const auto shared = std::make_shared<request_deadline::state>();
-  timer.async_wait(request_deadline{timer, tcp, shared});
+  const socket_deadline deadline(socket_of(stream), timeout);
   auto [ec, n] = co_await http::async_read(stream, buffer, parser, use_tuple);
-  shared->reading = false;
-  timer.cancel();
-  co_return shared->passed ? make_error_code(beast::error::timeout) : ec;
+  co_return deadline.passed() ? make_error_code(beast::error::timeout) : ec;
+}
+
+// The first bytes of the next request, waited for up to `timeout` (the idle
+// timeout): false when none came. A frame of its own: the deadline is not
+// kept in the connection's frame.
+template <class Stream>
+asio::awaitable<bool> read_first_bytes(Stream& stream, beast::flat_buffer& buffer, std::chrono::milliseconds timeout) {
+  const socket_deadline deadline(socket_of(stream), timeout);
+  auto [ec, n] = co_await stream.async_read_some(buffer.prepare(first_read_bytes), use_tuple);
+  if (ec || deadline.passed()) co_return false;
+  buffer.commit(n);
+  co_return true;
 }
 
 template <class Stream>
@@ -200,9 +238,9 @@ asio::awaitable<bool> write_whole(Stream& stream, server_response& response, uns
   message.body() = std::move(response.body);
   message.keep_alive(keep_alive);
   message.prepare_payload();
-  lowest_tcp(stream).expires_after(timeout);
+  const socket_deadline deadline(socket_of(stream), timeout);
   auto [ec, n] = co_await http::async_write(stream, message, use_tuple);
-  co_return !ec;
+  co_return !ec && !deadline.passed();
 }
 
 // Writes a streamed answer's head. A frame of its own: the head's fields
@@ -215,9 +253,9 @@ asio::awaitable<bool> write_stream_head(Stream& stream, const server_response& r
   head.chunked(true);
   head.keep_alive(keep_alive);
   http::response_serializer<http::empty_body> serializer{head};
-  lowest_tcp(stream).expires_after(timeout);
+  const socket_deadline deadline(socket_of(stream), timeout);
   auto [ec, n] = co_await http::async_write_header(stream, serializer, use_tuple);
-  co_return !ec;
+  co_return !ec && !deadline.passed();
 }
 
 // Counts a streamed body while it is written, however its stream ends.
@@ -283,9 +321,9 @@ asio::awaitable<void> answer_request(http_server::impl& server, server_request& 
 // gone, the socket shut and closed and the count down.
 class connection_slot {
  public:
-  connection_slot(http_server::impl& server, beast::tcp_stream& tcp)
-      : server_(server), tcp_(tcp), open_(std::make_shared<beast::tcp_stream*>(&tcp)) {
-    id_ = server_.register_closer({tcp.get_executor(), open_});
+  connection_slot(http_server::impl& server, tcp::socket& socket)
+      : server_(server), socket_(socket), open_(std::make_shared<tcp::socket*>(&socket)) {
+    id_ = server_.register_closer({socket.get_executor(), open_});
   }
   connection_slot(const connection_slot&) = delete;
   connection_slot& operator=(const connection_slot&) = delete;
@@ -293,36 +331,36 @@ class connection_slot {
     server_.unregister(id_);
     *open_ = nullptr;
     boost::system::error_code ignored;
-    tcp_.socket().shutdown(tcp::socket::shutdown_both, ignored);
-    tcp_.socket().close(ignored);
+    socket_.shutdown(tcp::socket::shutdown_both, ignored);
+    socket_.close(ignored);
     --server_.connections;
   }
 
  private:
   http_server::impl& server_;
-  beast::tcp_stream& tcp_;
-  std::shared_ptr<beast::tcp_stream*> open_;
+  tcp::socket& socket_;
+  std::shared_ptr<tcp::socket*> open_;
   std::uint64_t id_ = 0;
 };
 
-// What a connection's requests are read from: the TCP stream itself, or
-// TLS over it.
+// What a connection's requests are read from: the socket itself, or TLS
+// over it.
 template <bool Tls>
 struct connection_stream {
-  connection_stream(beast::tcp_stream& tcp, http_server::impl&) : stream(tcp) {}
-  beast::tcp_stream& stream;
+  connection_stream(tcp::socket& socket, http_server::impl&) : stream(socket) {}
+  tcp::socket& stream;
 };
 
 template <>
 struct connection_stream<true> {
-  connection_stream(beast::tcp_stream& tcp, http_server::impl& server) : stream(tcp, *server.tls) {}
-  beast::ssl_stream<beast::tcp_stream&> stream;
+  connection_stream(tcp::socket& socket, http_server::impl& server) : stream(socket, *server.tls) {}
+  beast::ssl_stream<tcp::socket&> stream;
 };
 
-asio::awaitable<bool> tls_handshake(beast::ssl_stream<beast::tcp_stream&>& tls, std::chrono::milliseconds timeout) {
-  lowest_tcp(tls).expires_after(timeout);
+asio::awaitable<bool> tls_handshake(beast::ssl_stream<tcp::socket&>& tls, std::chrono::milliseconds timeout) {
+  const socket_deadline deadline(socket_of(tls), timeout);
   auto [ec] = co_await tls.async_handshake(asio::ssl::stream_base::server, use_tuple);
-  co_return !ec;
+  co_return !ec && !deadline.passed();
 }
 
 template <class Socket>
@@ -332,34 +370,24 @@ std::string remote_address(const Socket& socket) {
   return ec ? std::string() : peer.address().to_string();
 }
 
-// An accepted socket as the stream its connection reads and writes.
-beast::tcp_stream connection_stream_of(tcp::socket socket) {
-  // Each write goes out at once: with Nagle's algorithm a write that
-  // follows another (a stream's pieces, pipelined answers) waits for the
-  // peer's delayed ACK, some 40 ms.
-  boost::system::error_code ignored;
-  socket.set_option(tcp::no_delay(true), ignored);
-  return beast::tcp_stream(std::move(socket));
-}
 
 // One connection: requests read and answered one after another, in one
 // coroutine from accept to close. A stream may go on for hours, and every
 // frame it waits in is held as long: only what an answer needs stays in
 // this one while it is written (the request goes once the handler has
 // answered), and reading, answering and writing a head have frames of
-// their own that end with them.
-//
-// It takes the accepted socket as a Beast stream (a shared pointer) rather
-// than as a socket (about 90 bytes), whose slot the frame would keep.
+// their own that end with them. The socket lives in this frame (88 bytes);
+// Beast's tcp_stream would have added about 520 on the heap, with three
+// timers.
 template <bool Tls>
-asio::awaitable<void> run_connection(std::shared_ptr<http_server::impl> server, beast::tcp_stream tcp,
+asio::awaitable<void> run_connection(std::shared_ptr<http_server::impl> server, tcp::socket socket,
                                      std::string remote, std::uint64_t number) {
-  const connection_slot slot(*server, tcp);
+  const connection_slot slot(*server, socket);
   // Accepted as stop() ran, and registered after its close_all(): closed,
   // never served.
   if (server->stopped) co_return;
   try {
-    connection_stream<Tls> layer(tcp, *server);
+    connection_stream<Tls> layer(socket, *server);
     auto& stream = layer.stream;
     using Stream = std::remove_reference_t<decltype(stream)>;
     if constexpr (Tls) {
@@ -371,10 +399,8 @@ asio::awaitable<void> run_connection(std::shared_ptr<http_server::impl> server, 
       // The first byte of the next request, under the idle timeout.
       bool started = buffer.size() > 0;
       if (!started) {
-        lowest_tcp(stream).expires_after(opts.idle_timeout);
-        auto [ec, n] = co_await stream.async_read_some(buffer.prepare(first_read_bytes), use_tuple);
-        if (ec) co_return;
-        buffer.commit(n);
+        auto reading = read_first_bytes(stream, buffer, opts.idle_timeout);
+        if (!co_await std::move(reading)) co_return;
         started = true;
       }
       auto receiving = receive_request(stream, buffer, opts, started, remote);
@@ -387,7 +413,6 @@ asio::awaitable<void> run_connection(std::shared_ptr<http_server::impl> server, 
       const unsigned version = received->version;
       bool keep_alive = received->request.keep_alive;
       received->request.connection = number;
-      lowest_tcp(stream).expires_never();
       server_response response;
       auto answering = answer_request(*server, received->request, response);
       co_await std::move(answering);
@@ -411,7 +436,7 @@ asio::awaitable<void> run_connection(std::shared_ptr<http_server::impl> server, 
         response.headers.shrink_to_fit();
         response.body.clear();
         response.body.shrink_to_fit();
-        chunk_writer<Stream> writer(stream, lowest_tcp(stream), opts.write_timeout);
+        chunk_writer<Stream> writer(stream, opts.write_timeout);
         {
           const open_stream counted(server->streams);  // http_server::open_streams()
           co_await response.stream(writer);
@@ -430,11 +455,10 @@ asio::awaitable<void> run_connection(std::shared_ptr<http_server::impl> server, 
 }
 
 asio::awaitable<void> refuse_connection(tcp::socket socket) {
-  beast::tcp_stream stream(std::move(socket));
   auto answer = error_response(503, "too many connections");
-  co_await write_whole(stream, answer, 11, false, std::chrono::milliseconds(1000));
+  co_await write_whole(socket, answer, 11, false, std::chrono::milliseconds(1000));
   boost::system::error_code ignored;
-  stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+  socket.shutdown(tcp::socket::shutdown_both, ignored);
 }
 
 }  // namespace
@@ -454,13 +478,17 @@ asio::any_io_executor connection_strand(const asio::any_io_executor& executor) {
 void serve_accepted(std::shared_ptr<http_server::impl> server, tcp::socket socket, std::uint64_t number) {
   const auto ex = socket.get_executor();
   auto remote = remote_address(socket);
-  auto stream = connection_stream_of(std::move(socket));
+  // Each write goes out at once: with Nagle's algorithm a write that
+  // follows another (a stream's pieces, pipelined answers) waits for the
+  // peer's delayed ACK, some 40 ms.
+  boost::system::error_code ignored;
+  socket.set_option(tcp::no_delay(true), ignored);
   const bool tls = server->tls.has_value();
   if (tls)
-    asio::co_spawn(ex, run_connection<true>(std::move(server), std::move(stream), std::move(remote), number),
+    asio::co_spawn(ex, run_connection<true>(std::move(server), std::move(socket), std::move(remote), number),
                    asio::detached);
   else
-    asio::co_spawn(ex, run_connection<false>(std::move(server), std::move(stream), std::move(remote), number),
+    asio::co_spawn(ex, run_connection<false>(std::move(server), std::move(socket), std::move(remote), number),
                    asio::detached);
 }
 

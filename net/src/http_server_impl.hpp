@@ -12,7 +12,6 @@
 #include <boost/asio/ssl/context.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
 
 #include <atomic>
 #include <cstdint>
@@ -24,7 +23,6 @@
 namespace switchboard::net {
 
 namespace asio = boost::asio;
-namespace beast = boost::beast;
 using tcp = asio::ip::tcp;
 
 inline constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
@@ -51,14 +49,14 @@ struct http_server::impl : std::enable_shared_from_this<http_server::impl> {
   std::atomic<std::size_t> streams{0};  // streamed bodies being written
   std::atomic<std::uint64_t> accepted{0};
   // How stop() closes an open connection: on its strand, while `open`
-  // still points at its stream (the connection clears it on its way out).
+  // still points at its socket (the connection clears it on its way out).
   struct closer {
     asio::any_io_executor strand;
-    std::shared_ptr<beast::tcp_stream*> open;
+    std::shared_ptr<tcp::socket*> open;
     void operator()() const {
       asio::post(strand, [open = open] {
         boost::system::error_code ignored;
-        if (*open) (*open)->socket().close(ignored);
+        if (*open) (*open)->close(ignored);
       });
     }
   };
